@@ -1,0 +1,37 @@
+# Attention Lab. Two commands on a fresh machine with Python 3.10+ and make:
+#   make demo   create .venv, install requirements.txt, run the demo
+#   make test   create .venv, install requirements.txt, run the test suite
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test datasets clean help
+.DEFAULT_GOAL := help
+
+help:
+	@echo "make demo      build the datasets and show examples (creates .venv on first run)"
+	@echo "make test      run the test suite (creates .venv on first run)"
+	@echo "make datasets  rebuild the public splits under datasets/"
+	@echo "make clean     remove .venv and runs/"
+
+# (Re)install whenever requirements.txt changes; a failed install leaves no stamp, so the
+# next make retries it.
+$(STAMP): requirements.txt
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Attention Lab needs Python 3.10 or newer; found " + sys.version.split()[0] + ". Run: make PYTHON=python3.12 ...")'
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || { echo "Could not create $(VENV). On Debian/Ubuntu: sudo apt install python3-venv"; exit 1; }
+	$(PY) -m pip install --disable-pip-version-check --upgrade pip
+	$(PY) -m pip install --disable-pip-version-check -r requirements.txt
+	@touch $(STAMP)
+
+demo: $(STAMP)
+	$(PY) -m labs demo
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+datasets: $(STAMP)
+	$(PY) -m labs data build
+
+clean:
+	rm -rf $(VENV) runs .pytest_cache
