@@ -1,0 +1,1 @@
+"""Pieces every lab uses: vocabularies, file writing, errors, dates, seeded randomness."""

@@ -1,0 +1,9 @@
+"""The one exception type for mistakes a user can fix."""
+
+
+class InputError(ValueError):
+    """A bad argument or file from the user: the message says what is wrong and what to do.
+
+    The command line prints the message on one line and exits with status 2, without a
+    traceback. Library callers can catch it as a plain ``ValueError``.
+    """

@@ -1,0 +1,93 @@
+"""Atomic file writing: a file is either complete or absent, never half-written.
+
+Every file the kit writes goes to a temporary name in the destination folder first and is
+renamed over the destination only once it is complete, so an interrupted run or a bad
+argument never leaves a partial CSV behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Iterable, Iterator, Sequence
+
+from labs.common.errors import InputError
+
+
+def check_writable(path: str | os.PathLike) -> Path:
+    """Return ``path`` as a Path, or raise InputError if it cannot be written.
+
+    Checked before any work starts, so that a long generation does not fail at the end.
+    """
+    path = Path(path)
+    folder = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise InputError(f"output path {str(path)!r} is a folder; give a file name such as {str(path / 'data.csv')!r}")
+    if not folder.is_dir():
+        raise InputError(f"cannot write {str(path)!r}: folder {str(folder)!r} does not exist; create it first")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise InputError(f"cannot write {str(path)!r}: folder {str(folder)!r} is not writable")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise InputError(f"cannot write {str(path)!r}: the file exists and is read-only")
+    return path
+
+
+@contextlib.contextmanager
+def atomic_open(path: str | os.PathLike, mode: str = "w", encoding: str | None = "utf-8") -> Iterator:
+    """Open a temporary file beside ``path``; rename it to ``path`` only if the block succeeds."""
+    path = check_writable(path)
+    binary = "b" in mode
+    try:
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    except OSError as error:
+        raise InputError(f"cannot write {str(path)!r}: {error.strerror or error}") from None
+    try:
+        with os.fdopen(fd, mode, **({} if binary else {"encoding": encoding, "newline": ""})) as handle:
+            yield handle
+        # mkstemp creates the file 0600; published files should have the usual permissions.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp_name, 0o666 & ~umask)
+        os.replace(tmp_name, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp_name)
+        raise
+
+
+def write_csv(path: str | os.PathLike, columns: Sequence[str], rows: Iterable[dict]) -> int:
+    """Write ``rows`` (dicts keyed by ``columns``) as UTF-8 CSV with ``\\n`` line ends; return the row count."""
+    count = 0
+    with atomic_open(path) as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(columns), lineterminator="\n", extrasaction="raise")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow(row)
+            count += 1
+    return count
+
+
+def read_csv(path: str | os.PathLike) -> list[dict]:
+    """Read a CSV written by :func:`write_csv` into a list of dicts (all values are strings)."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"no such file: {str(path)!r}")
+    with open(path, encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def write_json(path: str | os.PathLike, data) -> None:
+    """Write ``data`` as pretty, key-sorted UTF-8 JSON (stable bytes for the same data)."""
+    with atomic_open(path) as handle:
+        json.dump(data, handle, ensure_ascii=False, indent=2, sort_keys=True)
+        handle.write("\n")
+
+
+def write_text(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` atomically as UTF-8."""
+    with atomic_open(path) as handle:
+        handle.write(text)
