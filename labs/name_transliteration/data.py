@@ -1,0 +1,218 @@
+"""Thai full name -> English full name pairs for homework 3.1.
+
+A row is ``source`` (``สมชาย ใจดี``), ``target`` (``Somchai Jaidee``), ``alternatives``
+(other accepted spellings, ``|``-separated), ``gender`` (of the given name) and ``stratum``.
+
+Names are built from the word table ``datasets/thai_names/romanization.csv`` (see
+:mod:`.romanization`), never from pythainlp directly, so the data is the same whatever
+pythainlp version a student has. A name is a given name of one gender and a family name.
+
+**Splits** are fixed by hashes, independent of the seed and of how many rows are drawn:
+
+- About 6 % of all words are *held out*: they never occur in training under any role. Half
+  of them belong to dev, half to test.
+- Every other name (both words seen) belongs to one split by a hash of the full name:
+  about 90 % train, 5 % dev, 5 % test. So splits are disjoint by full name.
+
+Dev and test rows are half ``seen`` (both words occur in training, the full name does not)
+and half ``unseen`` (the given name, the family name or both are held-out words), so that
+generalisation to words never seen in training can be measured separately. Training rows
+are all ``seen`` and walk through every seen word before repeating one, so any training set
+of 12,000 names or more contains every word of the ``seen`` stratum. The gender of a training
+row is that of its given name (drawn at random for the few names listed for both). Names
+within one file are distinct.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from labs.common.errors import InputError
+from labs.common.files import read_csv
+from labs.common.paths import DATASETS_DIR
+from labs.common.seeding import rng_for, stable_bucket
+from labs.common.validation import check_choices, check_row_count
+from labs.common.vocab import Vocabulary
+from labs.name_transliteration.romanization import TABLE_COLUMNS, base_spelling, spelling_variants
+
+TASK = "name-transliteration"
+COLUMNS = ("source", "target", "alternatives", "gender", "stratum")
+SPLITS = ("train", "dev", "test")
+GENDERS = ("female", "male")
+STRATA = ("seen", "unseen")
+DEFAULT_TABLE = DATASETS_DIR / "thai-names" / "romanization.csv"
+HELD_OUT_PERCENT = {"dev": range(0, 3), "test": range(3, 6)}
+NAME_SPLIT_PERCENT = {"train": range(0, 90), "dev": range(90, 95), "test": range(95, 100)}
+TARGET_CHARACTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz -"
+
+
+def word_group(word: str) -> str:
+    """``dev`` or ``test`` for a held-out word, ``seen`` for a word that may occur in training."""
+    bucket = stable_bucket(f"word:{word}", 100)
+    return next((split for split, buckets in HELD_OUT_PERCENT.items() if bucket in buckets), "seen")
+
+
+def name_split(given: str, family: str) -> str:
+    """The split of a full name whose words are both ``seen``."""
+    bucket = stable_bucket(f"name:{given} {family}", 100)
+    return next(split for split, buckets in NAME_SPLIT_PERCENT.items() if bucket in buckets)
+
+
+@dataclass(frozen=True)
+class NameWord:
+    """One Thai word with its roles and accepted English spellings (main spelling first)."""
+
+    thai: str
+    roles: frozenset[str]
+    spellings: tuple[str, ...]
+
+
+class Lexicon:
+    """The word table, read once and grouped into sampling pools by split group and role."""
+
+    def __init__(self, words: dict[str, NameWord], unromanizable: tuple[str, ...]):
+        self.words = words
+        self.unromanizable = unromanizable
+        pools: dict[tuple[str, str], list[str]] = {}
+        for word in sorted(words):
+            for role in words[word].roles:
+                pools.setdefault((word_group(word), role), []).append(word)
+        self._pools = {key: tuple(pool) for key, pool in pools.items()}
+
+    @property
+    def source_characters(self) -> set[str]:
+        return {c for w in self.words for c in w} | {" "}
+
+    def pool(self, group: str, role: str) -> tuple[str, ...]:
+        """Words of ``role`` (``family``, ``given-female``, ``given-male``) in ``group`` (``seen``, ``dev``, ``test``)."""
+        return self._pools.get((group, role), ())
+
+
+@lru_cache(maxsize=4)
+def _load_lexicon(path: str) -> Lexicon:
+    rows = read_csv(path)
+    if rows and tuple(rows[0]) != TABLE_COLUMNS:
+        raise InputError(f"{path!r} is not a romanization table: expected columns {', '.join(TABLE_COLUMNS)}")
+    words, unromanizable = {}, []
+    for row in rows:
+        base = base_spelling(row)
+        if base is None:
+            unromanizable.append(row["word"])
+            continue
+        words[row["word"]] = NameWord(row["word"], frozenset(row["roles"].split("|")),
+                                      tuple(spelling_variants(row["word"], base)))
+    if not words:
+        raise InputError(f"{path!r} holds no usable words")
+    return Lexicon(words, tuple(unromanizable))
+
+
+def load_lexicon(table: str | Path = DEFAULT_TABLE) -> Lexicon:
+    """Read the romanization table (default: the one shipped in ``datasets/thai-names``)."""
+    path = Path(table)
+    if not path.is_file():
+        raise InputError(f"no romanization table at {str(path)!r}; build it with "
+                         "`python -m labs data romanization-table`")
+    return _load_lexicon(str(path.resolve()))
+
+
+def _row(lexicon: Lexicon, given: str, family: str, gender: str, stratum: str) -> dict:
+    given_word, family_word = lexicon.words[given], lexicon.words[family]
+    spellings = [f"{g} {f}" for g, f in itertools.product(given_word.spellings, family_word.spellings)]
+    main = spellings[0]
+    return {"source": f"{given} {family}", "target": main, "alternatives": "|".join(sorted(set(spellings[1:]))),
+            "gender": gender, "stratum": stratum}
+
+
+def _covering_training_names(lexicon: Lexicon, n: int, rng) -> list[tuple[str, str, str]]:
+    """``n`` distinct (given, family, gender) training names that use every seen word early.
+
+    Walks seeded permutations of the seen given names and family names, so that every seen
+    word occurs once before any occurs twice: with ``n`` at least the number of seen given
+    names (about 11,500), every word of the ``seen`` dev/test stratum occurs in training.
+    """
+    givens = sorted(set(lexicon.pool("seen", "given-female")) | set(lexicon.pool("seen", "given-male")))
+    rng.shuffle(givens)
+    families = list(lexicon.pool("seen", "family"))
+    rng.shuffle(families)
+    # A queue of family names: the first one that makes a training name with this given name
+    # moves to the back. One that does not (its full name hashes to dev or test) stays near the
+    # front for the next given name, so no family name is skipped for good.
+    queue = collections.deque(families)
+    names, taken = [], set()
+    for i in range(100 * n + 1000):
+        if len(names) == n:
+            return names
+        given = givens[i % len(givens)]
+        for k, family in enumerate(queue):
+            if name_split(given, family) == "train" and (given, family) not in taken:
+                del queue[k]
+                queue.append(family)
+                break
+        else:
+            continue
+        taken.add((given, family))
+        roles = sorted(r for r in lexicon.words[given].roles if r.startswith("given-"))
+        names.append((given, family, rng.choice(roles).removeprefix("given-")))
+    raise InputError(f"could only find {len(names):,} distinct train names; ask for fewer rows")
+
+
+def _held_out_names(lexicon: Lexicon, split: str, n_seen: int, n_unseen: int, rng) -> list[tuple[str, str, str, str]]:
+    """Distinct dev/test names: ``n_seen`` of two seen words, then ``n_unseen`` with a held-out word."""
+    names, taken = [], set()
+    attempts, max_attempts = 0, 100 * (n_seen + n_unseen) + 1000
+    for stratum in ["seen"] * n_seen + ["unseen"] * n_unseen:
+        while True:
+            attempts += 1
+            if attempts > max_attempts:
+                raise InputError(f"could only find {len(names):,} distinct {split} names; ask for fewer rows")
+            gender = rng.choice(GENDERS)
+            if stratum == "seen":
+                given = rng.choice(lexicon.pool("seen", f"given-{gender}"))
+                family = rng.choice(lexicon.pool("seen", "family"))
+                if name_split(given, family) != split:
+                    continue
+            else:
+                held_out = rng.choice(("given", "family", "both"))
+                given = rng.choice(lexicon.pool(split if held_out != "family" else "seen", f"given-{gender}"))
+                family = rng.choice(lexicon.pool(split if held_out != "given" else "seen", "family"))
+            if (given, family) not in taken:
+                break
+        taken.add((given, family))
+        names.append((given, family, gender, stratum))
+    return names
+
+
+def sample_names(n: int, seed: int, split: str = "train", table: str | Path = DEFAULT_TABLE) -> list[dict]:
+    """``n`` distinct names from ``split``; same seed, same rows.
+
+    Training names cover every seen word before repeating one (see
+    :func:`_covering_training_names`); dev and test names are half ``seen``, half ``unseen``.
+    """
+    check_row_count(n)
+    check_choices([split], SPLITS, "split")
+    lexicon = load_lexicon(table)
+    rng = rng_for(seed, f"{TASK}/{split}")
+    if split == "train":
+        names = [(g, f, gender, "seen") for g, f, gender in _covering_training_names(lexicon, n, rng)]
+    else:
+        names = _held_out_names(lexicon, split, n - n // 2, n // 2, rng)
+    rows = [_row(lexicon, *name) for name in names]
+    rng.shuffle(rows)
+    return rows
+
+
+def generate(n: int, seed: int, split: str = "train", table: str | Path = DEFAULT_TABLE) -> list[dict]:
+    """Rows for a CSV file (see :func:`sample_names`)."""
+    return sample_names(n, seed, split=split, table=table)
+
+
+def vocabularies(table: str | Path = DEFAULT_TABLE) -> dict[str, Vocabulary]:
+    """Source: every character of the table's Thai words and the space; target: ASCII letters, space, hyphen."""
+    return {
+        "source": Vocabulary.from_characters(load_lexicon(table).source_characters, name=f"{TASK} source"),
+        "target": Vocabulary.from_characters(TARGET_CHARACTERS, name=f"{TASK} target"),
+    }
