@@ -1,0 +1,23 @@
+"""Shared helpers: run the command line as a user would, in a subprocess."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DATASETS = REPO_ROOT / "datasets"
+
+
+def run_cli(*args: str, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess:
+    """``python -m labs ARGS`` with the interpreter running the tests; returns the finished process."""
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
+    return subprocess.run([sys.executable, "-m", "labs", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture
+def cli():
+    return run_cli

@@ -1,0 +1,140 @@
+"""Generator 3: Thai names -> English, from the shipped table, with seen and unseen strata."""
+
+import collections
+import re
+
+import pytest
+
+from labs.common.errors import InputError
+from labs.common.files import read_csv
+from labs.name_transliteration.corpus import is_name_word
+from labs.name_transliteration.data import (DEFAULT_TABLE, SPLITS, load_lexicon, name_split, sample_names,
+                                            word_group)
+from labs.name_transliteration.romanization import base_spelling, name_spelling, romanize_words, spelling_variants
+from tests.conftest import DATASETS
+
+ENGLISH = re.compile(r"[A-Za-z]+(?:[ -][A-Za-z]+)*")
+
+
+def _files():
+    return {split: read_csv(DATASETS / "thai-names" / f"{split}.csv") for split in SPLITS}
+
+
+def test_the_lecture_example():
+    words = load_lexicon().words
+    assert f"{words['สมชาย'].spellings[0]} {words['ใจดี'].spellings[0]}" == "Somchai Jaidee"
+
+
+@pytest.mark.parametrize("thai,base,expected", [
+    ("สมชาย", "somchai", "Somchai"),
+    ("ใจดี", "chaidi", "Jaidee"),          # จ -> j, final ี -> ee
+    ("สมพร", "somphon", "Somporn"),         # -พร -> -porn
+    ("บุญมี", "bunmi", "Boonmee"),          # บุญ -> boon
+    ("ศรีสุข", "sisuk", "Srisuk"),          # ศรี -> sri
+    ("ผ่องศรี", "phongsi", "Phongsri"),      # ผ keeps ph
+    ("กิตติพงษ์", "kittiphong", "Kittipong"),  # พ -> p
+    ("ธนากร", "thanakon", "Tanakorn"),      # ธ -> t, final ร -> orn
+    ("ขวัญใจ", "khwanchai", "Kwanjai"),     # ข -> k, จ -> j
+    ("ชัยวัฒน์", "chaiwat", "Chaiwat"),      # ช stays ch
+])
+def test_name_spelling_rules(thai, base, expected):
+    assert name_spelling(thai, base) == expected
+
+
+def test_variants_keep_the_rtgs_spelling_and_the_aspirated_one():
+    assert spelling_variants("ธนากร", "thanakon") == ["Tanakorn", "Thanakorn", "Thanakon"]
+
+
+def test_base_spelling_falls_back_to_royin_when_thai2rom_is_not_clean():
+    assert base_spelling({"thai2rom_onnx": "somchai", "royin": "somchay"}) == "somchai"
+    assert base_spelling({"thai2rom_onnx": "koraphat t", "royin": "konphat"}) == "konphat"
+    assert base_spelling({"thai2rom_onnx": "", "royin": "chaidi"}) == "chaidi"
+    assert base_spelling({"thai2rom_onnx": "ไทย", "royin": ""}) is None
+
+
+def test_junk_is_filtered():
+    assert is_name_word("สมชาย")
+    for junk in ("ป.เสฎฐวุฒิ", "ณ อยุธยา", "นาย", "สมชาย1", "ๆ", "abc", "่สม"):
+        assert not is_name_word(junk, frozenset({"ณัฐ"})), junk
+    assert not is_name_word("นายณัฐ", frozenset({"ณัฐ"}))
+
+
+def test_table_matches_a_fresh_romanization_of_a_sample():
+    rows = read_csv(DEFAULT_TABLE)
+    sample = rows[:: max(1, len(rows) // 25)][:25]
+    words = [r["word"] for r in sample]
+    assert romanize_words(words, "thai2rom_onnx") == [r["thai2rom_onnx"] for r in sample]
+    assert romanize_words(words, "royin") == [r["royin"] for r in sample]
+
+
+def test_table_covers_the_filtered_corpora():
+    from labs.name_transliteration.corpus import name_words
+
+    roles = name_words()
+    table = {r["word"]: set(r["roles"].split("|")) for r in read_csv(DEFAULT_TABLE)}
+    assert table == roles
+    assert len(table) > 20_000
+
+
+def test_targets_and_alternatives_are_ascii_letters_spaces_and_hyphens():
+    for rows in _files().values():
+        for row in rows:
+            assert ENGLISH.fullmatch(row["target"]), row
+            for alternative in filter(None, row["alternatives"].split("|")):
+                assert ENGLISH.fullmatch(alternative), row
+                assert alternative != row["target"]
+
+
+def test_names_are_gender_consistent():
+    lexicon = load_lexicon()
+    for rows in _files().values():
+        for row in rows:
+            given, family = row["source"].split(" ")
+            assert f"given-{row['gender']}" in lexicon.words[given].roles
+            assert "family" in lexicon.words[family].roles
+
+
+def test_splits_are_disjoint_by_full_name_and_unique_within():
+    files = _files()
+    names = {split: [r["source"] for r in rows] for split, rows in files.items()}
+    for split in SPLITS:
+        assert len(set(names[split])) == len(names[split])
+    assert not set(names["train"]) & set(names["dev"])
+    assert not set(names["train"]) & set(names["test"])
+    assert not set(names["dev"]) & set(names["test"])
+
+
+def test_unseen_stratum_words_never_occur_in_training_and_seen_words_do():
+    files = _files()
+    train_words = {w for r in files["train"] for w in r["source"].split(" ")}
+    assert all(word_group(w) == "seen" for w in train_words)
+    for split in ("dev", "test"):
+        strata = collections.Counter(r["stratum"] for r in files[split])
+        assert strata["seen"] == strata["unseen"] == len(files[split]) // 2
+        for row in files[split]:
+            words = row["source"].split(" ")
+            if row["stratum"] == "unseen":
+                assert any(w not in train_words and word_group(w) == split for w in words), row
+            else:
+                assert all(w in train_words for w in words), row
+                assert name_split(*words) == split
+
+
+def test_generated_training_sets_never_use_held_out_words():
+    rows = sample_names(3_000, seed=42, split="train")
+    assert all(word_group(w) == "seen" for r in rows for w in r["source"].split(" "))
+    assert all(r["stratum"] == "seen" for r in rows)
+
+
+def test_same_seed_same_names():
+    assert sample_names(500, seed=3, split="test") == sample_names(500, seed=3, split="test")
+    assert sample_names(500, seed=3, split="test") != sample_names(500, seed=4, split="test")
+
+
+def test_bad_arguments():
+    with pytest.raises(InputError, match="unknown split 'validation'"):
+        sample_names(5, seed=1, split="validation")
+    with pytest.raises(InputError, match="no romanization table"):
+        sample_names(5, seed=1, table="/nonexistent/table.csv")
+    with pytest.raises(InputError, match="n must be 0 or more"):
+        sample_names(-5, seed=1)
