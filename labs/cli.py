@@ -103,7 +103,19 @@ def _show(datasets_dir: Path, n: int) -> None:
         rows = read_csv(datasets_dir / dataset.name / "train.csv")
         print(f"\n{dataset.name} ({dataset.task}), first {n} of {len(rows):,} training rows:")
         for row in rows[:n]:
-            print("  " + "  |  ".join(row[c] for c in dataset.columns if row[c]))
+            print("  " + _describe(row))
+
+
+def _describe(row: dict) -> str:
+    """One readable line per row: ``source -> target  [details]``."""
+    if "source" not in row:
+        return row["date"]
+    if "format_id" in row:
+        details = f"{row['format_id']}, {row['locale']}"
+    else:
+        also = row["alternatives"].replace("|", ", ")
+        details = (f"also {also}; " if also else "") + f"{row['gender']}, {row['stratum']}"
+    return f"{row['source']}  ->  {row['target']}   [{details}]"
 
 
 def _formats() -> None:
