@@ -1,0 +1,31 @@
+"""Plots shared by the labs: training curves (attention heatmaps join with lab 2)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import matplotlib.pyplot as plt  # picks Agg by itself on a machine without a screen
+
+
+def plot_training_curves(history: Mapping[str, Sequence[float]], *, unit: str = "loss", bound: float | None = None,
+                         bound_label: str = "lower bound", title: str = "Training curve", path: str | Path | None = None):
+    """Plot ``history`` (name -> one value per epoch), with an optional horizontal bound.
+
+    Saves a PNG to ``path`` when given; returns the matplotlib figure (a notebook shows it).
+    """
+    figure, axis = plt.subplots(figsize=(6, 3.6))
+    for name, values in history.items():
+        epochs = range(1, len(values) + 1)
+        axis.plot(epochs, values, marker="o", label=name)
+    if bound is not None:
+        axis.axhline(bound, color="black", linestyle="--", linewidth=1, label=f"{bound_label} ({bound:.4f})")
+    axis.set_xlabel("epoch")
+    axis.set_ylabel(unit)
+    axis.set_title(title)
+    axis.grid(alpha=0.3)
+    axis.legend()
+    figure.tight_layout()
+    if path is not None:
+        figure.savefig(path, dpi=120)
+    return figure

@@ -1,0 +1,62 @@
+"""Training helpers shared by the labs: seeding, the device in use, and saving a run's files."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from labs.common.errors import InputError
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # keep TensorFlow's C++ start-up chatter out of lab output
+
+
+def set_seed(seed: int) -> None:
+    """Seed Python, NumPy and TensorFlow, and make TensorFlow's ops deterministic.
+
+    With the same seed, the same data and the same machine, training gives the same weights.
+    """
+    import keras
+    import tensorflow as tf
+
+    keras.utils.set_random_seed(int(seed))
+    tf.config.experimental.enable_op_determinism()
+
+
+def device_description() -> str:
+    """``"GPU (NVIDIA H100 ...)"`` when TensorFlow sees a GPU, else ``"CPU"``."""
+    import tensorflow as tf
+
+    gpus = tf.config.list_physical_devices("GPU")
+    if not gpus:
+        return "CPU"
+    details = tf.config.experimental.get_device_details(gpus[0])
+    return f"GPU ({details.get('device_name', gpus[0].name)})"
+
+
+def prepare_run_folder(out_dir: str | Path) -> Path:
+    """Create ``out_dir`` (and its parents) for a training run's files, or explain why not."""
+    out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise InputError(f"--out {str(out_dir)!r} is a file; give a folder for the model and its files")
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise InputError(f"cannot create the folder {str(out_dir)!r}: {error.strerror or error}") from None
+    if not os.access(out_dir, os.W_OK):
+        raise InputError(f"cannot write into {str(out_dir)!r}: the folder is not writable")
+    return out_dir
+
+
+def save_model_atomically(model, path: str | Path) -> None:
+    """Save a Keras model to ``path`` (``.keras``) so that the file is complete or absent."""
+    path = Path(path)
+    scratch = Path(tempfile.mkdtemp(prefix=".saving-", dir=path.parent))
+    try:
+        model.save(scratch / path.name)
+        os.replace(scratch / path.name, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            shutil.rmtree(scratch)
