@@ -1,0 +1,69 @@
+"""Lab 1's model: a character language model that writes dates one character at a time.
+
+    tokens (batch, time) -> Embedding -> LSTM or GRU -> Dense softmax -> (batch, time, vocab)
+
+It is a *one-to-many* RNN: its only real input is the start token ``<s>``. In training, the
+input at each step is the *true* previous character (teacher forcing):
+
+    input   <s>  2  0  1  8  -  0  3  -  1  9
+    target   2   0  1  8  -  0  3  -  1  9  </s>
+
+At inference there is no true previous character: the model samples one from its own softmax
+and feeds it back in, until it writes ``</s>``. :func:`build_step_model` makes that loop cheap
+by carrying the RNN state from step to step.
+
+The recurrent layer keeps Keras' default activations, no recurrent dropout and no unrolling,
+so that on a GPU TensorFlow runs it with the fast cuDNN kernel.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from labs.date_generation.config import DateGenerationConfig
+
+LAYER_NAMES = {"embedding": "embedding", "rnn": "rnn", "head": "next_char"}
+
+
+def build_model(config: DateGenerationConfig, vocab_size: int):
+    """The training model: ``tokens[B, T] -> next-token probabilities[B, T, V]``."""
+    import keras
+
+    tokens = keras.Input(shape=(None,), dtype="int32", name="tokens")                    # (batch, time)
+    embedded = keras.layers.Embedding(vocab_size, config.embedding_dim, mask_zero=True,
+                                      name=LAYER_NAMES["embedding"])(tokens)                # (batch, time, embedding_dim)
+    rnn_class = keras.layers.LSTM if config.cell == "lstm" else keras.layers.GRU
+    rnn = rnn_class(config.units, return_sequences=True, return_state=True, name=LAYER_NAMES["rnn"])
+    states, *_ = rnn(embedded)                                                             # (batch, time, units)
+    probabilities = keras.layers.Dense(vocab_size, activation="softmax",
+                                       name=LAYER_NAMES["head"])(states)                    # (batch, time, vocab)
+    return keras.Model(tokens, probabilities, name=f"date_{config.cell}")
+
+
+def build_step_model(model):
+    """A one-step model that shares ``model``'s layers: ``(token[B, 1], *state) -> (probs[B, V], *state)``."""
+    import keras
+
+    embedding = model.get_layer(LAYER_NAMES["embedding"])
+    rnn = model.get_layer(LAYER_NAMES["rnn"])
+    head = model.get_layer(LAYER_NAMES["head"])
+    n_states = 2 if isinstance(rnn, keras.layers.LSTM) else 1
+    token = keras.Input(shape=(1,), dtype="int32", name="token")                           # (batch, 1)
+    state_in = [keras.Input(shape=(rnn.units,), name=f"state_{i}") for i in range(n_states)]  # (batch, units) each
+    output, *state_out = rnn(embedding(token), initial_state=state_in)                     # (batch, 1, units)
+    probabilities = head(output[:, 0])                                                     # (batch, vocab)
+    return keras.Model([token, *state_in], [probabilities, *state_out], name="step")
+
+
+def step_function(step_model):
+    """Wrap a step model as the :mod:`labs.common.decoding` contract ``step(tokens, state)``."""
+    units = step_model.inputs[1].shape[-1]
+    n_states = len(step_model.inputs) - 1
+
+    def step(tokens: np.ndarray, state):
+        if state is None:
+            state = [np.zeros((len(tokens), units), dtype=np.float32) for _ in range(n_states)]
+        probabilities, *state = step_model([tokens[:, None], *state], training=False)
+        return np.asarray(probabilities), [np.asarray(s) for s in state]
+
+    return step
