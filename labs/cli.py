@@ -8,6 +8,7 @@ output file.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import filecmp
 import sys
 import time
@@ -25,6 +26,27 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str):
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def _date_generation_config():
+    from labs.date_generation.config import DateGenerationConfig
+
+    return DateGenerationConfig
+
+
+def _add_config_flags(parser: argparse.ArgumentParser, config_class) -> None:
+    """One ``--flag`` per field of a lab's config dataclass, so the CLI cannot drift from it."""
+    defaults = config_class()
+    for field in dataclasses.fields(config_class):
+        default = getattr(defaults, field.name)
+        parser.add_argument("--" + field.name.replace("_", "-"), dest=f"config_{field.name}", type=type(default),
+                            metavar=field.name.upper(), default=None, help=f"(default {default})")
+
+
+def _config_from_args(args, config_class):
+    overrides = {k.removeprefix("config_"): v for k, v in vars(args).items() if k.startswith("config_") and v is not None}
+    base = config_class.tiny() if args.tiny else config_class()
+    return dataclasses.replace(base, **overrides)
 
 
 def _split_commas(values: list[str] | None) -> list[str] | None:
@@ -66,6 +88,32 @@ def _build_parser() -> argparse.ArgumentParser:
     show = datasets.add_parser("show", help="print a few rows of each public dataset")
     show.add_argument("--n", type=int, default=4, help="rows per dataset (default 4)")
     show.add_argument("--datasets", default=str(DATASETS_DIR), help="datasets folder (default: the kit's)")
+
+    train = commands.add_parser("train", help="train a lab's model", description="Train a lab's model and save the run.")
+    tasks = train.add_subparsers(dest="task", required=True, parser_class=_Parser)
+    date_generation = tasks.add_parser("date-generation", help="lab 1: the date language model",
+                                       description="Train lab 1's character RNN on generated ISO dates.")
+    date_generation.add_argument("--out", required=True, help="run folder for model.keras, vocab.json, metrics.json, training_curve.png")
+    date_generation.add_argument("--tiny", action="store_true", help="a seconds-long configuration (for a smoke test)")
+    date_generation.add_argument("--quiet", action="store_true", help="no progress bars")
+    _add_config_flags(date_generation, _date_generation_config())
+
+    sample = commands.add_parser("sample", help="print dates sampled from a trained lab 1 model")
+    sample.add_argument("--model", required=True, help="run folder written by `train date-generation`")
+    sample.add_argument("--n", type=int, default=20, help="how many dates (default 20)")
+    sample.add_argument("--temperature", type=float, default=1.0, help="softmax temperature (default 1.0)")
+    sample.add_argument("--top-k", type=int, default=None, help="sample among the k most probable characters")
+    sample.add_argument("--greedy", action="store_true", help="always take the most probable character")
+    sample.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+
+    evaluate = commands.add_parser("evaluate", help="measure a trained model")
+    evaluate_tasks = evaluate.add_subparsers(dest="task", required=True, parser_class=_Parser)
+    evaluate_dates = evaluate_tasks.add_parser("date-generation", help="lab 1: validity, uniqueness, distribution, cross-entropy")
+    evaluate_dates.add_argument("--model", required=True, help="run folder written by `train date-generation`")
+    evaluate_dates.add_argument("--n", type=int, default=10_000, help="samples to draw (default 10,000)")
+    evaluate_dates.add_argument("--temperature", type=float, default=1.0, help="softmax temperature (default 1.0)")
+    evaluate_dates.add_argument("--top-k", type=int, default=None, help="sample among the k most probable characters")
+    evaluate_dates.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
 
     commands.add_parser("formats", help="list the date formats of lab 2 with an example each")
     commands.add_parser("demo", help="build the datasets, check them against the shipped ones, show examples")
@@ -118,6 +166,48 @@ def _describe(row: dict) -> str:
     return f"{row['source']}  ->  {row['target']}   [{details}]"
 
 
+def _train(args) -> None:
+    from labs.date_generation.train import train
+
+    config = _config_from_args(args, _date_generation_config())
+    run = train(config, out_dir=args.out, verbose=0 if args.quiet else 1)
+    final = run.history["validation"][-1]
+    print(f"Trained in {run.seconds:.1f} s on the {run.device}; validation cross-entropy {final:.4f} bits/token.")
+    print(f"Saved model.keras, vocab.json, metrics.json and training_curve.png in {args.out}")
+    print(f"Next: python -m labs sample --model {args.out} --n 20 --temperature 0.8")
+
+
+def _check_count(n: int, name: str = "--n") -> None:
+    from labs.common.validation import check_row_count
+
+    if n < 1:
+        raise InputError(f"{name} must be 1 or more, got {n}")
+    check_row_count(n)
+
+
+def _sample(args) -> None:
+    from labs.date_generation.sampling import sample_dates
+    from labs.date_generation.train import load_run
+
+    _check_count(args.n)
+    model, vocab, _ = load_run(args.model)
+    for text in sample_dates(model, vocab, args.n, temperature=args.temperature, top_k=args.top_k,
+                             greedy=args.greedy, seed=args.seed):
+        print(text)
+
+
+def _evaluate(args) -> None:
+    from labs.date_generation.evaluate import evaluate, format_report, save_report
+    from labs.date_generation.train import load_run
+
+    _check_count(args.n)
+    model, vocab, config = load_run(args.model)
+    report = evaluate(model, vocab, config, n=args.n, temperature=args.temperature, top_k=args.top_k, seed=args.seed)
+    print(format_report(report))
+    save_report(report, Path(args.model) / "evaluation.json")
+    print(f"Saved {Path(args.model) / 'evaluation.json'}")
+
+
 def _formats() -> None:
     import random
     from datetime import date
@@ -167,6 +257,12 @@ def main(argv: list[str] | None = None) -> int:
             if args.n < 1:
                 raise InputError(f"--n must be 1 or more, got {args.n}")
             _show(Path(args.datasets), args.n)
+        elif args.command == "train":
+            _train(args)
+        elif args.command == "sample":
+            _sample(args)
+        elif args.command == "evaluate":
+            _evaluate(args)
         elif args.command == "formats":
             _formats()
         elif args.command == "demo":
