@@ -1,0 +1,39 @@
+"""Notebooks: each .ipynb matches its jupytext source, and runs top to bottom in the tiny configuration."""
+
+import time
+
+import jupytext
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from tests.conftest import REPO_ROOT
+
+SOURCES = sorted((REPO_ROOT / "demos").glob("*.py")) + sorted((REPO_ROOT / "homework").glob("hw*.py"))
+
+
+def _cells(notebook):
+    return [(cell.cell_type, cell.source.strip()) for cell in notebook.cells]
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.name)
+def test_notebook_matches_its_jupytext_source(source):
+    paired = source.with_suffix(".ipynb")
+    assert paired.is_file(), f"{paired.name} is missing: run `jupytext --to ipynb {source.relative_to(REPO_ROOT)}`"
+    assert _cells(jupytext.read(source)) == _cells(nbformat.read(paired, as_version=4)), \
+        f"{paired.name} is out of date: run `jupytext --sync {source.relative_to(REPO_ROOT)}`"
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.name)
+def test_notebook_runs_top_to_bottom_in_the_tiny_configuration(source, monkeypatch):
+    monkeypatch.setenv("ATTENTION_LAB_TINY", "1")
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    notebook = nbformat.read(source.with_suffix(".ipynb"), as_version=4)
+    started = time.perf_counter()
+    NotebookClient(notebook, timeout=300, kernel_name="python3",
+                   resources={"metadata": {"path": str(source.parent)}}).execute()
+    text = "\n".join(output.get("text", "") for cell in notebook.cells if cell.cell_type == "code"
+                     for output in cell.get("outputs", []))
+    assert "Running on the" in text
+    assert "held-out cross-entropy" in text or "accuracy" in text
+    print(f"{source.name}: {time.perf_counter() - started:.1f} s")
