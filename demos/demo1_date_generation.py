@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -52,7 +54,7 @@ TINY = os.environ.get("ATTENTION_LAB_TINY") == "1"
 from labs.common.training import device_description
 from labs.date_generation.config import DateGenerationConfig
 from labs.date_generation.data import IsoDateDistribution, vocabularies
-from labs.date_generation.evaluate import evaluate, format_report, validity
+from labs.date_generation.evaluate import evaluate, format_report, uniqueness, validity
 from labs.date_generation.model import build_model
 from labs.date_generation.sampling import sample_dates
 from labs.date_generation.train import teacher_forcing_arrays, train
@@ -119,6 +121,9 @@ plot_training_curves(run.history, unit="cross-entropy (bits per token)", bound=d
 # temperature *t* reshapes the softmax, `p ** (1/t)`: below 1 it plays safe (fewer mistakes,
 # less variety), above 1 it takes risks. Greedy decoding always takes the most probable
 # character, so it writes the same date every time.
+#
+# Every row uses the same random numbers (the same seed), so the rows differ exactly where the
+# temperature changed a choice. Watch validity and uniqueness move in opposite directions.
 
 # %%
 n_show = 8
@@ -126,7 +131,7 @@ for name, settings in [("greedy", dict(greedy=True)), ("t = 0.5", dict(temperatu
                        ("t = 0.8", dict(temperature=0.8)), ("t = 1.0", dict(temperature=1.0)),
                        ("t = 1.5", dict(temperature=1.5))]:
     samples = sample_dates(run.model, vocab, 1_000, seed=1, **settings)
-    print(f"{name:8} valid {validity(samples):7.1%}   {'  '.join(samples[:n_show])}")
+    print(f"{name:8} valid {validity(samples):6.1%}  unique {uniqueness(samples):6.1%}   {'  '.join(samples[:n_show])}")
 
 # %% [markdown]
 # ## How good is it?

@@ -8,6 +8,22 @@ from typing import Mapping, Sequence
 import matplotlib.pyplot as plt  # picks Agg by itself on a machine without a screen
 
 
+def _zoom_to_bound(axis, history: Mapping[str, Sequence[float]], bound: float) -> None:
+    """Show the approach to the bound: the first epochs' large losses would flatten the rest.
+
+    The view spans the bound and the last curve's values, with room above; points off the top
+    are named in a note on the chart.
+    """
+    last = list(history.values())[-1]
+    top = max(max(last), bound) + 2 * (max(last) - bound) + 1e-3
+    bottom = min(bound, min(min(v) for v in history.values())) - 0.1 * (top - bound)
+    hidden = [(name, i + 1, v) for name, values in history.items() for i, v in enumerate(values) if v > top]
+    if hidden:
+        axis.set_ylim(bottom, top)
+        note = "; ".join(f"{name}, epoch {epoch}: {value:.3f}" for name, epoch, value in hidden[:3])
+        axis.text(0.02, 0.97, f"above the chart: {note}", transform=axis.transAxes, fontsize=8, va="top")
+
+
 def plot_training_curves(history: Mapping[str, Sequence[float]], *, unit: str = "loss", bound: float | None = None,
                          bound_label: str = "lower bound", title: str = "Training curve", path: str | Path | None = None):
     """Plot ``history`` (name -> one value per epoch), with an optional horizontal bound.
@@ -20,6 +36,7 @@ def plot_training_curves(history: Mapping[str, Sequence[float]], *, unit: str = 
         axis.plot(epochs, values, marker="o", label=name)
     if bound is not None:
         axis.axhline(bound, color="black", linestyle="--", linewidth=1, label=f"{bound_label} ({bound:.4f})")
+        _zoom_to_bound(axis, history, bound)
     axis.set_xlabel("epoch")
     axis.set_ylabel(unit)
     axis.set_title(title)
