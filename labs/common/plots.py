@@ -1,9 +1,11 @@
-"""Plots shared by the labs: training curves (attention heatmaps join with lab 2)."""
+"""Plots shared by the labs: training curves and attention heatmaps."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Mapping, Sequence
+
+import numpy as np
 
 import matplotlib.pyplot as plt  # picks Agg by itself on a machine without a screen
 
@@ -42,6 +44,36 @@ def plot_training_curves(history: Mapping[str, Sequence[float]], *, unit: str = 
     axis.set_title(title)
     axis.grid(alpha=0.3)
     axis.legend()
+    figure.tight_layout()
+    if path is not None:
+        figure.savefig(path, dpi=120)
+    return figure
+
+
+def plot_attention(source: str, output: str, weights, *, title: str | None = None, path: str | Path | None = None,
+                   axis=None):
+    """A heatmap of attention: one row per output character (and ``</s>``), one column per source character.
+
+    ``weights`` is ``(len(output) + 1, len(source))``: row t shows where the decoder looked
+    while writing output character t. Thai labels use a Thai-capable font (see
+    :mod:`labs.common.fonts`). Saves a PNG to ``path`` when given; returns the figure.
+    """
+    from labs.common.fonts import printable_label, use_thai_font
+
+    thai_font = use_thai_font()
+    weights = np.asarray(weights)[:len(output) + 1, :len(source)]            # (outputs, sources)
+    if axis is None:
+        figure, axis = plt.subplots(figsize=(max(4.0, 0.32 * len(source) + 1.5), max(3.0, 0.32 * len(weights) + 1.2)))
+    else:
+        figure = axis.figure
+    image = axis.imshow(weights, cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto")
+    axis.set_xticks(range(len(source)), [printable_label(c, thai_font) for c in source],
+                    rotation=90 if thai_font is None else 0)
+    axis.set_yticks(range(len(weights)), list(output) + ["</s>"][:len(weights) - len(output)])
+    axis.set_xlabel("source")
+    axis.set_ylabel("output")
+    axis.set_title(title or f"{source}  →  {output}")
+    figure.colorbar(image, ax=axis, fraction=0.04, pad=0.02, label="attention weight")
     figure.tight_layout()
     if path is not None:
         figure.savefig(path, dpi=120)
