@@ -20,7 +20,7 @@ def sample_dates(model, vocab: Vocabulary, n: int, *, temperature: float = 1.0, 
     samples: list[str] = []
     for batch, first in enumerate(range(0, n, batch_size)):
         size = min(batch_size, n - first)
-        tokens = decode_steps(step, None, size, max_length=max_length, seed=seed + batch, greedy=greedy,
-                              temperature=temperature, top_k=top_k)
-        samples.extend(vocab.decode(row) for row in tokens)
+        decoded = decode_steps(step, None, size, max_length=max_length, seed=seed + batch, greedy=greedy,
+                               temperature=temperature, top_k=top_k)
+        samples.extend(vocab.decode(row) for row in decoded.tokens)
     return samples

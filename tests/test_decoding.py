@@ -1,0 +1,54 @@
+"""Shared decoding: beam search against greedy on small hand-built models."""
+
+import numpy as np
+import pytest
+
+from labs.common.decoding import beam_search, decode_steps
+from labs.common.errors import InputError
+from labs.common.vocab import END_ID, PAD_ID
+
+A, B = 4, 5  # two ordinary tokens in a 6-token vocabulary
+
+
+def trap_step(tokens, state):
+    """Greedy takes A (0.6), after which everything is uncertain; B (0.4) leads to a sure </s>.
+
+    Best sequence: B </s> (0.4 * 1.0); greedy: A then A (0.6 * 0.34) and on.
+    """
+    probabilities = np.zeros((len(tokens), 6))
+    first = state is None
+    for row, token in enumerate(tokens):
+        if first:
+            probabilities[row, [A, B]] = [0.6, 0.4]
+        elif token == B:
+            probabilities[row, END_ID] = 1.0
+        else:
+            probabilities[row, [A, B, END_ID]] = [0.34, 0.33, 0.33]
+    return probabilities, [np.zeros((len(tokens), 1))], None
+
+
+def test_beam_search_finds_the_sequence_greedy_misses():
+    greedy = decode_steps(trap_step, None, 2, max_length=4, greedy=True)
+    assert greedy.tokens[0, 0] == A
+    best = beam_search(trap_step, None, 2, beam_width=2, max_length=4)[0]
+    assert best.tokens[0].tolist() == [B, END_ID, PAD_ID, PAD_ID]
+    assert best.log_probs[0] == pytest.approx(np.log(0.4))
+
+
+def test_beam_results_are_ranked_best_first_by_length_normalised_score():
+    ranked = beam_search(trap_step, None, 1, beam_width=3, max_length=4)
+    scores = []
+    for decoded in ranked:
+        length = int((decoded.tokens[0] != PAD_ID).sum())
+        scores.append(decoded.log_probs[0] / length)
+    assert scores == sorted(scores, reverse=True)
+    assert len({tuple(d.tokens[0]) for d in ranked}) == 3  # three different hypotheses
+
+
+def test_beam_width_one_is_greedy_on_the_trap():
+    greedy = decode_steps(trap_step, None, 3, max_length=4, greedy=True)
+    single = beam_search(trap_step, None, 3, beam_width=1, max_length=4)[0]
+    np.testing.assert_array_equal(single.tokens, greedy.tokens)
+    np.testing.assert_allclose(single.log_probs, greedy.log_probs)
+    with pytest.raises(InputError, match="beam width must be 1 or more"):
+        beam_search(trap_step, None, 1, beam_width=0, max_length=4)
