@@ -1,0 +1,77 @@
+"""Judge a date translator; the autograder scores with these same functions.
+
+- **exact match**: the output is the target, character for character;
+- **per format and per locale**: exact match for each of the 40 formats and 3 locales;
+- **per field**: year, month and day right on their own (an output that is not ``YYYY-MM-DD``
+  gets no field right);
+- **by input length**: where a model without attention, squeezing the whole date into one
+  vector, loses most.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+from labs.common.metrics import share
+
+FIELDS = {"year": slice(0, 4), "month": slice(5, 7), "day": slice(8, 10)}
+_SHAPE = re.compile(r"\d{4}-\d{2}-\d{2}")
+LENGTH_BINS = (0, 10, 15, 20, 25, 30, 100)
+
+
+def exact_match(predictions: list[str], targets: list[str]) -> float:
+    """Share of predictions equal to their target."""
+    return share(p == t for p, t in zip(predictions, targets, strict=True))
+
+
+def field_accuracy(predictions: list[str], targets: list[str]) -> dict[str, float]:
+    """Share of predictions with the right year, month and day (each on its own)."""
+    return {field: share(bool(_SHAPE.fullmatch(p)) and p[part] == t[part] for p, t in zip(predictions, targets, strict=True))
+            for field, part in FIELDS.items()}
+
+
+def results_table(rows: list[dict], predictions: list[str]) -> pd.DataFrame:
+    """One row per example: source, target, prediction, format, locale, length, correct."""
+    table = pd.DataFrame(rows)[["source", "target", "format_id", "locale"]].copy()
+    table["prediction"] = predictions
+    table["length"] = table["source"].str.len()
+    table["correct"] = table["prediction"] == table["target"]
+    return table
+
+
+def breakdown(table: pd.DataFrame, by: str) -> pd.DataFrame:
+    """Exact match and count per value of ``by`` (``format_id``, ``locale`` or ``length_bin``), worst first."""
+    if by == "length_bin":
+        table = table.assign(length_bin=pd.cut(table["length"], LENGTH_BINS, right=True).astype(str))
+    grouped = table.groupby(by, observed=True)["correct"].agg(exact_match="mean", examples="size")
+    return grouped.sort_values(["exact_match", "examples"], ascending=[True, False])
+
+
+def summary(table: pd.DataFrame) -> dict:
+    """The headline numbers as a flat dict (what ``evaluate`` saves as JSON)."""
+    fields = field_accuracy(table["prediction"].tolist(), table["target"].tolist())
+    return {"examples": int(len(table)), "exact_match": float(table["correct"].mean()),
+            **{f"{field}_accuracy": value for field, value in fields.items()},
+            "per_locale": breakdown(table, "locale")["exact_match"].to_dict(),
+            "per_format": breakdown(table, "format_id")["exact_match"].to_dict()}
+
+
+def format_summary(result: dict, title: str = "date translation") -> str:
+    lines = [f"{title}: exact match {result['exact_match']:.2%} on {result['examples']:,} held-out pairs",
+             "fields: " + ", ".join(f"{f} {result[f'{f}_accuracy']:.2%}" for f in FIELDS),
+             "per locale: " + ", ".join(f"{k} {v:.2%}" for k, v in sorted(result["per_locale"].items()))]
+    worst = sorted(result["per_format"].items(), key=lambda kv: kv[1])[:5]
+    lines.append("hardest formats: " + ", ".join(f"{k} {v:.2%}" for k, v in worst))
+    return "\n".join(lines)
+
+
+def compare_by_length(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Exact match by input length for several models side by side (columns: model names)."""
+    columns = {name: breakdown(table, "length_bin")["exact_match"] for name, table in tables.items()}
+    counts = breakdown(next(iter(tables.values())), "length_bin")["examples"]
+    frame = pd.DataFrame(columns)
+    frame["examples"] = counts
+    order = sorted(frame.index, key=lambda b: float(b.strip("(]").split(",")[0]))
+    return frame.loc[order]

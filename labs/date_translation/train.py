@@ -1,0 +1,123 @@
+"""Train lab 2's date translator (or its no-attention baseline) with teacher forcing.
+
+    python -m labs train date-translation --out runs/translator
+    python -m labs train date-translation --out runs/baseline --no-attention
+
+A run folder holds ``model.keras``, ``vocab.json`` (source and target vocabularies),
+``metrics.json`` and ``training_curve.png``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from labs.common.errors import InputError
+from labs.common.files import write_json
+from labs.common.plots import plot_training_curves
+from labs.common.training import device_description, prepare_run_folder, save_model_atomically, set_seed
+from labs.common.vocab import Vocabulary, load_vocabularies, save_vocabularies
+from labs.date_translation.config import DateTranslationConfig
+from labs.date_translation.data import TASK, sample_pairs, vocabularies
+from labs.date_translation.model import build_model
+
+TARGET_LENGTH = len("YYYY-MM-DD") + 1   # <s> + 10 characters in, 10 characters + </s> out
+
+
+def teacher_forcing_arrays(pairs: list[dict], vocabs: dict[str, Vocabulary], source_length: int | None = None):
+    """``source`` (n, S), ``target_in`` = ``<s>`` + target (n, 11), ``target_out`` = target + ``</s>`` (n, 11)."""
+    source = vocabs["source"].encode_batch([p["source"] for p in pairs], length=source_length)
+    target_in = vocabs["target"].encode_batch([p["target"] for p in pairs], add_start=True)
+    target_out = vocabs["target"].encode_batch([p["target"] for p in pairs], add_end=True)
+    return source, target_in, target_out
+
+
+def make_dataset(pairs: list[dict], vocabs: dict[str, Vocabulary], batch_size: int, shuffle_seed: int | None = None):
+    """A tf.data pipeline of ``((source, target_in), target_out)`` batches."""
+    import tensorflow as tf
+
+    source, target_in, target_out = teacher_forcing_arrays(pairs, vocabs)
+    dataset = tf.data.Dataset.from_tensor_slices(((source, target_in), target_out))
+    if shuffle_seed is not None:
+        dataset = dataset.shuffle(len(pairs), seed=shuffle_seed, reshuffle_each_iteration=True)
+    return dataset.batch(batch_size).prefetch(tf.data.AUTOTUNE)
+
+
+@dataclass
+class TrainedTranslator:
+    model: object
+    vocabs: dict[str, Vocabulary]
+    config: DateTranslationConfig
+    history: dict[str, list[float]]   # "train" and "validation" loss (nats per character), one value per epoch
+    seconds: float
+    device: str
+
+
+def train(config: DateTranslationConfig = DateTranslationConfig(), out_dir: str | Path | None = None,
+          verbose: int = 1) -> TrainedTranslator:
+    """Train on pairs from the train split of dates (validation: the dev split); save to ``out_dir``."""
+    import keras
+
+    if out_dir is not None:
+        out_dir = prepare_run_folder(out_dir)
+    set_seed(config.seed)
+    vocabs = vocabularies()
+    training_pairs = sample_pairs(config.train_size, config.seed, split="train")
+    validation_pairs = sample_pairs(config.val_size, config.seed, split="dev")
+    model = build_model(config, len(vocabs["source"]), len(vocabs["target"]))
+    steps = config.epochs * math.ceil(config.train_size / config.batch_size)
+    schedule = keras.optimizers.schedules.CosineDecay(config.learning_rate, decay_steps=steps)
+    model.compile(optimizer=keras.optimizers.Adam(schedule), loss="sparse_categorical_crossentropy",
+                  metrics=["accuracy"])
+    device = device_description()
+    if verbose:
+        kind = "attention model" if config.attention else "baseline (no attention)"
+        print(f"Training the {kind} ({model.count_params():,} parameters) on {len(training_pairs):,} pairs, "
+              f"{config.epochs} epochs, on the {device}.")
+    started = time.perf_counter()
+    fit = model.fit(make_dataset(training_pairs, vocabs, config.batch_size, shuffle_seed=config.seed),
+                    validation_data=make_dataset(validation_pairs, vocabs, config.batch_size),
+                    epochs=config.epochs, verbose=verbose, shuffle=False)  # the pipeline shuffles
+    seconds = time.perf_counter() - started
+    history = {"train": list(map(float, fit.history["loss"])), "validation": list(map(float, fit.history["val_loss"]))}
+    run = TrainedTranslator(model, vocabs, config, history, seconds, device)
+    if out_dir is not None:
+        save_run(run, out_dir)
+    return run
+
+
+def save_run(run: TrainedTranslator, out_dir: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    save_model_atomically(run.model, out_dir / "model.keras")
+    save_vocabularies(out_dir / "vocab.json", TASK, run.vocabs)
+    write_json(out_dir / "metrics.json", {
+        "task": TASK, "config": run.config.to_dict(), "device": run.device, "training_seconds": round(run.seconds, 2),
+        "parameters": run.model.count_params(),
+        "loss_nats_per_char": {name: [round(v, 6) for v in values] for name, values in run.history.items()},
+    })
+    title = "Date translation" + ("" if run.config.attention else " (baseline, no attention)")
+    figure = plot_training_curves(run.history, unit="cross-entropy (nats per character)", title=title,
+                                  path=out_dir / "training_curve.png")
+    plt.close(figure)
+
+
+def load_run(model_dir: str | Path):
+    """Load ``(model, vocabs, config)`` from a run folder written by :func:`train`."""
+    model_dir = Path(model_dir)
+    model_path = model_dir / "model.keras"
+    if not model_path.is_file():
+        raise InputError(f"no trained model in {str(model_dir)!r} (model.keras is missing); "
+                         f"train one with: python -m labs train date-translation --out {model_dir}")
+    vocabs = load_vocabularies(model_dir / "vocab.json", task=TASK)
+    config = DateTranslationConfig()
+    if (model_dir / "metrics.json").is_file():
+        config = DateTranslationConfig.from_dict(json.loads((model_dir / "metrics.json").read_text()).get("config", {}))
+    import keras
+
+    return keras.saving.load_model(model_path, safe_mode=True), vocabs, config
