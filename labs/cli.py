@@ -34,11 +34,21 @@ def _date_generation_config():
     return DateGenerationConfig
 
 
+def _date_translation_config():
+    from labs.date_translation.config import DateTranslationConfig
+
+    return DateTranslationConfig
+
+
 def _add_config_flags(parser: argparse.ArgumentParser, config_class) -> None:
     """One ``--flag`` per field of a lab's config dataclass, so the CLI cannot drift from it."""
     defaults = config_class()
     for field in dataclasses.fields(config_class):
         default = getattr(defaults, field.name)
+        if isinstance(default, bool):
+            parser.add_argument("--" + field.name.replace("_", "-"), dest=f"config_{field.name}", default=None,
+                                action=argparse.BooleanOptionalAction, help=f"(default {'on' if default else 'off'})")
+            continue
         parser.add_argument("--" + field.name.replace("_", "-"), dest=f"config_{field.name}", type=type(default),
                             metavar=field.name.upper(), default=None, help=f"(default {default})")
 
@@ -98,6 +108,19 @@ def _build_parser() -> argparse.ArgumentParser:
     date_generation.add_argument("--quiet", action="store_true", help="no progress bars")
     _add_config_flags(date_generation, _date_generation_config())
 
+    date_translation = tasks.add_parser("date-translation", help="lab 2: human dates to ISO with attention",
+                                        description="Train lab 2's encoder-decoder (or, with --no-attention, its baseline).")
+    date_translation.add_argument("--out", required=True, help="run folder for model.keras, vocab.json, metrics.json, training_curve.png")
+    date_translation.add_argument("--tiny", action="store_true", help="a seconds-long configuration (for a smoke test)")
+    date_translation.add_argument("--quiet", action="store_true", help="no progress bars")
+    _add_config_flags(date_translation, _date_translation_config())
+
+    translate = commands.add_parser("translate", help="translate human dates with a trained lab 2 model")
+    translate.add_argument("--model", required=True, help="run folder written by `train date-translation`")
+    translate.add_argument("texts", nargs="+", help='dates to translate, e.g. "27 January 2018" "๒๗ ม.ค. ๖๑"')
+    translate.add_argument("--beam", type=int, default=1, help="beam width (default 1: greedy)")
+    translate.add_argument("--plot", default=None, help="save attention heatmaps to this PNG (one file per text)")
+
     sample = commands.add_parser("sample", help="print dates sampled from a trained lab 1 model")
     sample.add_argument("--model", required=True, help="run folder written by `train date-generation`")
     sample.add_argument("--n", type=int, default=20, help="how many dates (default 20)")
@@ -114,6 +137,12 @@ def _build_parser() -> argparse.ArgumentParser:
     evaluate_dates.add_argument("--temperature", type=float, default=1.0, help="softmax temperature (default 1.0)")
     evaluate_dates.add_argument("--top-k", type=int, default=None, help="sample among the k most probable characters")
     evaluate_dates.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+
+    evaluate_translation = evaluate_tasks.add_parser("date-translation", help="lab 2: exact match per format, locale, field, length")
+    evaluate_translation.add_argument("--model", required=True, help="run folder written by `train date-translation`")
+    evaluate_translation.add_argument("--baseline", default=None, help="a baseline run folder to compare by input length")
+    evaluate_translation.add_argument("--n", type=int, default=10_000, help="held-out pairs from the test split (default 10,000)")
+    evaluate_translation.add_argument("--beam", type=int, default=1, help="beam width (default 1: greedy)")
 
     commands.add_parser("formats", help="list the date formats of lab 2 with an example each")
     commands.add_parser("demo", help="build the datasets, check them against the shipped ones, show examples")
@@ -167,6 +196,14 @@ def _describe(row: dict) -> str:
 
 
 def _train(args) -> None:
+    if args.task == "date-translation":
+        from labs.date_translation.train import train
+
+        run = train(_config_from_args(args, _date_translation_config()), out_dir=args.out, verbose=0 if args.quiet else 1)
+        print(f"Trained in {run.seconds:.1f} s on the {run.device}; validation loss {run.history['validation'][-1]:.4f}.")
+        print(f"Saved model.keras, vocab.json, metrics.json and training_curve.png in {args.out}")
+        print(f'Next: python -m labs translate --model {args.out} "27 January 2018" "๒๗ ม.ค. ๖๑" --plot attention.png')
+        return
     from labs.date_generation.train import train
 
     config = _config_from_args(args, _date_generation_config())
@@ -175,6 +212,37 @@ def _train(args) -> None:
     print(f"Trained in {run.seconds:.1f} s on the {run.device}; validation cross-entropy {final:.4f} bits/token.")
     print(f"Saved model.keras, vocab.json, metrics.json and training_curve.png in {args.out}")
     print(f"Next: python -m labs sample --model {args.out} --n 20 --temperature 0.8")
+
+
+def _translate(args) -> None:
+    from labs.common.files import check_writable
+    from labs.date_translation.train import load_run
+    from labs.date_translation.translate import translate
+
+    if args.beam < 1:
+        raise InputError(f"--beam must be 1 or more, got {args.beam}")
+    plot_paths = []
+    if args.plot:
+        base = Path(args.plot)
+        plot_paths = [base] if len(args.texts) == 1 else \
+            [base.with_name(f"{base.stem}-{i}{base.suffix or '.png'}") for i in range(1, len(args.texts) + 1)]
+        for path in plot_paths:
+            check_writable(path)
+    model, vocabs, _ = load_run(args.model)
+    unknown = sorted({c for text in args.texts for c in text if c not in vocabs["source"]})
+    if unknown:
+        print(f"note: not in the model's vocabulary, read as <unk>: {', '.join(map(repr, unknown))}",
+              file=sys.stderr)
+    for i, result in enumerate(translate(model, vocabs, args.texts, beam=args.beam)):
+        others = f"   (other beams: {', '.join(result.alternatives[1:])})" if len(result.alternatives) > 1 else ""
+        print(f"{result.source}  ->  {result.output}{others}")
+        if plot_paths:
+            if result.attention is None:
+                raise InputError(f"{args.model} is a model without attention; there is nothing to plot")
+            from labs.common.plots import plot_attention
+
+            plot_attention(result.source, result.output, result.attention, path=plot_paths[i])
+            print(f"   attention heatmap: {plot_paths[i]}")
 
 
 def _check_count(n: int, name: str = "--n") -> None:
@@ -196,7 +264,38 @@ def _sample(args) -> None:
         print(text)
 
 
+def _evaluate_translation(args) -> None:
+    from labs.common.files import write_json
+    from labs.date_translation import evaluate
+    from labs.date_translation.data import sample_pairs
+    from labs.date_translation.train import load_run
+    from labs.date_translation.translate import translate
+
+    _check_count(args.n)
+    pairs = sample_pairs(args.n, seed=3, split="test")  # seed 3: the public test split's rows come first
+    tables = {}
+    for name, folder in (("attention", args.model), ("baseline", args.baseline)):
+        if folder is None:
+            continue
+        model, vocabs, _ = load_run(folder)
+        predictions = [t.output for t in translate(model, vocabs, [p["source"] for p in pairs], beam=args.beam)]
+        tables[name] = evaluate.results_table(pairs, predictions)
+    result = evaluate.summary(tables["attention"])
+    print(evaluate.format_summary(result))
+    print("\nexact match per format (worst first):")
+    print(evaluate.breakdown(tables["attention"], "format_id").head(12).to_string(float_format="{:.2%}".format))
+    if "baseline" in tables:
+        result["baseline"] = evaluate.summary(tables["baseline"])
+        print("\n" + evaluate.format_summary(result["baseline"], "baseline (no attention)"))
+        print("\nexact match by source length (characters):")
+        print(evaluate.compare_by_length(tables).to_string(float_format="{:.2%}".format))
+    write_json(Path(args.model) / "evaluation.json", result)
+    print(f"\nSaved {Path(args.model) / 'evaluation.json'}")
+
+
 def _evaluate(args) -> None:
+    if args.task == "date-translation":
+        return _evaluate_translation(args)
     from labs.date_generation.evaluate import evaluate, format_report, save_report
     from labs.date_generation.train import load_run
 
@@ -261,6 +360,8 @@ def main(argv: list[str] | None = None) -> int:
             _train(args)
         elif args.command == "sample":
             _sample(args)
+        elif args.command == "translate":
+            _translate(args)
         elif args.command == "evaluate":
             _evaluate(args)
         elif args.command == "formats":
