@@ -53,8 +53,9 @@ def test_step_model_agrees_with_the_full_model_on_the_same_prefix(cell):
     full = np.asarray(model(inputs))  # (2, 11, vocab)
     step, state = step_function(build_step_model(model)), None
     for t in range(inputs.shape[1]):
-        probabilities, state = step(inputs[:, t], state)
+        probabilities, state, attention = step(inputs[:, t], state)
         np.testing.assert_allclose(probabilities, full[:, t], atol=1e-5)
+        assert attention is None
 
 
 def test_sampling_is_deterministic_for_a_seed(tiny_run):
@@ -90,10 +91,11 @@ def test_decode_steps_stops_at_end_and_pads_after_it():
         state = 0 if state is None else state + 1
         probabilities = np.zeros((len(tokens), 5))
         probabilities[:, 4 if state < 2 else END_ID] = 1.0
-        return probabilities, state
+        return probabilities, state, None
 
     out = decode_steps(step, None, 3, max_length=6, greedy=True)
-    assert out.tolist() == [[4, 4, END_ID, PAD_ID, PAD_ID, PAD_ID]] * 3
+    assert out.tokens.tolist() == [[4, 4, END_ID, PAD_ID, PAD_ID, PAD_ID]] * 3
+    assert out.log_probs.tolist() == [0.0] * 3 and out.attention is None
 
 
 def test_validity_uniqueness_and_copying_on_hand_made_samples():
