@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import tempfile
@@ -60,3 +61,25 @@ def save_model_atomically(model, path: str | Path) -> None:
     finally:
         with contextlib.suppress(FileNotFoundError):
             shutil.rmtree(scratch)
+
+
+def load_run_folder(model_dir: str | Path, task: str, config_class):
+    """Load ``(model, vocabularies, config)`` from a run folder written by a lab's ``train``.
+
+    The model loads in Keras' safe mode; the configuration comes from ``metrics.json`` (the
+    defaults when that file is missing).
+    """
+    from labs.common.vocab import load_vocabularies
+
+    model_dir = Path(model_dir)
+    if not (model_dir / "model.keras").is_file():
+        raise InputError(f"no trained model in {str(model_dir)!r} (model.keras is missing); "
+                         f"train one with: python -m labs train {task} --out {model_dir}")
+    vocabularies = load_vocabularies(model_dir / "vocab.json", task=task)
+    config = config_class()
+    if (model_dir / "metrics.json").is_file():
+        saved = json.loads((model_dir / "metrics.json").read_text(encoding="utf-8")).get("config", {})
+        config = config_class.from_dict(saved)
+    import keras
+
+    return keras.saving.load_model(model_dir / "model.keras", safe_mode=True), vocabularies, config

@@ -8,7 +8,6 @@ epoch in bits per token, time, device) and ``training_curve.png``.
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from dataclasses import dataclass
@@ -16,12 +15,12 @@ from pathlib import Path
 
 import numpy as np
 
-from labs.common.errors import InputError
 from labs.common.files import write_json
 from labs.common.metrics import nats_to_bits
 from labs.common.plots import plot_training_curves
-from labs.common.training import device_description, prepare_run_folder, save_model_atomically, set_seed
-from labs.common.vocab import Vocabulary, load_vocabularies, save_vocabularies
+from labs.common.training import (device_description, load_run_folder, prepare_run_folder, save_model_atomically,
+                                  set_seed)
+from labs.common.vocab import Vocabulary, save_vocabularies
 from labs.date_generation.config import DateGenerationConfig
 from labs.date_generation.data import TASK, IsoDateDistribution, vocabularies
 from labs.date_generation.model import build_model
@@ -126,17 +125,5 @@ def save_run(run: TrainedRun, out_dir: Path) -> None:
 
 def load_run(model_dir: str | Path):
     """Load ``(model, vocab, config)`` from a run folder written by :func:`train`."""
-    model_dir = Path(model_dir)
-    model_path = model_dir / "model.keras"
-    if not model_path.is_file():
-        raise InputError(f"no trained model in {str(model_dir)!r} (model.keras is missing); "
-                         f"train one with: python -m labs train date-generation --out {model_dir}")
-    vocab = load_vocabularies(model_dir / "vocab.json", task=TASK)["target"]
-    config = DateGenerationConfig()
-    metrics_path = model_dir / "metrics.json"
-    if metrics_path.is_file():
-        config = DateGenerationConfig.from_dict(json.loads(metrics_path.read_text(encoding="utf-8")).get("config", {}))
-    import keras
-
-    model = keras.saving.load_model(model_path, safe_mode=True)
-    return model, vocab, config
+    model, vocabularies, config = load_run_folder(model_dir, TASK, DateGenerationConfig)
+    return model, vocabularies["target"], config

@@ -9,19 +9,16 @@ A run folder holds ``model.keras``, ``vocab.json`` (source and target vocabulari
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
-from labs.common.errors import InputError
 from labs.common.files import write_json
 from labs.common.plots import plot_training_curves
-from labs.common.training import device_description, prepare_run_folder, save_model_atomically, set_seed
-from labs.common.vocab import Vocabulary, load_vocabularies, save_vocabularies
+from labs.common.training import (device_description, load_run_folder, prepare_run_folder, save_model_atomically,
+                                  set_seed)
+from labs.common.vocab import Vocabulary, save_vocabularies
 from labs.date_translation.config import DateTranslationConfig
 from labs.date_translation.data import TASK, sample_pairs, vocabularies
 from labs.date_translation.model import build_model
@@ -109,15 +106,4 @@ def save_run(run: TrainedTranslator, out_dir: Path) -> None:
 
 def load_run(model_dir: str | Path):
     """Load ``(model, vocabs, config)`` from a run folder written by :func:`train`."""
-    model_dir = Path(model_dir)
-    model_path = model_dir / "model.keras"
-    if not model_path.is_file():
-        raise InputError(f"no trained model in {str(model_dir)!r} (model.keras is missing); "
-                         f"train one with: python -m labs train date-translation --out {model_dir}")
-    vocabs = load_vocabularies(model_dir / "vocab.json", task=TASK)
-    config = DateTranslationConfig()
-    if (model_dir / "metrics.json").is_file():
-        config = DateTranslationConfig.from_dict(json.loads((model_dir / "metrics.json").read_text()).get("config", {}))
-    import keras
-
-    return keras.saving.load_model(model_path, safe_mode=True), vocabs, config
+    return load_run_folder(model_dir, TASK, DateTranslationConfig)
