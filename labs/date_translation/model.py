@@ -159,15 +159,16 @@ def step_decoder(model, source: np.ndarray):
     reorder them). The state stays as tensors on the device between steps: only the small
     outputs (probabilities, attention weights) come back to NumPy.
     """
-    import keras
-
     import tensorflow as tf
 
     encoder, step_model = build_step_models(model)
     attention = has_attention(model)
     # The step runs as one compiled TensorFlow graph rather than layer by layer; its state stays
     # on the device, so the large encoder tensors are never copied between steps.
-    compiled_step = tf.function(lambda inputs: step_model(inputs, training=False), reduce_retracing=True)
+    def run_step(inputs):
+        return step_model(inputs, training=False)
+
+    compiled_step = tf.function(run_step, reduce_retracing=True, autograph=False)  # no Python control flow to convert
     state = [tf.identity(x) for x in encoder(tf.convert_to_tensor(np.asarray(source)), training=False)]
 
     def step(tokens, state):
