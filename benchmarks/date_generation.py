@@ -50,7 +50,7 @@ def main() -> None:
     report["device"] = run.device
 
     print(format_report(report))
-    print(f"TV distances at 100,000 samples: " + ", ".join(
+    print("TV distances at 100,000 samples: " + ", ".join(
         f"{f} {report[f'tv_{f}_100k']:.4f} (perfect {report[f'tv_{f}_100k_perfect_sampler']:.4f})" for f in FIELDS))
     print(f"training: {run.seconds:.1f} s on the {run.device}; sampling: {report['samples_per_second']:,.0f} dates/s")
     checks = {name: (report[name] <= limit if op == "<=" else report[name] >= limit)
