@@ -25,6 +25,8 @@ decoder knows about the source is the encoder's final state, one fixed-size vect
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from labs.date_translation.config import DateTranslationConfig
@@ -151,6 +153,31 @@ def build_step_models(model):
     return encoder, step
 
 
+_COMPILED = weakref.WeakKeyDictionary()   # model -> its compiled encoder and step, built once
+
+
+def _compiled_decoder(model):
+    """The encoder and one decoder step as compiled TensorFlow graphs, built once per model.
+
+    Run layer by layer (eagerly), the encoder alone costs more than all the decoding steps.
+    """
+    import tensorflow as tf
+
+    if model not in _COMPILED:
+        encoder, step_model = build_step_models(model)
+
+        def run_encoder(source):
+            return encoder(source, training=False)
+
+        def run_step(inputs):
+            return step_model(inputs, training=False)
+
+        # No Python control flow inside, so nothing for autograph to convert.
+        _COMPILED[model] = (tf.function(run_encoder, reduce_retracing=True, autograph=False),
+                            tf.function(run_step, reduce_retracing=True, autograph=False))
+    return _COMPILED[model]
+
+
 def step_decoder(model, source: np.ndarray):
     """A :mod:`labs.common.decoding` step function for ``source`` (batch, S), and its first state.
 
@@ -161,15 +188,9 @@ def step_decoder(model, source: np.ndarray):
     """
     import tensorflow as tf
 
-    encoder, step_model = build_step_models(model)
+    encoder, compiled_step = _compiled_decoder(model)
     attention = has_attention(model)
-    # The step runs as one compiled TensorFlow graph rather than layer by layer; its state stays
-    # on the device, so the large encoder tensors are never copied between steps.
-    def run_step(inputs):
-        return step_model(inputs, training=False)
-
-    compiled_step = tf.function(run_step, reduce_retracing=True, autograph=False)  # no Python control flow to convert
-    state = [tf.identity(x) for x in encoder(tf.convert_to_tensor(np.asarray(source)), training=False)]
+    state = list(encoder(tf.convert_to_tensor(np.asarray(source))))
 
     def step(tokens, state):
         probabilities, weights, h, c = compiled_step([tf.convert_to_tensor(tokens[:, None]), *state])
