@@ -105,7 +105,7 @@ evaluate.breakdown(table, "format_id").head(10)
 # The baseline has the same encoder and decoder but no attention: all its decoder knows about
 # the source is the encoder's final state, one fixed-size vector. At the default size (128
 # numbers) that vector holds a whole date, and the baseline comes close to the attention model
-# (`benchmarks/date_translation.py` measured 99.97 % against 100.00 %). Shrink the state to 16
+# (`benchmarks/date_translation.py` measured 99.96 % against 99.99 %). Shrink the state to 16
 # units and train both briefly: now the single vector runs out of room, and attention's lead is
 # plain, longest inputs included.
 

@@ -21,7 +21,7 @@ class DateTranslationConfig:
     attention_units: int = 64    # size of the projected query and keys inside the additive score
     train_size: int = 60_000     # pairs drawn from the train split of dates
     val_size: int = 2_000        # pairs drawn from the dev split, for the validation curve
-    epochs: int = 8
+    epochs: int = 6
     batch_size: int = 128
     learning_rate: float = 3e-3
     seed: int = 1
