@@ -17,6 +17,7 @@ import numpy as np
 
 from labs.common.files import write_json
 from labs.common.metrics import nats_to_bits
+from labs.common.pipeline import batches
 from labs.common.plots import plot_training_curves
 from labs.common.training import (device_description, load_run_folder, prepare_run_folder, save_model_atomically,
                                   set_seed)
@@ -46,13 +47,7 @@ def teacher_forcing_arrays(dates: list[str], vocab: Vocabulary) -> tuple[np.ndar
 
 def make_dataset(dates: list[str], vocab: Vocabulary, batch_size: int, shuffle_seed: int | None = None):
     """A tf.data pipeline of (inputs, targets) batches; shuffled each epoch when ``shuffle_seed`` is given."""
-    import tensorflow as tf
-
-    inputs, targets = teacher_forcing_arrays(dates, vocab)
-    dataset = tf.data.Dataset.from_tensor_slices((inputs, targets))
-    if shuffle_seed is not None:
-        dataset = dataset.shuffle(len(dates), seed=shuffle_seed, reshuffle_each_iteration=True)
-    return dataset.batch(batch_size).prefetch(tf.data.AUTOTUNE)
+    return batches(*teacher_forcing_arrays(dates, vocab), batch_size, shuffle_seed)
 
 
 @dataclass

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from labs.common.files import write_json
+from labs.common.pipeline import batches
 from labs.common.plots import plot_training_curves
 from labs.common.training import (device_description, load_run_folder, prepare_run_folder, save_model_atomically,
                                   set_seed)
@@ -36,13 +37,8 @@ def teacher_forcing_arrays(pairs: list[dict], vocabs: dict[str, Vocabulary], sou
 
 def make_dataset(pairs: list[dict], vocabs: dict[str, Vocabulary], batch_size: int, shuffle_seed: int | None = None):
     """A tf.data pipeline of ``((source, target_in), target_out)`` batches."""
-    import tensorflow as tf
-
     source, target_in, target_out = teacher_forcing_arrays(pairs, vocabs)
-    dataset = tf.data.Dataset.from_tensor_slices(((source, target_in), target_out))
-    if shuffle_seed is not None:
-        dataset = dataset.shuffle(len(pairs), seed=shuffle_seed, reshuffle_each_iteration=True)
-    return dataset.batch(batch_size).prefetch(tf.data.AUTOTUNE)
+    return batches((source, target_in), target_out, batch_size, shuffle_seed)
 
 
 @dataclass
