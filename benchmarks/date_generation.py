@@ -15,15 +15,14 @@ is low enough to judge the 0.05 target.
 
 from __future__ import annotations
 
-import json
-import platform
 import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from results_file import write_results  # noqa: E402
 from labs.date_generation.config import DateGenerationConfig  # noqa: E402
 from labs.date_generation.evaluate import FIELDS, evaluate, field_distances, format_report  # noqa: E402
 from labs.date_generation.sampling import sample_dates  # noqa: E402
@@ -60,15 +59,7 @@ def main() -> None:
     for name, ok in checks.items():
         print(f"  {'PASS' if ok else 'MISS'}  {name}")
 
-    out = Path(__file__).resolve().parent / "results" / "date_generation.json"
-    report.pop("examples", None)
-    out.write_text(json.dumps({
-        "benchmark": "date_generation", "config": config.to_dict(), "report": report, "checks": checks,
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "python": platform.python_version(),
-        "machine": f"{platform.machine()}, {__import__('os').cpu_count()} cores, {run.device}",
-        "command": "python benchmarks/date_generation.py",
-    }, indent=2, default=float) + "\n")
-    print(f"wrote {out}")
+    write_results("date_generation", config.to_dict(), report, checks, run.device)
 
 
 if __name__ == "__main__":

@@ -19,16 +19,15 @@ Prints a table; writes benchmarks/results/date_translation.json.
 
 from __future__ import annotations
 
-import json
-import platform
 import sys
 import time
 from dataclasses import replace
-from datetime import datetime, timezone
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from results_file import write_results  # noqa: E402
 from labs.date_translation import evaluate  # noqa: E402
 from labs.date_translation.config import DateTranslationConfig  # noqa: E402
 from labs.date_translation.data import sample_pairs  # noqa: E402
@@ -94,14 +93,7 @@ def main() -> None:
     for name, ok in checks.items():
         print(f"  {'PASS' if ok else 'MISS'}  {name}")
     report["by_length"] = {str(k): v for k, v in by_length.to_dict(orient="index").items()}
-    out = Path(__file__).resolve().parent / "results" / "date_translation.json"
-    out.write_text(json.dumps({
-        "benchmark": "date_translation", "config": config.to_dict(), "report": report, "checks": checks,
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "python": platform.python_version(),
-        "machine": f"{platform.machine()}, {__import__('os').cpu_count()} cores, {attention_run.device}",
-        "command": "python benchmarks/date_translation.py",
-    }, indent=2, default=float) + "\n")
-    print(f"wrote {out}")
+    write_results("date_translation", config.to_dict(), report, checks, attention_run.device)
 
 
 if __name__ == "__main__":
