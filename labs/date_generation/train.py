@@ -8,8 +8,6 @@ epoch in bits per token, time, device) and ``training_curve.png``.
 
 from __future__ import annotations
 
-import math
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,8 +17,8 @@ from labs.common.files import write_json
 from labs.common.metrics import nats_to_bits
 from labs.common.pipeline import batches
 from labs.common.plots import plot_training_curves
-from labs.common.training import (device_description, load_run_folder, prepare_run_folder, save_model_atomically,
-                                  set_seed)
+from labs.common.training import (compile_for_training, device_description, fit_timed, load_run_folder,
+                                  prepare_run_folder, save_model_atomically, set_seed)
 from labs.common.vocab import Vocabulary, save_vocabularies
 from labs.date_generation.config import DateGenerationConfig
 from labs.date_generation.data import TASK, IsoDateDistribution, vocabularies
@@ -66,8 +64,6 @@ class TrainedRun:
 def train(config: DateGenerationConfig = DateGenerationConfig(), out_dir: str | Path | None = None,
           verbose: int = 1) -> TrainedRun:
     """Train on fresh samples from the date generator; save the run to ``out_dir`` when given."""
-    import keras
-
     if out_dir is not None:
         out_dir = prepare_run_folder(out_dir)
     set_seed(config.seed)
@@ -77,20 +73,14 @@ def train(config: DateGenerationConfig = DateGenerationConfig(), out_dir: str | 
     validation_dates = dates.sample(config.val_size, config.seed + VALIDATION_SEED_OFFSET)
 
     model = build_model(config, len(vocab))
-    # The learning rate decays to zero along a cosine: late, small steps stop the gradient noise
-    # from blurring the fine detail of the distribution (how often September comes up).
-    steps = config.epochs * math.ceil(config.train_size / config.batch_size)
-    schedule = keras.optimizers.schedules.CosineDecay(config.learning_rate, decay_steps=steps)
-    model.compile(optimizer=keras.optimizers.Adam(schedule), loss="sparse_categorical_crossentropy")
+    compile_for_training(model, learning_rate=config.learning_rate, epochs=config.epochs,
+                         train_size=config.train_size, batch_size=config.batch_size)
     device = device_description()
     if verbose:
         print(f"Training a {config.cell.upper()} ({model.count_params():,} parameters) on {len(training_dates):,} dates, "
               f"{config.epochs} epochs, on the {device}.")
-    started = time.perf_counter()
-    fit = model.fit(make_dataset(training_dates, vocab, config.batch_size, shuffle_seed=config.seed),
-                    validation_data=make_dataset(validation_dates, vocab, config.batch_size),
-                    epochs=config.epochs, verbose=verbose, shuffle=False)  # the pipeline shuffles
-    seconds = time.perf_counter() - started
+    fit, seconds = fit_timed(model, make_dataset(training_dates, vocab, config.batch_size, shuffle_seed=config.seed),
+                             make_dataset(validation_dates, vocab, config.batch_size), config.epochs, verbose)
     history = {"train": [nats_to_bits(v) for v in fit.history["loss"]],
                "validation": [nats_to_bits(v) for v in fit.history["val_loss"]]}
     run = TrainedRun(model, vocab, config, history, seconds, device, training_dates)

@@ -9,16 +9,14 @@ A run folder holds ``model.keras``, ``vocab.json`` (source and target vocabulari
 
 from __future__ import annotations
 
-import math
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from labs.common.files import write_json
 from labs.common.pipeline import batches
 from labs.common.plots import plot_training_curves
-from labs.common.training import (device_description, load_run_folder, prepare_run_folder, save_model_atomically,
-                                  set_seed)
+from labs.common.training import (compile_for_training, device_description, fit_timed, load_run_folder,
+                                  prepare_run_folder, save_model_atomically, set_seed)
 from labs.common.vocab import Vocabulary, save_vocabularies
 from labs.date_translation.config import DateTranslationConfig
 from labs.date_translation.data import TASK, sample_pairs, vocabularies
@@ -54,8 +52,6 @@ class TrainedTranslator:
 def train(config: DateTranslationConfig = DateTranslationConfig(), out_dir: str | Path | None = None,
           verbose: int = 1) -> TrainedTranslator:
     """Train on pairs from the train split of dates (validation: the dev split); save to ``out_dir``."""
-    import keras
-
     if out_dir is not None:
         out_dir = prepare_run_folder(out_dir)
     set_seed(config.seed)
@@ -63,20 +59,15 @@ def train(config: DateTranslationConfig = DateTranslationConfig(), out_dir: str 
     training_pairs = sample_pairs(config.train_size, config.seed, split="train")
     validation_pairs = sample_pairs(config.val_size, config.seed, split="dev")
     model = build_model(config, len(vocabs["source"]), len(vocabs["target"]))
-    steps = config.epochs * math.ceil(config.train_size / config.batch_size)
-    schedule = keras.optimizers.schedules.CosineDecay(config.learning_rate, decay_steps=steps)
-    model.compile(optimizer=keras.optimizers.Adam(schedule), loss="sparse_categorical_crossentropy",
-                  metrics=["accuracy"])
+    compile_for_training(model, learning_rate=config.learning_rate, epochs=config.epochs,
+                         train_size=config.train_size, batch_size=config.batch_size, metrics=["accuracy"])
     device = device_description()
     if verbose:
         kind = "attention model" if config.attention else "baseline (no attention)"
         print(f"Training the {kind} ({model.count_params():,} parameters) on {len(training_pairs):,} pairs, "
               f"{config.epochs} epochs, on the {device}.")
-    started = time.perf_counter()
-    fit = model.fit(make_dataset(training_pairs, vocabs, config.batch_size, shuffle_seed=config.seed),
-                    validation_data=make_dataset(validation_pairs, vocabs, config.batch_size),
-                    epochs=config.epochs, verbose=verbose, shuffle=False)  # the pipeline shuffles
-    seconds = time.perf_counter() - started
+    fit, seconds = fit_timed(model, make_dataset(training_pairs, vocabs, config.batch_size, shuffle_seed=config.seed),
+                             make_dataset(validation_pairs, vocabs, config.batch_size), config.epochs, verbose)
     history = {"train": list(map(float, fit.history["loss"])), "validation": list(map(float, fit.history["val_loss"]))}
     run = TrainedTranslator(model, vocabs, config, history, seconds, device)
     if out_dir is not None:
