@@ -24,6 +24,15 @@ def test_at_least_thirty_formats_over_the_three_locales():
     assert all(sum(f.locale == loc for f in FORMATS) >= 10 for loc in LOCALES)
 
 
+def test_a_mistyped_format_definition_fails_at_once():
+    from labs.date_translation.formats import DateFormat
+
+    with pytest.raises(ValueError, match="year 'be3' is not one of"):
+        DateFormat("x", "th_TH", "d MMM {be}", year="be3")
+    with pytest.raises(ValueError, match="locale 'th_XX'"):
+        DateFormat("x", "th_XX", "d MMM y")
+
+
 def test_no_format_uses_the_week_based_year_letter():
     for fmt in FORMATS:
         fields = pattern_fields(fmt.pattern)

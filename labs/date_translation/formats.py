@@ -37,7 +37,6 @@ import random
 import re
 from dataclasses import dataclass
 from datetime import date
-from functools import lru_cache
 
 from babel.dates import format_date
 
@@ -65,6 +64,11 @@ class DateFormat:
     year: str = "ce"
     case: str = "as-is"
     digits: str = "arabic"
+
+    def __post_init__(self):
+        for field, allowed in (("locale", LOCALES), ("year", YEAR_STYLES), ("case", CASES), ("digits", DIGITS)):
+            if getattr(self, field) not in allowed:
+                raise ValueError(f"format {self.id!r}: {field} {getattr(self, field)!r} is not one of {allowed}")
 
     @property
     def two_digit_year(self) -> bool:
@@ -147,11 +151,6 @@ def _kit_fields(day: date) -> dict[str, str]:
     return {"ordinal": _quote(ordinal(day.day)), "be": _quote(str(be)), "be2": _quote(f"{be % 100:02d}")}
 
 
-@lru_cache(maxsize=None)
-def _has_kit_fields(pattern: str) -> bool:
-    return "{" in pattern
-
-
 def _mixed_case(text: str, rng: random.Random) -> str:
     """Each cased letter upper or lower at random (``maY``); digits and Thai are untouched."""
     return "".join(c.upper() if rng.random() < 0.5 else c.lower() for c in text)
@@ -159,7 +158,7 @@ def _mixed_case(text: str, rng: random.Random) -> str:
 
 def render(fmt: DateFormat, day: date, rng: random.Random | None = None) -> str:
     """Write ``day`` in format ``fmt``. ``rng`` is needed only for ``mixed`` case."""
-    pattern = fmt.pattern.format(**_kit_fields(day)) if _has_kit_fields(fmt.pattern) else fmt.pattern
+    pattern = fmt.pattern.format(**_kit_fields(day)) if "{" in fmt.pattern else fmt.pattern
     text = format_date(day, pattern, locale=fmt.locale)
     if fmt.case == "upper":
         text = text.upper()

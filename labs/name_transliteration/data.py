@@ -43,7 +43,6 @@ TASK = "name-transliteration"
 COLUMNS = ("source", "target", "alternatives", "gender", "stratum")
 SPLITS = ("train", "dev", "test")
 GENDERS = ("female", "male")
-STRATA = ("seen", "unseen")
 DEFAULT_TABLE = DATASETS_DIR / "thai-names" / "romanization.csv"
 HELD_OUT_PERCENT = {"dev": range(0, 3), "test": range(3, 6)}
 NAME_SPLIT_PERCENT = {"train": range(0, 90), "dev": range(90, 95), "test": range(95, 100)}
