@@ -11,7 +11,8 @@ from labs.date_translation import evaluate
 from labs.date_translation.config import DateTranslationConfig
 from labs.date_translation.data import sample_pairs, vocabularies
 from labs.date_translation.model import build_attention_model, build_model, step_decoder
-from labs.date_translation.train import TARGET_LENGTH, load_run, teacher_forcing_arrays, train
+from labs.common.seq2seq import teacher_forcing_arrays
+from labs.date_translation.train import TARGET_LENGTH, load_run, train
 from labs.date_translation.translate import translate
 
 VOCABS = vocabularies()
