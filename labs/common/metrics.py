@@ -43,3 +43,33 @@ def share(flags: Iterable[bool]) -> float:
 
 def nats_to_bits(nats: float) -> float:
     return nats / math.log(2)
+
+
+def edit_distance(a: str, b: str) -> int:
+    """Levenshtein distance: the fewest insertions, deletions and substitutions that turn ``a`` into ``b``.
+
+    >>> edit_distance("Somchai", "Somchay")
+    1
+    """
+    previous = list(range(len(b) + 1))
+    for i, x in enumerate(a, start=1):
+        current = [i]
+        for j, y in enumerate(b, start=1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y)))
+        previous = current
+    return previous[-1]
+
+
+def lcs_length(a: str, b: str) -> int:
+    """Length of the longest common subsequence of ``a`` and ``b`` (characters in order, gaps allowed).
+
+    >>> lcs_length("Chaidee", "Jaidee")
+    5
+    """
+    previous = [0] * (len(b) + 1)
+    for x in a:
+        current = [0]
+        for j, y in enumerate(b, start=1):
+            current.append(previous[j - 1] + 1 if x == y else max(previous[j], current[j - 1]))
+        previous = current
+    return previous[-1]
