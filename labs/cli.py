@@ -28,16 +28,26 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
-def _date_generation_config():
-    from labs.date_generation.config import DateGenerationConfig
+def _config_class(task: str):
+    """The configuration dataclass of a lab, imported only when needed (TensorFlow is slow to import)."""
+    if task == "date-generation":
+        from labs.date_generation.config import DateGenerationConfig as config_class
+    elif task == "date-translation":
+        from labs.date_translation.config import DateTranslationConfig as config_class
+    else:
+        from labs.name_transliteration.config import NameTransliterationConfig as config_class
+    return config_class
 
-    return DateGenerationConfig
 
-
-def _date_translation_config():
-    from labs.date_translation.config import DateTranslationConfig
-
-    return DateTranslationConfig
+# task -> (help, description) of `train TASK`
+TRAINABLE = {
+    "date-generation": ("lab 1: the date language model", "Train lab 1's character RNN on generated ISO dates."),
+    "date-translation": ("lab 2: human dates to ISO with attention",
+                         "Train lab 2's encoder-decoder (or, with --no-attention, its baseline)."),
+    "name-transliteration": ("homework 3.1: Thai names to English with key-value attention",
+                             "Train homework 3.1's encoder-decoder with the key-value attention layer of "
+                             "homework/kv_attention.py."),
+}
 
 
 def _add_config_flags(parser: argparse.ArgumentParser, config_class) -> None:
@@ -101,24 +111,17 @@ def _build_parser() -> argparse.ArgumentParser:
 
     train = commands.add_parser("train", help="train a lab's model", description="Train a lab's model and save the run.")
     tasks = train.add_subparsers(dest="task", required=True, parser_class=_Parser)
-    date_generation = tasks.add_parser("date-generation", help="lab 1: the date language model",
-                                       description="Train lab 1's character RNN on generated ISO dates.")
-    date_generation.add_argument("--out", required=True, help="run folder for model.keras, vocab.json, metrics.json, training_curve.png")
-    date_generation.add_argument("--tiny", action="store_true", help="a seconds-long configuration (for a smoke test)")
-    date_generation.add_argument("--quiet", action="store_true", help="no progress bars")
-    _add_config_flags(date_generation, _date_generation_config())
+    for task, (help_text, description) in TRAINABLE.items():
+        sub = tasks.add_parser(task, help=help_text, description=description)
+        sub.add_argument("--out", required=True, help="run folder for model.keras, vocab.json, metrics.json, training_curve.png")
+        sub.add_argument("--tiny", action="store_true", help="a seconds-long configuration (for a smoke test)")
+        sub.add_argument("--quiet", action="store_true", help="no progress bars")
+        _add_config_flags(sub, _config_class(task))
 
-    date_translation = tasks.add_parser("date-translation", help="lab 2: human dates to ISO with attention",
-                                        description="Train lab 2's encoder-decoder (or, with --no-attention, its baseline).")
-    date_translation.add_argument("--out", required=True, help="run folder for model.keras, vocab.json, metrics.json, training_curve.png")
-    date_translation.add_argument("--tiny", action="store_true", help="a seconds-long configuration (for a smoke test)")
-    date_translation.add_argument("--quiet", action="store_true", help="no progress bars")
-    _add_config_flags(date_translation, _date_translation_config())
-
-    translate = commands.add_parser("translate", help="translate human dates with a trained lab 2 model")
-    translate.add_argument("--model", required=True, help="run folder written by `train date-translation`")
-    translate.add_argument("texts", nargs="+", help='dates to translate, e.g. "27 January 2018" "๒๗ ม.ค. ๖๑"')
-    translate.add_argument("--beam", type=int, default=1, help="beam width (default 1: greedy)")
+    translate = commands.add_parser("translate", help="translate dates (lab 2) or Thai names (homework 3.1) with a trained model")
+    translate.add_argument("--model", required=True, help="run folder written by `train date-translation` or `train name-transliteration`")
+    translate.add_argument("texts", nargs="+", help='dates or names, e.g. "27 January 2018" "๒๗ ม.ค. ๖๑" or "สมชาย ใจดี"')
+    translate.add_argument("--beam", type=int, default=1, help="beam width (default 1: greedy); shows the top BEAM outputs")
     translate.add_argument("--plot", default=None, help="save attention heatmaps to this PNG (one file per text)")
 
     sample = commands.add_parser("sample", help="print dates sampled from a trained lab 1 model")
@@ -143,6 +146,19 @@ def _build_parser() -> argparse.ArgumentParser:
     evaluate_translation.add_argument("--baseline", default=None, help="a baseline run folder to compare by input length")
     evaluate_translation.add_argument("--n", type=int, default=10_000, help="held-out pairs from the test split (default 10,000)")
     evaluate_translation.add_argument("--beam", type=int, default=1, help="beam width (default 1: greedy)")
+
+    evaluate_names = evaluate_tasks.add_parser("name-transliteration",
+                                               help="homework 3.1: accuracy, CER, mean F, MRR, per stratum and length")
+    evaluate_names.add_argument("--model", required=True, help="run folder written by `train name-transliteration`")
+    evaluate_names.add_argument("--data", default=str(DATASETS_DIR / "thai-names" / "test.csv"),
+                                help="CSV of names to score (default: the public test split)")
+    evaluate_names.add_argument("--beam", type=int, default=3, help="beam width; MRR and top-k use the beams (default 3)")
+
+    release = commands.add_parser("release", help="write the student version of the homework (solutions stripped)")
+    release.add_argument("what", choices=["homework"], help="what to release")
+    release.add_argument("--out", required=True, help="an empty or new folder for the student kit")
+    selftest = commands.add_parser("selftest", help="check your key-value attention layer (homework 3.1)")
+    selftest.add_argument("what", choices=["homework"], help="what to check")
 
     commands.add_parser("formats", help="list the date formats of lab 2 with an example each")
     commands.add_parser("demo", help="build the datasets, check them against the shipped ones, show examples")
@@ -196,31 +212,60 @@ def _describe(row: dict) -> str:
 
 
 def _train(args) -> None:
-    if args.task == "date-translation":
-        from labs.date_translation.train import train
+    config = _config_from_args(args, _config_class(args.task))
+    verbose = 0 if args.quiet else 1
+    if args.task == "date-generation":
+        from labs.date_generation.train import train
 
-        run = train(_config_from_args(args, _date_translation_config()), out_dir=args.out, verbose=0 if args.quiet else 1)
+        run = train(config, out_dir=args.out, verbose=verbose)
+        print(f"Trained in {run.seconds:.1f} s on the {run.device}; "
+              f"validation cross-entropy {run.history['validation'][-1]:.4f} bits/token.")
+        next_step = f"python -m labs sample --model {args.out} --n 20 --temperature 0.8"
+    else:
+        if args.task == "date-translation":
+            from labs.date_translation.train import train
+
+            example = '"27 January 2018" "๒๗ ม.ค. ๖๑"'
+        else:
+            from labs.name_transliteration.train import train
+
+            example = '"สมชาย ใจดี" --beam 3'
+        run = train(config, out_dir=args.out, verbose=verbose)
         print(f"Trained in {run.seconds:.1f} s on the {run.device}; validation loss {run.history['validation'][-1]:.4f}.")
-        print(f"Saved model.keras, vocab.json, metrics.json and training_curve.png in {args.out}")
-        print(f'Next: python -m labs translate --model {args.out} "27 January 2018" "๒๗ ม.ค. ๖๑" --plot attention.png')
-        return
-    from labs.date_generation.train import train
-
-    config = _config_from_args(args, _date_generation_config())
-    run = train(config, out_dir=args.out, verbose=0 if args.quiet else 1)
-    final = run.history["validation"][-1]
-    print(f"Trained in {run.seconds:.1f} s on the {run.device}; validation cross-entropy {final:.4f} bits/token.")
+        next_step = f"python -m labs translate --model {args.out} {example} --plot attention.png"
     print(f"Saved model.keras, vocab.json, metrics.json and training_curve.png in {args.out}")
-    print(f"Next: python -m labs sample --model {args.out} --n 20 --temperature 0.8")
+    print(f"Next: {next_step}")
+
+
+def _run_task(model_dir: str) -> str:
+    """The task of a run folder, read from its ``vocab.json``."""
+    import json
+
+    path = Path(model_dir) / "vocab.json"
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))["task"]
+    except FileNotFoundError:
+        raise InputError(f"{model_dir!r} is not a run folder (no vocab.json); "
+                         "train one with `python -m labs train ...`") from None
+    except (ValueError, KeyError, TypeError):
+        raise InputError(f"{str(path)!r} is not an Attention Lab vocabulary file") from None
 
 
 def _translate(args) -> None:
     from labs.common.files import check_writable
-    from labs.date_translation.train import load_run
-    from labs.date_translation.translate import translate
 
     if args.beam < 1:
         raise InputError(f"--beam must be 1 or more, got {args.beam}")
+    task = _run_task(args.model)
+    if task == "date-translation":
+        from labs.date_translation.train import load_run
+        from labs.date_translation.translate import translate
+    elif task == "name-transliteration":
+        from labs.name_transliteration.train import load_run
+        from labs.name_transliteration.transliterate import transliterate as translate
+    else:
+        raise InputError(f"{args.model} holds a {task} model; translate works with date-translation "
+                         "and name-transliteration models")
     plot_paths = []
     if args.plot:
         base = Path(args.plot)
@@ -293,9 +338,40 @@ def _evaluate_translation(args) -> None:
     print(f"\nSaved {Path(args.model) / 'evaluation.json'}")
 
 
+def _evaluate_names(args) -> None:
+    from labs.common.files import read_csv, write_json
+    from labs.name_transliteration import evaluate
+    from labs.name_transliteration.data import COLUMNS
+    from labs.name_transliteration.train import load_run
+    from labs.name_transliteration.transliterate import transliterate
+
+    if args.beam < 1:
+        raise InputError(f"--beam must be 1 or more, got {args.beam}")
+    if not Path(args.data).is_file():
+        raise InputError(f"no CSV file at {args.data!r}")
+    rows = read_csv(args.data)
+    missing = [c for c in ("source", "target") if rows and c not in rows[0]]
+    if not rows or missing:
+        raise InputError(f"{args.data!r} holds no names (expected the columns {', '.join(COLUMNS)})")
+    model, vocabs, _ = load_run(args.model)
+    results = transliterate(model, vocabs, [r["source"] for r in rows], beam=args.beam)
+    table = evaluate.results_table(rows, [r.alternatives for r in results])
+    result = evaluate.summary(table)
+    print(evaluate.format_summary(result))
+    wrong = table[~table["correct"]].head(8)
+    if len(wrong):
+        print("\nsome wrong outputs:")
+        for _, row in wrong.iterrows():
+            print(f"  {row['source']}  ->  {row['prediction']}   (expected {row['target']}, {row['stratum']} words)")
+    write_json(Path(args.model) / "evaluation.json", result)
+    print(f"\nSaved {Path(args.model) / 'evaluation.json'}")
+
+
 def _evaluate(args) -> None:
     if args.task == "date-translation":
         return _evaluate_translation(args)
+    if args.task == "name-transliteration":
+        return _evaluate_names(args)
     from labs.date_generation.evaluate import evaluate, format_report, save_report
     from labs.date_generation.train import load_run
 
@@ -364,6 +440,14 @@ def main(argv: list[str] | None = None) -> int:
             _translate(args)
         elif args.command == "evaluate":
             _evaluate(args)
+        elif args.command == "release":
+            from labs.release import release_homework
+
+            release_homework(args.out)
+        elif args.command == "selftest":
+            from labs.name_transliteration.selftest import main as selftest
+
+            return selftest()
         elif args.command == "formats":
             _formats()
         elif args.command == "demo":

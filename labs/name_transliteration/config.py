@@ -1,0 +1,49 @@
+"""Homework 3.1's configuration: one dataclass that the command line, the notebook and the tests share."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields, replace
+
+from labs.common.errors import InputError
+from labs.common.validation import check_choices
+
+SCORES = ("dot", "additive")
+
+
+@dataclass(frozen=True)
+class NameTransliterationConfig:
+    """Model size, data and training budget for the Thai -> English name transliterator."""
+
+    embedding_dim: int = 64
+    units: int = 128             # per encoder direction; the decoder has 2 * units
+    key_dim: int = 64            # size of queries and keys (they only score)
+    value_dim: int = 128         # size of values, and so of the context (what is read)
+    score: str = "dot"           # "dot" (scaled dot product) or "additive"
+    train_size: int = 100_000    # names drawn from the train split
+    val_size: int = 2_000        # names from the dev split, for the validation curve
+    epochs: int = 8
+    batch_size: int = 128
+    learning_rate: float = 3e-3
+    seed: int = 1
+
+    def __post_init__(self):
+        for name in ("embedding_dim", "units", "key_dim", "value_dim", "train_size", "val_size", "epochs", "batch_size"):
+            if getattr(self, name) < 1:
+                raise InputError(f"{name} must be 1 or more, got {getattr(self, name)}")
+        if not self.learning_rate > 0:
+            raise InputError(f"learning_rate must be greater than 0, got {self.learning_rate}")
+        check_choices([self.score], SCORES, "score")
+
+    @classmethod
+    def tiny(cls, **overrides) -> "NameTransliterationConfig":
+        """A seconds-long configuration for tests and CI: it runs everything, learns little."""
+        return replace(cls(embedding_dim=8, units=16, key_dim=16, value_dim=16, train_size=1_000, val_size=100,
+                           epochs=1, batch_size=64), **overrides)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: dict) -> "NameTransliterationConfig":
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in values.items() if k in known})

@@ -1,0 +1,236 @@
+"""Homework 3.1: the key-value attention layer, the reference model, its metrics, the self-test."""
+
+import importlib.util
+import json
+
+import numpy as np
+import pytest
+
+from homework.kv_attention import KeyValueAttention
+from labs.common.seq2seq import teacher_forcing_arrays
+from labs.name_transliteration import evaluate, selftest
+from labs.name_transliteration.config import NameTransliterationConfig
+from labs.name_transliteration.data import sample_names, vocabularies
+from labs.name_transliteration.model import build_attention_model, build_model, step_decoder
+from labs.name_transliteration.train import load_run, train
+from labs.name_transliteration.transliterate import MAX_OUTPUT_LENGTH, transliterate
+from tests.conftest import REPO_ROOT
+
+VOCABS = vocabularies()
+NAMES = ["สมชาย ใจดี", "ปวีณา รัตนพงศ์", "ธนากร ศรีสุข", "อิสมาแอ บุตรพรม"]
+
+
+@pytest.fixture(scope="module")
+def model():
+    import keras
+
+    keras.utils.set_random_seed(0)
+    return build_model(NameTransliterationConfig.tiny(), len(VOCABS["source"]), len(VOCABS["target"]))
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("names")
+    return train(NameTransliterationConfig.tiny(), out_dir=out, verbose=0), out
+
+
+def _arrays(names, length=None):
+    return teacher_forcing_arrays([{"source": n, "target": "Somchai Jaidee"} for n in names], VOCABS, source_length=length)
+
+
+# ---- the layer ----
+
+@pytest.mark.parametrize("score", ["dot", "additive"])
+def test_layer_shapes_and_weights(score):
+    rng = np.random.default_rng(0)
+    query, memory = rng.normal(size=(2, 3, 6)).astype("float32"), rng.normal(size=(2, 5, 8)).astype("float32")
+    mask = np.array([[True] * 5, [True, True, False, False, False]])
+    context, weights = KeyValueAttention(4, 7, score=score)(query, memory, memory_mask=mask, return_attention_scores=True)
+    weights = np.asarray(weights)
+    assert np.asarray(context).shape == (2, 3, 7) and weights.shape == (2, 3, 5)
+    np.testing.assert_allclose(weights.sum(-1), 1.0, rtol=1e-5)
+    assert np.abs(weights[1, :, 2:]).max() < 1e-7
+
+
+def test_keys_only_score_and_values_only_build_the_context():
+    """Zeroing the value matrix leaves the weights alone; zeroing the key matrix makes them uniform."""
+    rng = np.random.default_rng(1)
+    query, memory = rng.normal(size=(1, 2, 6)).astype("float32"), rng.normal(size=(1, 4, 8)).astype("float32")
+    layer = KeyValueAttention(4, 3)
+    context, weights = layer(query, memory, return_attention_scores=True)
+    layer.value_kernel.assign(np.zeros((8, 3), "float32"))
+    zero_context, same_weights = layer(query, memory, return_attention_scores=True)
+    np.testing.assert_allclose(np.asarray(same_weights), np.asarray(weights), atol=1e-6)
+    assert np.abs(np.asarray(zero_context)).max() == 0 and np.abs(np.asarray(context)).max() > 0
+    layer.key_kernel.assign(np.zeros((8, 4), "float32"))
+    np.testing.assert_allclose(np.asarray(layer(query, memory, return_attention_scores=True)[1]), 0.25, atol=1e-6)
+
+
+def test_layer_config_round_trips_and_rejects_bad_arguments():
+    layer = KeyValueAttention(16, 32, score="additive", name="kv")
+    copy = KeyValueAttention.from_config(layer.get_config())
+    assert (copy.key_dim, copy.value_dim, copy.score, copy.name) == (16, 32, "additive", "kv")
+    with pytest.raises(ValueError, match="unknown score 'cosine'; choose one of: dot, additive"):
+        KeyValueAttention(8, score="cosine")
+    with pytest.raises(ValueError, match="key_dim must be 1 or more"):
+        KeyValueAttention(0)
+
+
+# ---- the model ----
+
+def test_model_signature_and_padding(model):
+    source, target_in, _ = _arrays(NAMES)
+    probabilities = np.asarray(model([source, target_in]))
+    assert probabilities.shape == (len(NAMES), target_in.shape[1], len(VOCABS["target"]))
+    np.testing.assert_allclose(probabilities.sum(-1), 1.0, rtol=1e-5)
+    longer, _, _ = _arrays(NAMES, length=source.shape[1] + 7)
+    np.testing.assert_allclose(np.asarray(model([longer, target_in])), probabilities, atol=1e-5)
+
+
+def test_step_decoder_agrees_with_the_full_model(model):
+    source, target_in, _ = _arrays(NAMES)
+    full, full_weights = (np.asarray(x) for x in build_attention_model(model)([source, target_in]))
+    step, state = step_decoder(model, source)
+    for t in range(target_in.shape[1]):
+        probabilities, state, weights = step(target_in[:, t], state)
+        np.testing.assert_allclose(probabilities, full[:, t], atol=1e-5)
+        np.testing.assert_allclose(weights, full_weights[:, t], atol=1e-5)
+
+
+def test_training_saves_a_run_that_loads_and_transliterates(tiny_run):
+    run, out = tiny_run
+    assert {"model.keras", "vocab.json", "metrics.json", "training_curve.png"} <= {p.name for p in out.iterdir()}
+    model, vocabs, config = load_run(out)
+    assert config == NameTransliterationConfig.tiny()
+    names = [r["source"] for r in sample_names(40, seed=4, split="dev")]
+    loaded = transliterate(model, vocabs, names)
+    assert [t.output for t in loaded] == [t.output for t in transliterate(run.model, run.vocabs, names)]
+    assert [t.output for t in loaded] == [t.output for t in transliterate(model, vocabs, names, step_decoding=False)]
+    top = transliterate(model, vocabs, names[:3], beam=3)
+    assert all(len(t.alternatives) == 3 and len(set(t.alternatives)) == 3 for t in top)
+    result = loaded[0]
+    # one row per output character and </s> (an untrained model may stop only at the length limit)
+    assert result.attention.shape == (min(len(result.output) + 1, MAX_OUTPUT_LENGTH), len(result.source))
+
+
+# ---- the metrics ----
+
+ROW = {"source": "ธนะพงศ์ เดชณรงค์", "target": "Tanapong Detnarong", "alternatives": "Thanaphong Detnarong",
+       "stratum": "unseen"}
+
+
+def test_any_accepted_spelling_counts_but_exact_match_wants_the_main_one():
+    predictions = ["Thanaphong Detnarong", "Tanapong Detnarong"]
+    assert evaluate.accuracy(predictions, [ROW, ROW]) == 1.0
+    assert evaluate.exact_match(predictions, [ROW["target"]] * 2) == 0.5
+
+
+def test_character_error_rate_uses_the_nearest_accepted_spelling():
+    # one substitution from the alternative (20 characters), three from the main target
+    assert evaluate.character_error_rate(["Thanaphong Detnarung"], [ROW]) == pytest.approx(1 / 20)
+    assert evaluate.character_error_rate(["Tanapong Detnarong"], [ROW]) == 0.0
+
+
+def test_news_f_score_and_mrr():
+    assert evaluate.f_score("Tanapong Detnarong", ROW) == 1.0
+    # LCS("Tanapong", "Tanapong Detnarong") = 8: P = 1, R = 8/18, F = 2 * 8/18 / (1 + 8/18)
+    assert evaluate.f_score("Tanapong", ROW) == pytest.approx(2 * (8 / 18) / (1 + 8 / 18))
+    assert evaluate.f_score("", ROW) == 0.0
+    assert evaluate.reciprocal_rank(["x", "Thanaphong Detnarong", "Tanapong Detnarong"], ROW) == 0.5
+    assert evaluate.mean_reciprocal_rank([["x"], ["Tanapong Detnarong"]], [ROW, ROW]) == 0.5
+
+
+def test_summary_reports_each_stratum_and_length():
+    seen = dict(ROW, stratum="seen", source="สมชาย ใจดี", target="Somchai Jaidee", alternatives="")
+    table = evaluate.results_table([ROW, seen, seen], [["Tanapong Detnarong"], ["Somchai Jaidee", "x"], ["Somchay"]])
+    result = evaluate.summary(table)
+    assert result["per_stratum"]["unseen"]["accuracy"] == 1.0
+    assert result["per_stratum"]["seen"]["accuracy"] == 0.5
+    assert result["all"]["top_2_accuracy"] == pytest.approx(2 / 3)
+    assert set(result["by_length"]) == {"(0, 10]", "(15, 20]"}   # 10 and 16 Thai characters
+    assert "unseen words: accuracy 100.00%" in evaluate.format_summary(result)
+
+
+# ---- the self-test ----
+
+def _broken_layer(tmp_path, old: str, new: str):
+    """The solution with one mistake in it, loaded as a class (as a student's file would be)."""
+    source = (REPO_ROOT / "homework" / "kv_attention.py").read_text(encoding="utf-8")
+    assert old in source
+    path = tmp_path / "kv_attention.py"
+    path.write_text(source.replace(old, new), encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("broken_kv_attention", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.KeyValueAttention
+
+
+@pytest.fixture
+def restore_registration():
+    """A broken copy registers itself under the same Keras name; register the real layer again after."""
+    yield
+    importlib.reload(importlib.import_module("homework.kv_attention"))
+
+
+def test_selftest_passes_the_solution():
+    assert all(check.passed for check in selftest.run_checks())
+
+
+def test_reference_numbers_are_those_of_the_solution():
+    stored = json.loads(selftest.REFERENCE_FILE.read_text(encoding="utf-8"))
+    fresh = selftest.reference_outputs(selftest.layer_class())
+    for score in ("dot", "additive"):
+        for name in ("context", "weights"):
+            np.testing.assert_allclose(fresh[score][name], stored[score][name], atol=1e-6)
+
+
+@pytest.mark.parametrize("old,new,failing,advice", [
+    ("weights = ops.softmax(scores, axis=-1)", "weights = ops.softmax(scores, axis=1)",
+     "weights sum to 1", "over the last axis"),
+    ("scores = ops.where(real, scores, ops.full_like(scores, -1e9))", "pass",
+     "padding gets zero weight", "large negative number"),
+    ("scores = scores / ops.sqrt(ops.cast(self.key_dim, scores.dtype))", "pass",
+     "dot score matches", "1 / sqrt(key_dim)"),
+    ("context = ops.matmul(weights, values)", "context = ops.matmul(weights, memory[..., :self.value_dim])",
+     "dot score matches", "weighted sum of the *values*"),
+])
+def test_selftest_explains_common_mistakes(tmp_path, restore_registration, old, new, failing, advice):
+    results = selftest.run_checks(_broken_layer(tmp_path, old, new))
+    first_failure = next(r for r in results if not r.passed)
+    assert first_failure.name.startswith(failing)
+    assert advice in first_failure.message
+
+
+def test_selftest_names_the_line_of_an_error(tmp_path, restore_registration):
+    cls = _broken_layer(tmp_path, "values = ops.matmul(memory, self.value_kernel)",
+                        "values = ops.matmul(memory, self.no_such_kernel)")
+    message = selftest.run_checks(cls)[0].message
+    assert "kv_attention.py, line" in message and "self.no_such_kernel" in message
+
+
+def test_selftest_cli_exit_status(cli):
+    result = cli("selftest", "homework")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "6 of 6 checks passed" in result.stdout
+
+
+# ---- the command line ----
+
+def test_cli_train_translate_evaluate(cli, tmp_path):
+    out = tmp_path / "names"
+    trained = cli("train", "name-transliteration", "--out", str(out), "--tiny", "--quiet")
+    assert trained.returncode == 0, trained.stderr
+    translated = cli("translate", "--model", str(out), "สมชาย ใจดี", "--beam", "3", "--plot", str(tmp_path / "kv.png"))
+    assert translated.returncode == 0, translated.stderr
+    assert "สมชาย ใจดี  ->" in translated.stdout and "other beams:" in translated.stdout
+    assert (tmp_path / "kv.png").is_file()
+    data = tmp_path / "few.csv"
+    data.write_text("source,target,alternatives,gender,stratum\nสมชาย ใจดี,Somchai Jaidee,,male,seen\n"
+                    "ธนะพงศ์ เดชณรงค์,Tanapong Detnarong,Thanaphong Detnarong,male,unseen\n", encoding="utf-8")
+    evaluated = cli("evaluate", "name-transliteration", "--model", str(out), "--data", str(data), "--beam", "2")
+    assert evaluated.returncode == 0, evaluated.stderr
+    assert "seen words: accuracy" in evaluated.stdout and "unseen words: accuracy" in evaluated.stdout
+    saved = json.loads((out / "evaluation.json").read_text(encoding="utf-8"))
+    assert saved["all"]["examples"] == 2 and "top_2_accuracy" in saved["all"]
+    missing = cli("evaluate", "name-transliteration", "--model", str(out), "--data", str(tmp_path / "no.csv"))
+    assert missing.returncode == 2 and "no CSV file" in missing.stderr and "Traceback" not in missing.stderr
