@@ -1,0 +1,206 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent,ipynb
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Homework 3.1: Thai names in English, with key-value attention
+#
+# A sequence-to-sequence model reads a Thai full name, `สมชาย ใจดี`, and writes it in English
+# letters, `Somchai Jaidee`. You write its attention layer.
+#
+# **Your job:** fill in the four `TODO`s of `KeyValueAttention` in `homework/kv_attention.py`,
+# run the self-test below until it passes, run the notebook to the end, and export your
+# submission (last section).
+#
+# *Runs on a GPU when one is there (Colab: Runtime → Change runtime type → GPU) and on a CPU.*
+#
+# ## Key-value attention
+#
+# In lab 2 each encoder state `h_j` did two jobs: the decoder compared its state with `h_j` to
+# decide *where* to look (the score), and then read `h_j` itself as *what* it found there (the
+# context). One vector serves both questions. Key-value attention (Daniluk et al., 2017,
+# *Frustratingly Short Attention Spans in Neural Language Modeling*) gives each job its own vector:
+#
+# | | lab 2 (additive, Bahdanau) | this homework (key-value) |
+# |---|---|---|
+# | what is scored | `h_j` (through `U h_j`) | a **key** `k_j = W_k h_j` |
+# | what is read | `h_j` | a **value** `v_j = W_v h_j` |
+# | the query | the decoder state `s_t` (through `W s_t`) | `q_t = W_q s_t` |
+# | score | `v · tanh(W s_t + U h_j)` | `q_t · k_j / √d_k` (or additive: `w · tanh(q_t + k_j)`) |
+# | context | `Σ_j a_tj h_j` | `Σ_j a_tj v_j` |
+#
+# The key only has to be good for *matching*: it can keep what tells the Thai consonant `ช`
+# from `ซ`. The value only has to be good for *writing*: it can keep what the decoder needs to
+# spell `ch` or `s`. The softmax still runs over the real source positions only (padding is
+# masked *before* it), so the weights of each output step sum to 1.
+#
+# **How this differs from Daniluk et al.** They split *one* LSTM output vector into parts
+# (`[k; v] = h_j`, and in their full model a third part to predict the next word): the network
+# learns to put matching information in one half and content in the other, at no extra cost.
+# Here the encoder state stays whole and two learned matrices `W_k` and `W_v` read what each job
+# needs from all of it. Both keep scoring and reading apart; projections are the form that
+# Transformers later made standard (their attention is exactly this scaled dot product, with
+# several heads).
+#
+# **Why a scaled dot product?** The dot product of two random `d`-dimensional vectors has a
+# standard deviation that grows like `√d`; dividing by `√d_k` keeps the scores in the range
+# where the softmax still has useful gradients.
+
+# %%
+import os
+import sys
+from pathlib import Path
+
+for folder in [Path.cwd(), *Path.cwd().parents]:  # find the kit (the folder holding labs/)
+    if (folder / "labs" / "__init__.py").is_file():
+        sys.path.insert(0, str(folder))
+        KIT = folder
+        break
+else:
+    raise RuntimeError("Cannot find the Attention Lab kit (a folder with labs/ inside). "
+                       "Open this notebook from the kit's homework/ folder, or %cd into the kit first.")
+# In Colab: clone or upload the kit, `%cd` into it, and `!pip install -r requirements.txt`.
+
+TINY = os.environ.get("ATTENTION_LAB_TINY") == "1"  # CI runs a tiny configuration
+
+from labs.common.files import read_csv
+from labs.common.fonts import use_thai_font
+from labs.common.plots import plot_attention, plot_training_curves
+from labs.common.submission import export
+from labs.common.training import device_description
+from labs.name_transliteration import evaluate
+from labs.name_transliteration.config import NameTransliterationConfig
+from labs.name_transliteration.data import sample_names
+from labs.name_transliteration.selftest import selftest
+from labs.name_transliteration.train import train
+from labs.name_transliteration.transliterate import transliterate
+
+print("Running on the", device_description(), "(tiny configuration)" if TINY else "")
+print("Thai font for the heatmaps:", use_thai_font() or "none found (labels fall back to code points)")
+
+# %% [markdown]
+# ## The data
+#
+# Names are built from pythainlp's bundled lists of Thai given names and family names, written in
+# English by the romanization table in `datasets/thai-names/` (see its datasheet). A name often has
+# more than one fair spelling (`Thanaphong` and `Tanapong`): any spelling in the `alternatives`
+# column counts as right.
+#
+# The test split has two **strata**: `seen` names, whose words both occur in training (the full
+# name does not), and `unseen` names, with a word that never occurs in training. The first asks
+# whether the model remembers; the second whether it learned how Thai letters sound.
+
+# %%
+test = read_csv(KIT / "datasets" / "thai-names" / "test.csv")
+if TINY:
+    test = test[:100] + test[-100:]   # both strata
+for row in sample_names(8, seed=0, split="train"):
+    also = f"   (also: {row['alternatives'].replace('|', ', ')})" if row["alternatives"] else ""
+    print(f"{row['source']:24} -> {row['target']}{also}")
+
+# %% [markdown]
+# ## Your layer: the self-test
+#
+# Open `homework/kv_attention.py` and fill in the `TODO`s, in order. Then run this cell. Each
+# check says what it expected and what your layer did; fix the first failure first. The cell
+# reloads your file every time, so there is no need to restart the notebook after an edit.
+#
+# Until every check passes, this cell stops "Run all" here: training a broken layer for several
+# minutes would only hide the mistake.
+
+# %%
+selftest()
+
+# %% [markdown]
+# ## The model and its training
+#
+# The encoder and decoder are lab 2's (a bidirectional LSTM and an LSTM, teacher forcing); only the
+# attention is new. See `labs/name_transliteration/model.py`. With the defaults, training takes
+# about 15 minutes on a 2-core CPU and a few on a Colab GPU.
+
+# %%
+config = NameTransliterationConfig.tiny() if TINY else NameTransliterationConfig()
+print(config)
+run = train(config, verbose=2)
+print(f"trained in {run.seconds:.0f} s on the {run.device}")
+plot_training_curves(run.history, unit="loss (nats per character)", title="Thai -> English names");
+
+# %% [markdown]
+# ## How good is it?
+#
+# Beam search keeps the 3 best partial spellings at every step. We report the NEWS
+# transliteration metrics: **accuracy** (the best output is an accepted spelling), **character
+# error rate**, **mean F-score** (from the longest common subsequence: partial credit for a near
+# miss) and **MRR** (1 / rank of the first accepted spelling among the top 3), for each stratum.
+
+# %%
+results = transliterate(run.model, run.vocabs, [row["source"] for row in test], beam=3)
+table = evaluate.results_table(test, [r.alternatives for r in results])
+print(evaluate.format_summary(evaluate.summary(table)))
+evaluate.by_length(table)
+
+# %% [markdown]
+# ## Where does the decoder look?
+#
+# One row per English letter, one column per Thai character. Thai writes some vowels *before*
+# the consonant they follow in speech (`เ`, `แ`, `โ`, `ใ`, `ไ`), and some sounds need two
+# English letters (`ช` → `ch`): look for the places where the map is not a simple diagonal.
+# The last map is a name the model got wrong (when there is one).
+
+# %%
+correct = table["correct"].tolist()
+right_ones = [i for i, ok in enumerate(correct) if ok][:3]
+wrong_ones = [i for i, ok in enumerate(correct) if not ok][:1]
+for i in right_ones + wrong_ones:
+    result = results[i]
+    label = "" if correct[i] else f"  (wrong; expected {test[i]['target']})"
+    plot_attention(result.source, result.output, result.attention, title=f"{result.source} → {result.output}{label}")
+
+# %% [markdown]
+# ## Try your own
+
+# %%
+for result in transliterate(run.model, run.vocabs, ["สมชาย ใจดี", "ปวีณา รัตนพงศ์", "ธนากร ศรีสุข"], beam=3):
+    print(f"{result.source:18} -> {result.output:22} top 3: {', '.join(result.alternatives)}")
+
+# %% [markdown]
+# ## Export your submission
+#
+# Set `STUDENT_ID` to your university id and run the cell. It writes `submission.zip` next to this
+# notebook: your model, its vocabularies, your `kv_attention.py` and your predictions on the public
+# test names. Check it before you hand it in:
+#
+#     python -m autograder check submission.zip
+
+# %%
+STUDENT_ID = "tiny-run" if TINY else ""   # your university id, for example "6512345678"
+
+if not STUDENT_ID:
+    print("Set STUDENT_ID in this cell to export your submission.")
+else:
+    bundle = Path("submission.zip")
+    bundle.unlink(missing_ok=True)   # a fresh export replaces the last one
+    predictions = [{"source": r.source, "prediction": r.output} for r in results]
+    export(run.model, run.vocabs, task="name-transliteration", student_id=STUDENT_ID, out=bundle,
+           predictions=predictions, device=run.device)
+    print(f"wrote {bundle.resolve()} ({bundle.stat().st_size / 1e6:.1f} MB)")
+
+# %% [markdown]
+# ## Questions (answer in a few sentences each, in your report)
+#
+# 1. Train once with `NameTransliterationConfig(score="additive")`. Which score does better on the
+#    `unseen` stratum, and which trains faster?
+# 2. Set `value_dim` to 16 and then to 256. What happens to accuracy, and what does that say about
+#    how much the decoder reads through attention?
+# 3. In the heatmap of a wrong name, where did the model look when it went wrong?

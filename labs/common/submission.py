@@ -1,0 +1,134 @@
+"""Export a trained model as a submission bundle, the folder (or zip) that students hand in.
+
+    from labs.common.submission import export
+    export(run.model, run.vocabs, task="name-transliteration", student_id="6512345678", out="submission.zip")
+
+A bundle holds:
+
+- ``model.keras``: the model, in Keras 3's format (the grader loads nothing else);
+- ``vocab.json``: its vocabularies, so that the grader encodes inputs as the model expects;
+- ``meta.json``: student id, task, kit version, library versions, the device it trained on;
+- ``predictions.csv`` (optional): the model's outputs on the public test inputs;
+- ``custom_layers.py`` (homework 3.1 only): the student's ``homework/kv_attention.py``, which
+  defines the layer the model uses.
+
+Check a bundle before handing it in: ``python -m autograder check submission.zip``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import platform
+import re
+import shutil
+import tempfile
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from labs.common.errors import InputError
+from labs.common.files import write_csv, write_json
+from labs.common.paths import REPO_ROOT
+from labs.common.vocab import Vocabulary, save_vocabularies
+
+FORMAT, VERSION = "attention-lab-submission", 1
+TASKS = ("date-generation", "date-translation", "name-transliteration")
+LAYER_MODULE = REPO_ROOT / "homework" / "kv_attention.py"   # what homework 3.1 bundles as custom_layers.py
+STUDENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+# The vocabularies each task's model needs: a language model has one, a translator two.
+VOCABULARIES = {"date-generation": ("target",), "date-translation": ("source", "target"),
+                "name-transliteration": ("source", "target")}
+
+
+def _library_versions() -> dict[str, str]:
+    import keras
+    import tensorflow as tf
+
+    import labs
+
+    return {"python": platform.python_version(), "tensorflow": tf.__version__, "keras": keras.__version__,
+            "numpy": np.__version__, "attention_lab": labs.__version__}
+
+
+def _check_signature(model, task: str, vocabs: dict[str, Vocabulary]) -> None:
+    """Run the model once on a tiny input: catch a wrong model before the grader does."""
+    target_size = len(vocabs["target"])
+    tokens = np.array([[1, 4, 5]], dtype="int32")                                     # (1, 3)
+    try:
+        outputs = model.predict_on_batch(tokens if task == "date-generation" else [tokens, tokens])
+    except Exception as error:
+        expected = "tokens (batch, T)" if task == "date-generation" else "[source (batch, S), target_in (batch, T)]"
+        raise InputError(f"the model does not accept the {task} inputs, {expected}: {error}") from None
+    probabilities = np.asarray(outputs[0] if isinstance(outputs, (list, tuple)) else outputs)
+    if probabilities.shape != (1, 3, target_size):
+        raise InputError(f"the model returns shape {probabilities.shape}; a {task} model must return next-character "
+                         f"probabilities (batch, T, {target_size}), one distribution per input position")
+
+
+def export(model, vocabs: dict[str, Vocabulary], *, task: str, student_id: str, out: str | Path,
+           predictions: list[dict] | None = None, device: str | None = None,
+           layer_module: str | Path | None = None) -> Path:
+    """Write a submission bundle for ``task`` to ``out`` (a new folder, or a ``.zip`` file); returns ``out``.
+
+    ``predictions``: rows with ``source`` and ``prediction`` (optional). ``layer_module``: the
+    file defining custom layers (homework 3.1 default: ``homework/kv_attention.py``). The bundle
+    is written whole or not at all.
+    """
+    from labs.common.training import device_description, save_model_atomically
+
+    if task not in TASKS:
+        raise InputError(f"unknown task {task!r}; choose one of: {', '.join(TASKS)}")
+    if not STUDENT_ID.fullmatch(str(student_id)):
+        raise InputError(f"student_id {student_id!r} must be 1 to 64 letters, digits, '.', '_' or '-' "
+                         "(your university id, for example 6512345678)")
+    missing = [name for name in VOCABULARIES[task] if name not in vocabs]
+    if missing:
+        raise InputError(f"the vocabularies lack {', '.join(missing)}; pass the ones the model was trained with")
+    if task == "name-transliteration":
+        layer_module = Path(layer_module or LAYER_MODULE)
+        if not layer_module.is_file():
+            raise InputError(f"no layer module at {str(layer_module)!r}; the homework bundle must carry "
+                             "your homework/kv_attention.py")
+    elif layer_module is not None:
+        raise InputError(f"a {task} bundle carries no custom layers: its model uses Keras' own layers only")
+    _check_signature(model, task, vocabs)
+    out = Path(out)
+    if out.exists() and (out.is_file() or any(out.iterdir())):
+        raise InputError(f"{str(out)!r} already exists; remove it or choose another name")
+    out.parent.mkdir(parents=True, exist_ok=True)
+
+    scratch = Path(tempfile.mkdtemp(prefix=".bundle-", dir=out.parent))
+    try:
+        save_model_atomically(model, scratch / "model.keras")
+        save_vocabularies(scratch / "vocab.json", task, {name: vocabs[name] for name in VOCABULARIES[task]})
+        write_json(scratch / "meta.json", {
+            "format": FORMAT, "version": VERSION, "student_id": str(student_id), "task": task,
+            "libraries": _library_versions(), "device": device or device_description(),
+            "parameters": int(model.count_params()),
+        })
+        if predictions is not None:
+            write_csv(scratch / "predictions.csv", ("source", "prediction"),
+                      [{"source": p["source"], "prediction": p["prediction"]} for p in predictions])
+        if layer_module is not None:
+            shutil.copyfile(layer_module, scratch / "custom_layers.py")
+        if out.suffix == ".zip":
+            _zip(scratch, out)
+        else:
+            if out.exists():
+                out.rmdir()
+            os.replace(scratch, out)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            shutil.rmtree(scratch)
+    return out
+
+
+def _zip(folder: Path, out: Path) -> None:
+    """Zip the files of ``folder`` (flat, sorted) into ``out``, atomically."""
+    partial = out.with_name(f".{out.name}.partial")
+    with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(folder.iterdir()):
+            archive.write(path, arcname=path.name)
+    os.replace(partial, out)

@@ -1,0 +1,177 @@
+"""Write the student version of the kit: every solution block replaced by a TODO that raises.
+
+    python -m labs release homework --out release/
+
+In the instructor's kit, a solution is written between markers, with the TODO and a hint
+(shown here after a ``|``, which the real lines do not have):
+
+    | ### BEGIN SOLUTION
+    | ### TODO: compute the context (batch, T, value_dim) from the weights and the values
+    | ### HINT: a batched matrix product: (batch, T, S) x (batch, S, value_dim)
+    | context = ops.matmul(weights, values)
+    | ### END SOLUTION
+
+and the student version reads:
+
+    | # TODO: compute the context (batch, T, value_dim) from the weights and the values
+    | # Hint: a batched matrix product: (batch, T, S) x (batch, S, value_dim)
+    | raise NotImplementedError("TODO: compute the context ... (homework/kv_attention.py)")
+
+Before anything is written, the release checks that no marker and no line of any solution
+is left in any released file.
+
+The release copies what students need (``labs/``, ``homework/``, ``demos/``, ``datasets/``,
+``autograder/``, the README, requirements and Makefile) and never the instructor's tests,
+trained models, run folders or secret seeds. Notebooks whose source held a solution are
+regenerated from the stripped source. The output folder is written whole or not at all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from labs.common.errors import InputError
+from labs.common.paths import REPO_ROOT
+
+INCLUDED = ("README.md", "requirements.txt", "Makefile", ".gitignore", "labs", "homework", "demos", "datasets",
+            "autograder")
+# Never released, wherever they sit: trained weights, run folders, secrets, caches.
+EXCLUDED = ("*.keras", "*.h5", "*.weights.*", "*.npz", "*.ckpt*", "runs", "*secret*", "*.seed", "hidden*",
+            "__pycache__", "*.pyc", ".ipynb_checkpoints", ".pytest_cache")
+BEGIN, END, TODO, HINT = "### BEGIN SOLUTION", "### END SOLUTION", "### TODO:", "### HINT:"
+_MARKER = re.compile(r"^(\s*)(### (?:BEGIN SOLUTION|END SOLUTION|TODO:|HINT:))(.*)$")
+
+
+@dataclass
+class Released:
+    out: Path
+    files: int
+    stripped: dict[str, int]   # file (relative) -> solution blocks replaced
+
+
+@dataclass
+class Stripped:
+    text: str
+    blocks: int              # solution blocks replaced
+    solution: list[str]      # the solution's code lines, stripped of indentation (for the leak check)
+
+
+def strip_solutions(text: str, where: str) -> Stripped:
+    """``text`` with each solution block replaced by its TODO, its hint and a raise.
+
+    ``where`` (the file's path in the kit) names the file in errors and in the raised message.
+    """
+    out, block, blocks, solution = [], None, 0, []
+    for number, line in enumerate(text.splitlines(keepends=True), start=1):
+        match = _MARKER.match(line)
+        marker = match.group(2) if match else None
+        if block is None:
+            if marker == BEGIN:
+                block = {"indent": match.group(1), "line": number, "todo": None, "hint": None}
+            elif marker is not None:
+                raise InputError(f"{where}:{number}: {marker!r} outside a solution block")
+            else:
+                out.append(line)
+            continue
+        if marker == TODO:
+            block["todo"] = match.group(3).strip()
+        elif marker == HINT:
+            block["hint"] = match.group(3).strip()
+        elif marker is None:
+            if len(line.strip()) >= 20:   # shorter lines (``else:``) say nothing about the solution
+                solution.append(line.strip())
+        elif marker == BEGIN:
+            raise InputError(f"{where}:{number}: a solution block starts inside the block opened at line {block['line']}")
+        elif marker == END:
+            if not block["todo"]:
+                raise InputError(f"{where}:{block['line']}: this solution block has no '{TODO} ...' line")
+            indent, todo = block["indent"], block["todo"]
+            out.append(f"{indent}# TODO: {todo}\n")
+            if block["hint"]:
+                out.append(f"{indent}# Hint: {block['hint']}\n")
+            out.append(f"{indent}raise NotImplementedError({f'TODO: {todo} ({where})'!r})\n")
+            block, blocks = None, blocks + 1
+    if block is not None:
+        raise InputError(f"{where}:{block['line']}: this solution block is never closed with {END!r}")
+    return Stripped("".join(out), blocks, solution)
+
+
+def _leaks(folder: Path, solution: set[str]) -> list[str]:
+    """Released files that still hold a marker line or a line of a solution."""
+    marker = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$", re.MULTILINE)
+    leaks = []
+    for path in sorted(p for p in folder.rglob("*") if p.suffix in (".py", ".ipynb", ".md", ".txt", ".json")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if marker.search(text) or any(line in text for line in solution):
+            leaks.append(path.relative_to(folder).as_posix())
+    return leaks
+
+
+def _excluded(path: Path) -> bool:
+    return any(fnmatch.fnmatch(part, pattern) for part in path.parts for pattern in EXCLUDED)
+
+
+def _files(root: Path) -> list[Path]:
+    """The kit's files to release, relative to ``root``."""
+    files = []
+    for name in INCLUDED:
+        entry = root / name
+        candidates = [entry] if entry.is_file() else sorted(p for p in entry.rglob("*") if p.is_file())
+        files += [p.relative_to(root) for p in candidates if not _excluded(p.relative_to(root)) and not p.is_symlink()]
+    return files
+
+
+def _check_out_folder(out: Path, root: Path) -> None:
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise InputError(f"--out {str(out)!r} exists and is not an empty folder; give a new folder for the release")
+    if out.resolve() == root.resolve() or root.resolve() in out.resolve().parents and \
+            out.resolve().relative_to(root.resolve()).parts[0] in INCLUDED:
+        raise InputError(f"--out {str(out)!r} is inside a folder being released; choose a folder elsewhere")
+
+
+def release_homework(out: str | Path, root: Path = REPO_ROOT, log=print) -> Released:
+    """Write the student kit into ``out`` (a new or empty folder)."""
+    import jupytext
+
+    out = Path(out)
+    _check_out_folder(out, root)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=".release-", dir=out.parent))
+    try:
+        stripped, solution, files = {}, set(), _files(root)
+        for relative in files:
+            source, target = root / relative, scratch / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if relative.suffix == ".py":
+                result = strip_solutions(source.read_text(encoding="utf-8"), relative.as_posix())
+                target.write_text(result.text, encoding="utf-8")
+                if result.blocks:
+                    stripped[relative.as_posix()] = result.blocks
+                    solution.update(result.solution)
+            else:
+                shutil.copyfile(source, target)
+        for name in stripped:   # a notebook whose source held a solution is rebuilt from the stripped source
+            notebook = (scratch / name).with_suffix(".ipynb")
+            if notebook.is_file():
+                jupytext.write(jupytext.read(scratch / name), notebook)
+        leaks = _leaks(scratch, solution)
+        if leaks:
+            raise InputError(f"a solution would leak through {', '.join(leaks)}; the release was not written")
+        if out.exists():
+            out.rmdir()
+        os.replace(scratch, out)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            shutil.rmtree(scratch)
+    for name, blocks in stripped.items():
+        log(f"  {name}: {blocks} solution block(s) replaced by TODOs")
+    log(f"Wrote the student kit ({len(files):,} files) to {out}. Check it: cd {out} && python -m labs selftest homework "
+        "(the checks fail until the TODOs are done)")
+    return Released(out, len(files), stripped)

@@ -1,0 +1,169 @@
+"""The student version of the homework, and the submission bundle students export."""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import zipfile
+
+import nbformat
+import numpy as np
+import pytest
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+
+from labs.common.errors import InputError
+from labs.common.submission import export
+from labs.release import release_homework, strip_solutions
+from tests.conftest import REPO_ROOT, run_cli
+
+SOLVED = """def area(r):
+    # the area of a circle
+    ### BEGIN SOLUTION
+    ### TODO: return the area of a circle of radius r
+    ### HINT: math.pi * r ** 2
+    return math.pi * r ** 2
+    ### END SOLUTION
+"""
+
+
+def test_a_solution_block_becomes_its_todo_a_hint_and_a_raise():
+    result = strip_solutions(SOLVED, "homework/area.py")
+    assert result.blocks == 1 and result.solution == ["return math.pi * r ** 2"]
+    assert result.text == ("def area(r):\n    # the area of a circle\n"
+                           "    # TODO: return the area of a circle of radius r\n    # Hint: math.pi * r ** 2\n"
+                           "    raise NotImplementedError('TODO: return the area of a circle of radius r "
+                           "(homework/area.py)')\n")
+    namespace = {}
+    exec(result.text, namespace)
+    with pytest.raises(NotImplementedError, match="TODO: return the area"):
+        namespace["area"](1.0)
+
+
+@pytest.mark.parametrize("text,problem", [
+    (SOLVED.replace("    ### TODO: return the area of a circle of radius r\n", ""), "has no '### TODO: ...' line"),
+    (SOLVED.replace("    ### END SOLUTION\n", ""), "never closed"),
+    (SOLVED + "    ### END SOLUTION\n", "outside a solution block"),
+    (SOLVED.replace("    return math.pi", "    ### BEGIN SOLUTION\n    return math.pi"), "starts inside the block"),
+])
+def test_malformed_markers_are_reported_with_file_and_line(text, problem):
+    with pytest.raises(InputError, match=problem) as error:
+        strip_solutions(text, "homework/area.py")
+    assert str(error.value).startswith("homework/area.py:")
+
+
+@pytest.fixture(scope="module")
+def released(tmp_path_factory):
+    out = tmp_path_factory.mktemp("release") / "student-kit"
+    return release_homework(out, log=lambda line: None)
+
+
+def test_release_strips_every_solution_and_keeps_no_secrets(released):
+    out = released.out
+    assert released.stripped == {"homework/kv_attention.py": 4}
+    files = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
+    assert {"labs/cli.py", "homework/kv_attention.py", "homework/hw3_1_thai_name_transliteration.ipynb",
+            "homework/selftest_reference.json", "datasets/thai-names/test.csv", "requirements.txt"} <= files
+    assert not [f for f in files if f.startswith(("tests/", "benchmarks/", "runs/", ".git/")) or f.endswith(".keras")]
+    student = (out / "homework" / "kv_attention.py").read_text(encoding="utf-8")
+    assert "ops.matmul(weights, values)" not in student and "BEGIN SOLUTION" not in student
+    assert student.count("raise NotImplementedError('TODO: ") == 4
+
+
+def test_released_layer_imports_and_its_first_call_raises_the_first_todo(released):
+    spec = importlib.util.spec_from_file_location("student_kv_attention", released.out / "homework" / "kv_attention.py")
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+        layer = module.KeyValueAttention(4)
+        with pytest.raises(NotImplementedError, match=r"TODO: compute keys .* \(homework/kv_attention.py\)"):
+            layer(np.zeros((1, 2, 3), "float32"), np.zeros((1, 4, 5), "float32"))
+    finally:
+        importlib.reload(importlib.import_module("homework.kv_attention"))   # the real layer, registered again
+
+
+def test_released_selftest_fails_and_says_what_to_write(released):
+    result = run_cli("selftest", "homework", cwd=released.out)
+    assert result.returncode == 1
+    assert "not written yet: TODO: compute keys" in result.stdout and "0 of 6 checks passed" in result.stdout
+
+
+def test_released_notebook_runs_up_to_the_first_todo_and_stops_there(released, monkeypatch):
+    monkeypatch.setenv("ATTENTION_LAB_TINY", "1")
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    folder = released.out / "homework"
+    notebook = nbformat.read(folder / "hw3_1_thai_name_transliteration.ipynb", as_version=4)
+    with pytest.raises(CellExecutionError, match="not written yet: TODO: compute keys"):
+        NotebookClient(notebook, timeout=300, kernel_name="python3",
+                       resources={"metadata": {"path": str(folder)}}).execute()
+    outputs = "\n".join(o.get("text", "") for cell in notebook.cells if cell.cell_type == "code"
+                        for o in cell.get("outputs", []))
+    assert "Running on the" in outputs and "trained in" not in outputs
+
+
+def test_release_refuses_a_folder_that_is_not_empty(tmp_path):
+    (tmp_path / "old.txt").write_text("x")
+    result = run_cli("release", "homework", "--out", str(tmp_path))
+    assert result.returncode == 2 and "is not an empty folder" in result.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["old.txt"]
+
+
+# ---- submission bundles ----
+
+@pytest.fixture(scope="module")
+def homework_model():
+    import keras
+
+    from labs.name_transliteration.config import NameTransliterationConfig
+    from labs.name_transliteration.data import vocabularies
+    from labs.name_transliteration.model import build_model
+
+    keras.utils.set_random_seed(0)
+    vocabs = vocabularies()
+    return build_model(NameTransliterationConfig.tiny(), len(vocabs["source"]), len(vocabs["target"])), vocabs
+
+
+def test_export_writes_a_zip_bundle_that_loads_with_only_its_own_layer_module(homework_model, tmp_path):
+    model, vocabs = homework_model
+    bundle = export(model, vocabs, task="name-transliteration", student_id="6512345678", out=tmp_path / "sub.zip",
+                    predictions=[{"source": "สมชาย ใจดี", "prediction": "Somchai Jaidee"}], device="CPU")
+    with zipfile.ZipFile(bundle) as archive:
+        assert sorted(archive.namelist()) == ["custom_layers.py", "meta.json", "model.keras", "predictions.csv",
+                                              "vocab.json"]
+        archive.extractall(tmp_path / "unzipped")
+        meta = json.loads(archive.read("meta.json"))
+    assert meta["student_id"] == "6512345678" and meta["task"] == "name-transliteration"
+    assert {"python", "tensorflow", "keras", "attention_lab"} <= set(meta["libraries"])
+    assert (tmp_path / "unzipped" / "custom_layers.py").read_bytes() == \
+        (REPO_ROOT / "homework" / "kv_attention.py").read_bytes()
+    # What the grader does: a fresh process that knows nothing of the kit imports custom_layers.py, then loads.
+    script = ("import importlib.util, sys, numpy as np, keras\n"
+              "spec = importlib.util.spec_from_file_location('custom_layers', 'custom_layers.py')\n"
+              "spec.loader.exec_module(importlib.util.module_from_spec(spec))\n"
+              "model = keras.saving.load_model('model.keras', safe_mode=True)\n"
+              "print(model.predict_on_batch([np.array([[5, 6, 7]]), np.array([[1, 4]])]).shape)\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    loaded = subprocess.run([sys.executable, "-c", script], cwd=tmp_path / "unzipped", env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert loaded.returncode == 0, loaded.stderr[-2000:]
+    assert loaded.stdout.strip().endswith(f"(1, 2, {len(vocabs['target'])})")
+
+
+def test_export_rejects_mistakes_before_writing_anything(homework_model, tmp_path):
+    model, vocabs = homework_model
+    with pytest.raises(InputError, match="student_id '../x' must be"):
+        export(model, vocabs, task="name-transliteration", student_id="../x", out=tmp_path / "a")
+    with pytest.raises(InputError, match="unknown task 'names'"):
+        export(model, vocabs, task="names", student_id="s1", out=tmp_path / "a")
+    with pytest.raises(InputError, match="does not accept the date-generation inputs"):
+        export(model, {"target": vocabs["target"]}, task="date-generation", student_id="s1", out=tmp_path / "a")
+    with pytest.raises(InputError, match="carries no custom layers"):
+        export(model, vocabs, task="date-translation", student_id="s1", out=tmp_path / "a",
+               layer_module=REPO_ROOT / "homework" / "kv_attention.py")
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "x").write_text("x")
+    with pytest.raises(InputError, match="already exists"):
+        export(model, vocabs, task="name-transliteration", student_id="s1", out=tmp_path / "taken")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["taken"]
