@@ -28,16 +28,14 @@ regenerated from the stripped source. The output folder is written whole or not 
 
 from __future__ import annotations
 
-import contextlib
 import fnmatch
-import os
 import re
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from labs.common.errors import InputError
+from labs.common.files import folder_written_whole
 from labs.common.paths import REPO_ROOT
 
 INCLUDED = ("README.md", "requirements.txt", "Makefile", ".gitignore", "labs", "homework", "demos", "datasets",
@@ -142,9 +140,7 @@ def release_homework(out: str | Path, root: Path = REPO_ROOT, log=print) -> Rele
 
     out = Path(out)
     _check_out_folder(out, root)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix=".release-", dir=out.parent))
-    try:
+    with folder_written_whole(out) as scratch:
         stripped, solution, files = {}, set(), _files(root)
         for relative in files:
             source, target = root / relative, scratch / relative
@@ -164,12 +160,6 @@ def release_homework(out: str | Path, root: Path = REPO_ROOT, log=print) -> Rele
         leaks = _leaks(scratch, solution)
         if leaks:
             raise InputError(f"a solution would leak through {', '.join(leaks)}; the release was not written")
-        if out.exists():
-            out.rmdir()
-        os.replace(scratch, out)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            shutil.rmtree(scratch)
     for name, blocks in stripped.items():
         log(f"  {name}: {blocks} solution block(s) replaced by TODOs")
     log(f"Wrote the student kit ({len(files):,} files) to {out}. Check it: cd {out} && python -m labs selftest homework "

@@ -11,6 +11,7 @@ import contextlib
 import csv
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
@@ -57,6 +58,28 @@ def atomic_open(path: str | os.PathLike, mode: str = "w", encoding: str | None =
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp_name)
         raise
+
+
+@contextlib.contextmanager
+def folder_written_whole(out: str | os.PathLike) -> Iterator[Path]:
+    """Yield an empty scratch folder beside ``out``; when the block succeeds, it becomes ``out``.
+
+    ``out`` must be absent or an empty folder. If the block fails, the scratch folder is removed
+    and ``out`` is left as it was: a reader never finds half of a release or of a bundle.
+    """
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        yield scratch
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(scratch, 0o777 & ~umask)   # mkdtemp makes it private; the result should not be
+        if out.is_dir():
+            out.rmdir()
+        os.replace(scratch, out)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)   # nothing left to remove after a successful rename
 
 
 def write_csv(path: str | os.PathLike, columns: Sequence[str], rows: Iterable[dict]) -> int:

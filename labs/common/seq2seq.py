@@ -197,15 +197,27 @@ class TrainedTranslator:
     device: str
 
 
-def train_translator(model, config, vocabs: dict[str, Vocabulary], training_pairs: list[dict],
-                     validation_pairs: list[dict], *, description: str, verbose: int = 1) -> TrainedTranslator:
-    """Compile ``model`` and train it with teacher forcing on ``training_pairs``.
+def train_translator(config, out_dir=None, *, task: str, vocabularies: Callable, build_model: Callable,
+                     sample: Callable, description: str, title: str, verbose: int = 1) -> TrainedTranslator:
+    """The whole of a translation lab's ``train``: seed, build, train with teacher forcing, save.
 
-    ``config`` needs ``learning_rate``, ``epochs``, ``batch_size`` and ``seed`` (the shuffling
-    seed); call :func:`labs.common.training.set_seed` before building ``model``.
+    ``config`` is the lab's dataclass (``seed``, ``train_size``, ``val_size``, ``epochs``,
+    ``batch_size``, ``learning_rate``); ``vocabularies()`` gives the source and target
+    vocabularies; ``build_model(config, source_size, target_size)`` the model; ``sample(n, seed,
+    split=...)`` the training pairs (train split) and validation pairs (dev split). With
+    ``out_dir``, the run folder gets ``model.keras``, ``vocab.json``, ``metrics.json`` and
+    ``training_curve.png`` (titled ``title``).
     """
-    from labs.common.training import compile_for_training, device_description, fit_timed
+    from labs.common.training import (compile_for_training, device_description, fit_timed, prepare_run_folder,
+                                      set_seed)
 
+    if out_dir is not None:
+        out_dir = prepare_run_folder(out_dir)
+    set_seed(config.seed)
+    vocabs = vocabularies()
+    model = build_model(config, len(vocabs["source"]), len(vocabs["target"]))
+    training_pairs = sample(config.train_size, config.seed, split="train")
+    validation_pairs = sample(config.val_size, config.seed, split="dev")
     compile_for_training(model, learning_rate=config.learning_rate, epochs=config.epochs,
                          train_size=len(training_pairs), batch_size=config.batch_size, metrics=["accuracy"])
     device = device_description()
@@ -215,7 +227,10 @@ def train_translator(model, config, vocabs: dict[str, Vocabulary], training_pair
     fit, seconds = fit_timed(model, make_dataset(training_pairs, vocabs, config.batch_size, shuffle_seed=config.seed),
                              make_dataset(validation_pairs, vocabs, config.batch_size), config.epochs, verbose)
     history = {"train": list(map(float, fit.history["loss"])), "validation": list(map(float, fit.history["val_loss"]))}
-    return TrainedTranslator(model, vocabs, config, history, seconds, device)
+    run = TrainedTranslator(model, vocabs, config, history, seconds, device)
+    if out_dir is not None:
+        save_translator_run(run, out_dir, task, title)
+    return run
 
 
 def save_translator_run(run: TrainedTranslator, out_dir, task: str, title: str) -> None:

@@ -17,7 +17,6 @@ Check a bundle before handing it in: ``python -m autograder check submission.zip
 
 from __future__ import annotations
 
-import contextlib
 import os
 import platform
 import re
@@ -29,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from labs.common.errors import InputError
-from labs.common.files import write_csv, write_json
+from labs.common.files import folder_written_whole, write_csv, write_json
 from labs.common.paths import REPO_ROOT
 from labs.common.vocab import Vocabulary, save_vocabularies
 
@@ -76,8 +75,6 @@ def export(model, vocabs: dict[str, Vocabulary], *, task: str, student_id: str, 
     file defining custom layers (homework 3.1 default: ``homework/kv_attention.py``). The bundle
     is written whole or not at all.
     """
-    from labs.common.training import device_description, save_model_atomically
-
     if task not in TASKS:
         raise InputError(f"unknown task {task!r}; choose one of: {', '.join(TASKS)}")
     if not STUDENT_ID.fullmatch(str(student_id)):
@@ -97,32 +94,32 @@ def export(model, vocabs: dict[str, Vocabulary], *, task: str, student_id: str, 
     out = Path(out)
     if out.exists() and (out.is_file() or any(out.iterdir())):
         raise InputError(f"{str(out)!r} already exists; remove it or choose another name")
-    out.parent.mkdir(parents=True, exist_ok=True)
-
-    scratch = Path(tempfile.mkdtemp(prefix=".bundle-", dir=out.parent))
-    try:
-        save_model_atomically(model, scratch / "model.keras")
-        save_vocabularies(scratch / "vocab.json", task, {name: vocabs[name] for name in VOCABULARIES[task]})
-        write_json(scratch / "meta.json", {
-            "format": FORMAT, "version": VERSION, "student_id": str(student_id), "task": task,
-            "libraries": _library_versions(), "device": device or device_description(),
-            "parameters": int(model.count_params()),
-        })
-        if predictions is not None:
-            write_csv(scratch / "predictions.csv", ("source", "prediction"),
-                      [{"source": p["source"], "prediction": p["prediction"]} for p in predictions])
-        if layer_module is not None:
-            shutil.copyfile(layer_module, scratch / "custom_layers.py")
-        if out.suffix == ".zip":
-            _zip(scratch, out)
-        else:
-            if out.exists():
-                out.rmdir()
-            os.replace(scratch, out)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            shutil.rmtree(scratch)
+    if out.suffix == ".zip":
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=out.parent) as scratch:
+            _write_bundle(Path(scratch), model, vocabs, task, student_id, predictions, device, layer_module)
+            _zip(Path(scratch), out)
+    else:
+        with folder_written_whole(out) as scratch:
+            _write_bundle(scratch, model, vocabs, task, student_id, predictions, device, layer_module)
     return out
+
+
+def _write_bundle(folder: Path, model, vocabs, task, student_id, predictions, device, layer_module) -> None:
+    from labs.common.training import device_description, save_model_atomically
+
+    save_model_atomically(model, folder / "model.keras")
+    save_vocabularies(folder / "vocab.json", task, {name: vocabs[name] for name in VOCABULARIES[task]})
+    write_json(folder / "meta.json", {
+        "format": FORMAT, "version": VERSION, "student_id": str(student_id), "task": task,
+        "libraries": _library_versions(), "device": device or device_description(),
+        "parameters": int(model.count_params()),
+    })
+    if predictions is not None:
+        write_csv(folder / "predictions.csv", ("source", "prediction"),
+                  [{"source": p["source"], "prediction": p["prediction"]} for p in predictions])
+    if layer_module is not None:
+        shutil.copyfile(layer_module, folder / "custom_layers.py")
 
 
 def _zip(folder: Path, out: Path) -> None:

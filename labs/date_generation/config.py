@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass, replace
 from datetime import date
 
+from labs.common.config import LabConfig
 from labs.common.errors import InputError
 from labs.common.isodate import parse_date_argument
 
@@ -12,7 +13,7 @@ CELLS = ("lstm", "gru")
 
 
 @dataclass(frozen=True)
-class DateGenerationConfig:
+class DateGenerationConfig(LabConfig):
     """Model size, data and training budget for the date-generation language model.
 
     The defaults train on a 2-core CPU in under two minutes and reach the targets in
@@ -34,11 +35,7 @@ class DateGenerationConfig:
     def __post_init__(self):
         if self.cell not in CELLS:
             raise InputError(f"unknown cell {self.cell!r}; choose one of: {', '.join(CELLS)}")
-        for name in ("embedding_dim", "units", "train_size", "val_size", "epochs", "batch_size"):
-            if getattr(self, name) < 1:
-                raise InputError(f"{name} must be 1 or more, got {getattr(self, name)}")
-        if not self.learning_rate > 0:
-            raise InputError(f"learning_rate must be greater than 0, got {self.learning_rate}")
+        self.check_sizes(("embedding_dim", "units", "train_size", "val_size", "epochs", "batch_size"))
 
     @property
     def start_date(self) -> date:
@@ -53,11 +50,3 @@ class DateGenerationConfig:
         """A seconds-long configuration for tests and CI: it runs everything, learns little."""
         return replace(cls(units=32, embedding_dim=8, train_size=3_000, val_size=500, epochs=1, batch_size=128),
                        **overrides)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, values: dict) -> "DateGenerationConfig":
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in values.items() if k in known})

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass, replace
 
-from labs.common.errors import InputError
+from labs.common.config import LabConfig
 
 
 @dataclass(frozen=True)
-class DateTranslationConfig:
+class DateTranslationConfig(LabConfig):
     """Model size, data and training budget for the date translator.
 
     ``attention=False`` gives the baseline: the same encoder and decoder, but the decoder sees
@@ -27,11 +27,7 @@ class DateTranslationConfig:
     seed: int = 1
 
     def __post_init__(self):
-        for name in ("embedding_dim", "units", "attention_units", "train_size", "val_size", "epochs", "batch_size"):
-            if getattr(self, name) < 1:
-                raise InputError(f"{name} must be 1 or more, got {getattr(self, name)}")
-        if not self.learning_rate > 0:
-            raise InputError(f"learning_rate must be greater than 0, got {self.learning_rate}")
+        self.check_sizes(("embedding_dim", "units", "attention_units", "train_size", "val_size", "epochs", "batch_size"))
 
     @classmethod
     def small(cls, **overrides) -> "DateTranslationConfig":
@@ -47,11 +43,3 @@ class DateTranslationConfig:
         """A seconds-long configuration for tests and CI: it runs everything, learns little."""
         return replace(cls(embedding_dim=8, units=16, attention_units=16, train_size=2_000, val_size=200, epochs=1,
                            batch_size=64), **overrides)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, values: dict) -> "DateTranslationConfig":
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in values.items() if k in known})

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from labs.common.seq2seq import TrainedTranslator, save_translator_run, train_translator
-from labs.common.training import load_run_folder, prepare_run_folder, set_seed
+from labs.common.seq2seq import TrainedTranslator, train_translator
+from labs.common.training import load_run_folder
 from labs.date_translation.config import DateTranslationConfig
 from labs.date_translation.data import TASK, sample_pairs, vocabularies
 from labs.date_translation.model import build_model
@@ -24,19 +24,10 @@ TARGET_LENGTH = len("YYYY-MM-DD") + 1   # <s> + 10 characters in, 10 characters 
 def train(config: DateTranslationConfig = DateTranslationConfig(), out_dir: str | Path | None = None,
           verbose: int = 1) -> TrainedTranslator:
     """Train on pairs from the train split of dates (validation: the dev split); save to ``out_dir``."""
-    if out_dir is not None:
-        out_dir = prepare_run_folder(out_dir)
-    set_seed(config.seed)
-    vocabs = vocabularies()
-    model = build_model(config, len(vocabs["source"]), len(vocabs["target"]))
-    run = train_translator(model, config, vocabs, sample_pairs(config.train_size, config.seed, split="train"),
-                           sample_pairs(config.val_size, config.seed, split="dev"),
-                           description="attention model" if config.attention else "baseline (no attention)",
-                           verbose=verbose)
-    if out_dir is not None:
-        title = "Date translation" + ("" if config.attention else " (baseline, no attention)")
-        save_translator_run(run, out_dir, TASK, title)
-    return run
+    return train_translator(config, out_dir, task=TASK, vocabularies=vocabularies, build_model=build_model,
+                            sample=sample_pairs, verbose=verbose,
+                            description="attention model" if config.attention else "baseline (no attention)",
+                            title="Date translation" + ("" if config.attention else " (baseline, no attention)"))
 
 
 def load_run(model_dir: str | Path):

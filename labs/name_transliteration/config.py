@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass, replace
 
-from labs.common.errors import InputError
+from labs.common.config import LabConfig
 from labs.common.validation import check_choices
 
 SCORES = ("dot", "additive")
 
 
 @dataclass(frozen=True)
-class NameTransliterationConfig:
+class NameTransliterationConfig(LabConfig):
     """Model size, data and training budget for the Thai -> English name transliterator."""
 
     embedding_dim: int = 64
@@ -27,11 +27,7 @@ class NameTransliterationConfig:
     seed: int = 1
 
     def __post_init__(self):
-        for name in ("embedding_dim", "units", "key_dim", "value_dim", "train_size", "val_size", "epochs", "batch_size"):
-            if getattr(self, name) < 1:
-                raise InputError(f"{name} must be 1 or more, got {getattr(self, name)}")
-        if not self.learning_rate > 0:
-            raise InputError(f"learning_rate must be greater than 0, got {self.learning_rate}")
+        self.check_sizes(("embedding_dim", "units", "key_dim", "value_dim", "train_size", "val_size", "epochs", "batch_size"))
         check_choices([self.score], SCORES, "score")
 
     @classmethod
@@ -39,11 +35,3 @@ class NameTransliterationConfig:
         """A seconds-long configuration for tests and CI: it runs everything, learns little."""
         return replace(cls(embedding_dim=8, units=16, key_dim=16, value_dim=16, train_size=1_000, val_size=100,
                            epochs=1, batch_size=64), **overrides)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, values: dict) -> "NameTransliterationConfig":
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in values.items() if k in known})

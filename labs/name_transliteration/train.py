@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from labs.common.seq2seq import TrainedTranslator, save_translator_run, train_translator
-from labs.common.training import load_run_folder, prepare_run_folder, set_seed
+from labs.common.seq2seq import TrainedTranslator, train_translator
+from labs.common.training import load_run_folder
 from labs.name_transliteration.config import NameTransliterationConfig
 from labs.name_transliteration.data import TASK, sample_names, vocabularies
 from labs.name_transliteration.model import build_model, key_value_attention_class
@@ -21,17 +21,10 @@ from labs.name_transliteration.model import build_model, key_value_attention_cla
 def train(config: NameTransliterationConfig = NameTransliterationConfig(), out_dir: str | Path | None = None,
           verbose: int = 1) -> TrainedTranslator:
     """Train on names from the train split (validation: the dev split); save to ``out_dir`` when given."""
-    if out_dir is not None:
-        out_dir = prepare_run_folder(out_dir)
-    set_seed(config.seed)
-    vocabs = vocabularies()
-    model = build_model(config, len(vocabs["source"]), len(vocabs["target"]))
-    run = train_translator(model, config, vocabs, sample_names(config.train_size, config.seed, split="train"),
-                           sample_names(config.val_size, config.seed, split="dev"),
-                           description=f"key-value attention model ({config.score} score)", verbose=verbose)
-    if out_dir is not None:
-        save_translator_run(run, out_dir, TASK, "Thai -> English names (key-value attention)")
-    return run
+    return train_translator(config, out_dir, task=TASK, vocabularies=vocabularies, build_model=build_model,
+                            sample=sample_names, verbose=verbose,
+                            description=f"key-value attention model ({config.score} score)",
+                            title="Thai -> English names (key-value attention)")
 
 
 def load_run(model_dir: str | Path):
