@@ -1,7 +1,15 @@
 """Attention Lab autograder: validates, sandboxes and scores student submissions.
 
-Grading (bundle validation, the sandboxed runner, scorers, rubrics and reports) lands with
-its own issue; today the package holds only its command-line entry point, which says so.
+    bundle.py     open a bundle without trusting it (sizes, zip checks, Keras 3 format only)
+    allowlist.py  the classes and modules a model's config.json may name
+    sandbox.py    run the model in a separate, limited process (child.py is that process)
+    hidden.py     hidden test sets from a secret seed
+    rubric.py     the per-task TOML rubrics (rubrics/)
+    scoring.py    metrics (the labs' own functions) and rubric points
+    grade.py      one bundle, start to end; batch.py: a folder of them, and the students' check
+    reports.py    gradebook, leaderboard, feedback, Gradescope results; gradescope.py: the package
+
+Command line: ``python -m autograder --help``.
 """
 
 __version__ = "0.1.0"

@@ -1,13 +1,154 @@
-"""``python -m autograder``: not available yet; says so instead of pretending to grade."""
+"""``python -m autograder``: hidden sets, batch grading, Gradescope packaging, and the students' check.
 
+    python -m autograder hidden-set --task date-translation --seed-file secret.txt --out hidden/lab2
+    python -m autograder grade submissions/ --task date-translation --hidden hidden/lab2 --out grades/ --jobs 2
+    python -m autograder gradescope --task date-translation --hidden hidden/lab2 --out autograder.zip
+    python -m autograder check submission.zip
+
+Mistakes in the command (a missing folder, a bad rubric) end with one line on stderr and exit
+status 2. A bad *bundle* is never an error of the command: it gets its status in the gradebook.
+"""
+
+from __future__ import annotations
+
+import argparse
 import sys
+import time
+from pathlib import Path
+
+from autograder.rubric import TASKS, RubricError, load_rubric
+from labs.common.errors import InputError
 
 
-def main() -> int:
-    print("python -m autograder: grading is not implemented in this version of the kit yet "
-          "(it arrives with the autograder issue). Nothing was graded.", file=sys.stderr)
-    return 2
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m autograder", description="Attention Lab autograder.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    hidden = commands.add_parser("hidden-set", help="draw a hidden test set from a secret seed file")
+    hidden.add_argument("--task", required=True, choices=TASKS)
+    hidden.add_argument("--seed-file", required=True, help="a private file whose bytes seed the set")
+    hidden.add_argument("--out", required=True, help="a new or empty folder")
+    hidden.add_argument("--n", type=int, default=None, help="rows (default: 2,000 dates or 1,000 pairs/names)")
+
+    grade = commands.add_parser("grade", help="grade a folder of submission bundles")
+    grade.add_argument("submissions", help="folder of bundles: zips or folders, one per student (or a Gradescope export)")
+    grade.add_argument("--task", required=True, choices=TASKS)
+    grade.add_argument("--hidden", required=True, help="hidden-set folder (from `hidden-set`)")
+    grade.add_argument("--out", required=True, help="folder for gradebook.csv, leaderboard.csv, feedback/, results/")
+    grade.add_argument("--rubric", default=None, help="rubric TOML (default: autograder/rubrics/TASK.toml)")
+    grade.add_argument("--jobs", type=int, default=1, help="bundles graded at once (default 1)")
+    grade.add_argument("--force", action="store_true", help="grade again bundles that were already graded")
+    grade.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    package = commands.add_parser("gradescope", help="package the grader as a Gradescope autograder zip")
+    package.add_argument("--task", required=True, choices=TASKS)
+    package.add_argument("--hidden", required=True, help="hidden-set folder to grade against")
+    package.add_argument("--out", required=True, help="the zip to write (e.g. autograder.zip)")
+    package.add_argument("--rubric", default=None, help="rubric TOML (default: autograder/rubrics/TASK.toml)")
+
+    # What the Gradescope container's run_autograder calls (see autograder/gradescope.py).
+    run = commands.add_parser("gradescope-run", help=argparse.SUPPRESS)
+    run.add_argument("--task", required=True, choices=TASKS)
+    run.add_argument("--hidden", required=True)
+    run.add_argument("--rubric", required=True)
+    run.add_argument("--submission", required=True)
+    run.add_argument("--results", required=True)
+
+    check = commands.add_parser("check", help="validate your bundle and score it on the public dev set")
+    check.add_argument("bundle", help="submission.zip or a bundle folder")
+    check.add_argument("--rubric", default=None, help="rubric TOML (default: the task's)")
+    return parser
+
+
+def _bundle_task(path: Path) -> str:
+    """The task a bundle says it is for (only to pick the rubric; grading checks it again)."""
+    import json
+    import zipfile
+
+    try:
+        if path.is_dir():
+            meta = json.loads((path / "meta.json").read_text(encoding="utf-8"))
+        else:
+            with zipfile.ZipFile(path) as archive:
+                name = next(n for n in archive.namelist() if n.rsplit("/", 1)[-1] == "meta.json")
+                if archive.getinfo(name).file_size > 1_000_000:
+                    raise ValueError
+                meta = json.loads(archive.read(name))
+        return meta["task"] if meta["task"] in TASKS else ""
+    except (OSError, ValueError, KeyError, TypeError, StopIteration, zipfile.BadZipFile):
+        return ""
+
+
+def _check(args) -> int:
+    from autograder.batch import check_bundle
+
+    path = Path(args.bundle)
+    if not path.exists():
+        raise InputError(f"no bundle at {str(path)!r}")
+    task = _bundle_task(path)
+    if not task and args.rubric is None:
+        raise InputError(f"{path} has no readable meta.json naming its task; export it with "
+                         "labs.common.submission.export(...)")
+    rubric = load_rubric(args.rubric, task or None)
+    print(f"Checking {path} against the {rubric.title} rubric on the public dev set ...", flush=True)
+    record = check_bundle(path, rubric)
+    print(f"status: {record['status']}" + (f": {record['message']}" if record["message"] else ""))
+    for line in record["lines"]:
+        value = "" if line["value"] is None else f"{line['value']:.4f}  "
+        print(f"  {line['points']:5g} / {line['max_points']:<4g} {line['label']}: {value}"
+              f"{line['message'] or ''}".rstrip())
+    print(f"score on the public dev set: {record['score']:g} / {record['max_score']:g} "
+          "(the hidden test set decides the grade)")
+    return 0 if record["status"] == "graded" else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "hidden-set":
+            from autograder.hidden import make_hidden_set
+
+            manifest = make_hidden_set(args.task, args.seed_file, args.out, args.n)
+            print(f"wrote a hidden set of {manifest['size']:,} rows for {args.task} to {args.out} "
+                  f"(secret fingerprint {manifest['secret_fingerprint']})")
+        elif args.command == "grade":
+            from autograder.batch import grade_folder
+
+            started = time.perf_counter()
+            rubric = load_rubric(args.rubric, args.task)
+            records = grade_folder(args.submissions, rubric, args.hidden, args.out, jobs=args.jobs, force=args.force,
+                                   progress=not args.quiet)
+            statuses = {}
+            for record in records:
+                statuses[record["status"]] = statuses.get(record["status"], 0) + 1
+            print(f"graded {len(records)} submission(s) in {time.perf_counter() - started:.1f} s: "
+                  + ", ".join(f"{n} {s}" for s, n in sorted(statuses.items())))
+            print(f"wrote {Path(args.out) / 'gradebook.csv'}, leaderboard.csv, feedback/ and results/")
+        elif args.command == "gradescope":
+            from autograder.gradescope import package
+
+            path = package(args.task, args.hidden, args.out, load_rubric(args.rubric, args.task))
+            print(f"wrote {path}: upload it as the assignment's autograder (Ubuntu image, Python 3.10+)")
+        elif args.command == "gradescope-run":
+            from autograder.gradescope import run_on_gradescope
+
+            result = run_on_gradescope(args.task, args.hidden, load_rubric(args.rubric, args.task), args.submission,
+                                       args.results)
+            print(result["output"])
+        elif args.command == "check":
+            return _check(args)
+    except (InputError, RubricError) as error:
+        print(f"python -m autograder: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("python -m autograder: interrupted; results written so far are kept", file=sys.stderr)
+        return 130
+    return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main())

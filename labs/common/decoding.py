@@ -232,3 +232,17 @@ def full_model_step(model, source: np.ndarray) -> tuple[StepFunction, list[np.nd
         return np.asarray(probabilities)[:, -1], [source_rows, prefix], attention
 
     return step, [np.asarray(source), np.zeros((len(source), 0), dtype=np.int32)]
+
+
+def full_language_model_step(model) -> StepFunction:
+    """A step function for *any* language model ``tokens[B, T] -> probabilities[B, T, V]``.
+
+    The state is the prefix written so far; each step re-runs the model on it (from ``<s>``).
+    Like :func:`full_model_step`, it needs only the signature: the autograder samples from
+    student models with it.
+    """
+    def step(tokens, prefix):
+        prefix = tokens[:, None] if prefix is None else np.concatenate([prefix, tokens[:, None]], axis=1)
+        return np.asarray(model.predict_on_batch(prefix))[:, -1], prefix, None
+
+    return step

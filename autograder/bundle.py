@@ -1,0 +1,184 @@
+"""Open a submission bundle without trusting it: every check here runs before anything is loaded.
+
+A bundle is a folder or a zip holding ``model.keras``, ``vocab.json``, ``meta.json`` and, where
+the rubric allows it, ``custom_layers.py`` (see :mod:`labs.common.submission`). This module:
+
+- refuses bundles that are too large, zips with too many entries, entries that leave the
+  archive (``../x``, ``/etc/x``), links, and entries that inflate too far (zip bombs), all from
+  the archive's directory, before a byte is extracted; extraction then stops at the limit;
+- accepts only Keras 3's ``.keras`` format: a zip with ``config.json`` and ``model.weights.h5``
+  (an HDF5 file renamed ``.keras``, or a SavedModel folder, is refused);
+- reads ``meta.json`` and ``vocab.json`` as plain JSON, with their sizes bounded.
+
+Failures raise :class:`BundleError` with a status (``malformed``, ``unsafe``, ``too-large``) and a
+message written for the student.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import stat
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+REQUIRED = ("model.keras", "vocab.json", "meta.json")
+OPTIONAL = ("predictions.csv", "custom_layers.py")
+MAX_ENTRIES = 64                 # files in a bundle zip (it needs at most 6)
+MAX_RATIO = 200                  # uncompressed / compressed size of one entry: beyond this, a zip bomb
+MAX_JSON_BYTES = 1_000_000       # meta.json, vocab.json, the model's config.json
+MAX_MODEL_ENTRIES = 16           # files inside model.keras (Keras writes 3)
+
+
+class BundleError(Exception):
+    """A bundle refused before loading; ``status`` is the gradebook's status column."""
+
+    def __init__(self, status: str, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+@dataclass
+class Bundle:
+    folder: Path                     # the extracted (or given) folder holding the bundle's files
+    meta: dict
+    vocab: dict                      # the raw vocab.json
+    model_config: dict               # config.json from inside model.keras
+    files: list[str] = field(default_factory=list)
+    size_bytes: int = 0
+
+    @property
+    def has_custom_layers(self) -> bool:
+        return (self.folder / "custom_layers.py").is_file()
+
+
+def _check_zip_member(info: zipfile.ZipInfo) -> str | None:
+    """Why an archive entry is refused, or None."""
+    name = info.filename
+    path = PurePosixPath(name.replace("\\", "/"))
+    if path.is_absolute() or ".." in path.parts or (len(name) > 1 and name[1] == ":"):
+        return f"the entry {name!r} points outside the bundle (path traversal)"
+    mode = info.external_attr >> 16
+    if stat.S_ISLNK(mode):
+        return f"the entry {name!r} is a symbolic link; bundles hold plain files only"
+    if info.compress_size and info.file_size / info.compress_size > MAX_RATIO:
+        return f"the entry {name!r} inflates {info.file_size / info.compress_size:.0f}-fold (a zip bomb?)"
+    return None
+
+
+def _extract_zip(path: Path, into: Path, max_bytes: int) -> None:
+    try:
+        archive = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError) as error:
+        raise BundleError("malformed", f"{path.name} is not a readable zip file ({error})") from None
+    with archive:
+        members = archive.infolist()
+        if len(members) > MAX_ENTRIES:
+            raise BundleError("unsafe", f"the zip holds {len(members)} entries; a bundle needs at most {len(REQUIRED) + len(OPTIONAL)}")
+        for info in members:
+            problem = _check_zip_member(info)
+            if problem:
+                raise BundleError("unsafe", problem)
+        declared = sum(info.file_size for info in members)
+        if declared > max_bytes:
+            raise BundleError("too-large", f"the zip unpacks to {declared / 1e6:.1f} MB; the limit is {max_bytes / 1e6:.0f} MB")
+        files = [info for info in members if not info.is_dir()]
+        roots = {PurePosixPath(info.filename).parts[0] for info in files}
+        # A zip of the bundle *folder* (one top folder holding the files) is as good as a flat one.
+        strip = 1 if len(roots) == 1 and all(len(PurePosixPath(i.filename).parts) > 1 for i in files) else 0
+        written = 0
+        for info in files:
+            parts = PurePosixPath(info.filename).parts[strip:]
+            if len(parts) != 1:
+                continue   # bundles are flat; nested entries are ignored, never written
+            with archive.open(info) as source, open(into / parts[0], "wb") as target:
+                while chunk := source.read(1 << 20):
+                    written += len(chunk)
+                    if written > max_bytes:   # the directory lied about the sizes
+                        raise BundleError("too-large", f"the zip unpacks past {max_bytes / 1e6:.0f} MB")
+                    target.write(chunk)
+
+
+def _copy_folder(path: Path, into: Path, max_bytes: int) -> None:
+    total = 0
+    for entry in sorted(path.iterdir()):
+        if entry.is_symlink():
+            raise BundleError("unsafe", f"{entry.name} is a symbolic link; bundles hold plain files only")
+        if entry.is_file() and entry.name in REQUIRED + OPTIONAL:
+            total += entry.stat().st_size
+            if total > max_bytes:
+                raise BundleError("too-large", f"the bundle is over {max_bytes / 1e6:.0f} MB")
+            shutil.copyfile(entry, into / entry.name)
+
+
+def _read_json(path: Path, what: str) -> dict:
+    if path.stat().st_size > MAX_JSON_BYTES:
+        raise BundleError("too-large", f"{what} is over {MAX_JSON_BYTES // 1000} kB")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise BundleError("malformed", f"{what} is not valid JSON ({error})") from None
+    if not isinstance(data, dict):
+        raise BundleError("malformed", f"{what} must hold a JSON object")
+    return data
+
+
+def read_model_config(path: Path) -> dict:
+    """``config.json`` from inside a ``.keras`` file, refusing anything that is not Keras 3's format."""
+    with open(path, "rb") as handle:
+        head = handle.read(8)
+    if head.startswith(b"\x89HDF"):
+        raise BundleError("malformed", "model.keras is an HDF5 (.h5) file renamed .keras; save with "
+                                       "model.save('model.keras') in Keras 3 (or use labs.common.submission.export)")
+    if not zipfile.is_zipfile(path):
+        raise BundleError("malformed", "model.keras is not a Keras 3 .keras file (it is not a zip archive)")
+    with zipfile.ZipFile(path) as archive:
+        members = archive.infolist()
+        if len(members) > MAX_MODEL_ENTRIES:
+            raise BundleError("unsafe", f"model.keras holds {len(members)} entries; Keras writes 3")
+        for info in members:
+            problem = _check_zip_member(info)
+            if problem:
+                raise BundleError("unsafe", f"inside model.keras: {problem}")
+        names = {info.filename for info in members}
+        if "config.json" not in names or "model.weights.h5" not in names:
+            raise BundleError("malformed", "model.keras lacks config.json or model.weights.h5: it is not a "
+                                           "Keras 3 model file (a SavedModel or a TF1 checkpoint is not accepted)")
+        info = archive.getinfo("config.json")
+        if info.file_size > MAX_JSON_BYTES:
+            raise BundleError("too-large", "the model's config.json is over 1 MB")
+        try:
+            config = json.loads(archive.read("config.json").decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise BundleError("malformed", f"the model's config.json is not valid JSON ({error})") from None
+    if not isinstance(config, dict):
+        raise BundleError("malformed", "the model's config.json must hold a JSON object")
+    return config
+
+
+def open_bundle(path: str | Path, workdir: Path, *, max_bytes: int) -> Bundle:
+    """Copy or extract the bundle at ``path`` into ``workdir`` (empty) and read what describes it."""
+    path = Path(path)
+    if path.is_symlink():
+        raise BundleError("unsafe", f"{path.name} is a symbolic link")
+    if path.is_dir():
+        _copy_folder(path, workdir, max_bytes)
+    elif path.is_file():
+        if path.stat().st_size > max_bytes:
+            raise BundleError("too-large", f"{path.name} is {path.stat().st_size / 1e6:.1f} MB; the limit is {max_bytes / 1e6:.0f} MB")
+        _extract_zip(path, workdir, max_bytes)
+    else:
+        raise BundleError("malformed", f"{path} is neither a folder nor a zip file")
+    files = sorted(p.name for p in workdir.iterdir())
+    missing = [name for name in REQUIRED if name not in files]
+    if missing:
+        found = ", ".join(files) if files else "nothing"
+        raise BundleError("malformed", f"the bundle lacks {', '.join(missing)} (found: {found}); export it with "
+                                       "labs.common.submission.export(...)")
+    meta = _read_json(workdir / "meta.json", "meta.json")
+    vocab = _read_json(workdir / "vocab.json", "vocab.json")
+    config = read_model_config(workdir / "model.keras")
+    size = sum((workdir / name).stat().st_size for name in files)
+    return Bundle(workdir, meta, vocab, config, files, size)

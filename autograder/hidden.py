@@ -1,0 +1,125 @@
+"""Hidden test sets: drawn from a secret seed, disjoint from the public splits, the same every time.
+
+    python -m autograder hidden-set --task date-translation --seed-file secret.txt --out hidden/lab2
+
+The secret file's bytes (any text the instructor keeps private) and the task name give the seed
+through SHA-256, so the set cannot be regenerated without the file, and the same file always
+gives the same set. Rows come from the generators' *test* split (dates the public training data
+never shows; names half of seen words, half of held-out words) and skip every row that appears
+in the public ``datasets/`` files.
+
+A hidden-set folder holds:
+
+- ``inputs.csv``: what the sandboxed model sees (``id``, ``source``; for lab 1, the dates whose
+  probability is measured);
+- ``targets.csv``: the answers and what the scorer reports by (never enters the sandbox);
+- ``manifest.json``: task, size, a fingerprint of the secret (not the secret), and the SHA-256 of
+  both files, so that a grade can say which hidden set it used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from labs.common.errors import InputError
+from labs.common.files import folder_written_whole, read_csv, write_csv, write_json
+from labs.common.paths import DATASETS_DIR
+
+DEFAULT_SIZE = {"date-generation": 2000, "date-translation": 1000, "name-transliteration": 1000}
+PUBLIC = {"date-generation": "iso-dates", "date-translation": "date-pairs", "name-transliteration": "thai-names"}
+TARGET_COLUMNS = {"date-generation": ("id", "target"),
+                  "date-translation": ("id", "target", "format_id", "locale"),
+                  "name-transliteration": ("id", "target", "alternatives", "stratum")}
+
+
+def seed_from_secret(secret: bytes, task: str) -> int:
+    return int.from_bytes(hashlib.sha256(secret + b"\0" + task.encode()).digest()[:8], "big")
+
+
+def fingerprint(secret: bytes) -> str:
+    """A short, one-way name for the secret, safe to print and to store with grades."""
+    return hashlib.sha256(b"attention-lab fingerprint\0" + secret).hexdigest()[:12]
+
+
+def _public_texts(task: str) -> set[str]:
+    column = "date" if task == "date-generation" else "source"
+    folder = DATASETS_DIR / PUBLIC[task]
+    return {row[column] for split in ("train", "dev", "test") for row in read_csv(folder / f"{split}.csv")}
+
+
+def _rows(task: str, n: int, seed: int) -> list[dict]:
+    """``n`` rows of ``task`` from the test split, none of them in the public files."""
+    public = _public_texts(task)
+    if task == "date-generation":
+        from labs.date_generation.data import IsoDateDistribution
+
+        dates = [d for d in IsoDateDistribution().sample(3 * n, seed) if d not in public]
+        return [{"source": d, "target": d} for d in dict.fromkeys(dates)][:n]
+    if task == "date-translation":
+        from labs.date_translation.data import sample_pairs
+
+        return [dict(p) for p in sample_pairs(2 * n, seed, split="test") if p["source"] not in public][:n]
+    from labs.name_transliteration.data import sample_names
+
+    rows = [r for r in sample_names(2 * n, seed, split="test") if r["source"] not in public]
+    halves = [[r for r in rows if r["stratum"] == s][:n - n // 2 if s == "seen" else n // 2] for s in ("seen", "unseen")]
+    return sorted(halves[0] + halves[1], key=lambda r: rows.index(r))
+
+
+def make_hidden_set(task: str, secret_file: str | Path, out: str | Path, n: int | None = None) -> dict:
+    """Write a hidden set for ``task`` into ``out`` (a new or empty folder); returns its manifest."""
+    if task not in DEFAULT_SIZE:
+        raise InputError(f"unknown task {task!r}; choose one of: {', '.join(DEFAULT_SIZE)}")
+    secret_path = Path(secret_file)
+    if not secret_path.is_file():
+        raise InputError(f"no secret file at {str(secret_path)!r}; write a private random text into one, e.g. "
+                         "`python -c \"import secrets; print(secrets.token_hex(32))\" > secret.txt`")
+    secret = secret_path.read_bytes().strip()
+    if len(secret) < 16:
+        raise InputError(f"{str(secret_path)!r} holds {len(secret)} bytes; use at least 16 random characters")
+    n = DEFAULT_SIZE[task] if n is None else n
+    if not 1 <= n <= 100_000:
+        raise InputError(f"--n must be between 1 and 100,000, got {n}")
+    out = Path(out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise InputError(f"--out {str(out)!r} exists and is not an empty folder")
+    rows = _rows(task, n, seed_from_secret(secret, task))
+    if len(rows) < n:
+        raise InputError(f"could only draw {len(rows):,} hidden rows for {task}; ask for fewer")
+    for index, row in enumerate(rows):
+        row["id"] = f"h{index:06d}"
+    with folder_written_whole(out) as folder:
+        write_csv(folder / "inputs.csv", ("id", "source"), [{"id": r["id"], "source": r["source"]} for r in rows])
+        write_csv(folder / "targets.csv", TARGET_COLUMNS[task], [{c: r[c] for c in TARGET_COLUMNS[task]} for r in rows])
+        manifest = {"format": "attention-lab-hidden-set", "version": 1, "task": task, "size": len(rows),
+                    "secret_fingerprint": fingerprint(secret),
+                    "sha256": {name: hashlib.sha256((folder / name).read_bytes()).hexdigest()
+                               for name in ("inputs.csv", "targets.csv")}}
+        write_json(folder / "manifest.json", manifest)
+    return manifest
+
+
+def load_hidden_set(folder: str | Path, task: str) -> tuple[list[dict], list[dict], dict]:
+    """``(inputs, targets, manifest)`` of a hidden-set folder, checked against its manifest.
+
+    Each target row also gets its input's ``source`` (the scorer reports by name length); this
+    joined list stays in the grader and never goes to the sandbox.
+    """
+    import json
+
+    folder = Path(folder)
+    try:
+        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise InputError(f"{str(folder)!r} is not a hidden set (no readable manifest.json); make one with "
+                         f"`python -m autograder hidden-set --task {task} ...`") from None
+    if manifest.get("task") != task:
+        raise InputError(f"{str(folder)!r} is a hidden set for {manifest.get('task')!r}, not {task!r}")
+    for name, digest in manifest.get("sha256", {}).items():
+        if hashlib.sha256((folder / name).read_bytes()).hexdigest() != digest:
+            raise InputError(f"{folder / name} has changed since the hidden set was made; make it again")
+    inputs, targets = read_csv(folder / "inputs.csv"), read_csv(folder / "targets.csv")
+    if [r["id"] for r in inputs] != [r["id"] for r in targets]:
+        raise InputError(f"{str(folder)!r}: inputs.csv and targets.csv do not list the same ids")
+    return inputs, [{**t, "source": i["source"]} for i, t in zip(inputs, targets)], manifest

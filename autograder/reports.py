@@ -1,0 +1,180 @@
+"""What grading writes: Gradescope results, per-student feedback (Markdown and HTML), the gradebook and leaderboard."""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from pathlib import Path
+
+from autograder.rubric import Rubric
+from labs.common.files import write_csv, write_json, write_text
+
+ADVICE = {
+    "architecture": "Build the model the lab describes (see the rubric line) and keep it within the parameter budget.",
+    "validity": "Many samples are not real dates: train longer, or lower the learning rate at the end of training "
+                "(lab 1's cosine decay), and check the month-day combinations in your samples.",
+    "uniqueness": "Your samples repeat: sample at temperature 1.0 rather than greedily, and check that the model is "
+                  "not collapsing onto a few years.",
+    "cross_entropy_gap": "Your model is less certain than the data allows: train on more fresh dates or for more epochs.",
+    "exact_match": "Look at the formats your model gets wrong (python -m labs evaluate date-translation): more "
+                   "training data, more epochs, or a larger attention size usually fix the hardest ones.",
+    "accuracy_seen": "Names whose words occur in training should be nearly perfect: train longer, or check the "
+                     "self-test (python -m labs selftest homework).",
+    "accuracy_unseen": "Unseen words need rules, not memory: more epochs, a larger value_dim, or dropout help the "
+                       "model learn how Thai letters sound.",
+    "cer_unseen": "Near misses on unseen words: compare your outputs with the accepted spellings in the dev set.",
+}
+STATUS_ADVICE = {
+    "malformed": "Export your bundle with labs.common.submission.export(...) and check it with "
+                 "`python -m autograder check BUNDLE` before handing it in.",
+    "unsafe": "Zip the bundle folder's files directly (no links, no paths outside the folder).",
+    "too-large": "Your bundle is over the size limit: a smaller model, or leave out files the bundle does not need.",
+    "wrong-task": "You handed in a bundle for another assignment: export with the right task name.",
+    "disallowed": "Use Keras' built-in layers (and, for the homework, your KeyValueAttention); Lambda layers and "
+                  "custom modules are not loaded.",
+    "load-failed": "Your model could not be loaded: save it with model.save('model.keras') in Keras 3, and for the "
+                   "homework make sure kv_attention.py defines every layer the model uses.",
+    "wrong-signature": "Your model must take the inputs and give the outputs of the lab's model (see the lab's "
+                       "model.py); build it with the lab's build_model.",
+    "nan-output": "Your model outputs NaN: check your layer for divisions by zero or -inf scores on every position.",
+    "timeout": "Your model is too slow to grade: check for loops in call() that grow with the input.",
+    "out-of-memory": "Your model needs too much memory: check for tensors that grow with the batch or the input.",
+}
+
+
+def gradescope_results(record: dict, rubric: Rubric) -> dict:
+    """The Gradescope autograder results format: score, tests (one per rubric line), leaderboard."""
+    tests = []
+    for number, line in enumerate(record["lines"], start=1):
+        value = "" if line["value"] is None else f"value {_fmt(line['value'])}; "
+        output = f"{value}rule: {line['rule']}" + (f"\n{line['message']}" if line["message"] else "")
+        tests.append({"name": line["label"], "number": str(number), "score": line["points"],
+                      "max_score": line["max_points"], "status": "passed" if line["points"] >= line["max_points"] else "failed",
+                      "output": output, "visibility": "visible"})
+    leaderboard = [{"name": "score", "value": record["score"], "order": "desc"}]
+    leaderboard += [{"name": line["name"], "value": round(line["value"], 6),
+                     "order": "asc" if _lower_is_better(line["name"], rubric) else "desc"}
+                    for line in record["lines"] if line["name"] != "architecture" and line["value"] is not None]
+    summary = f"{rubric.title}: {record['score']:g} / {record['max_score']:g} ({record['status']})"
+    if record["message"]:
+        summary += f"\n{record['message']}"
+    return {"score": record["score"], "execution_time": record.get("sandbox_seconds") or 0, "output": summary,
+            "tests": tests, "leaderboard": leaderboard, "visibility": "visible", "stdout_visibility": "hidden",
+            "extra_data": {"attention_lab": record}}
+
+
+def _lower_is_better(name: str, rubric: Rubric) -> bool:
+    return any(m.name == name and m.direction == "lower" for m in rubric.metrics)
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.4f}" if abs(value) < 10 else f"{value:,.0f}"
+
+
+def _heatmap_png(example: dict) -> bytes | None:
+    if not example.get("attention"):
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from labs.common.plots import plot_attention
+
+    figure = plot_attention(example["source"], example["output"], example["attention"])
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=80)
+    plt.close(figure)
+    return buffer.getvalue()
+
+
+def _improvements(record: dict) -> list[str]:
+    tips = []
+    if record["status"] in STATUS_ADVICE:
+        tips.append(STATUS_ADVICE[record["status"]])
+    for line in record["lines"]:
+        if line["points"] < line["max_points"] and line["name"] in ADVICE and record["status"] == "graded":
+            tips.append(f"**{line['label']}**: {ADVICE[line['name']]}")
+    return tips or ["Nothing: full marks."]
+
+
+def feedback_markdown(record: dict, rubric: Rubric, images: dict[int, str]) -> str:
+    """A student's feedback as Markdown; ``images`` maps an example's index to its heatmap file name."""
+    lines = [f"# {rubric.title}: feedback for {record['student']}", "",
+             f"**Score: {record['score']:g} / {record['max_score']:g}** (status: {record['status']})", ""]
+    if record["message"]:
+        lines += [f"> {record['message']}", ""]
+    lines += ["## Rubric", "", "| item | your value | rule | points |", "|---|---|---|---|"]
+    for line in record["lines"]:
+        value = "" if line["value"] is None else _fmt(line["value"])
+        note = f" ({line['message']})" if line["message"] else ""
+        lines.append(f"| {line['label']}{note} | {value} | {line['rule']} | {line['points']:g} / {line['max_points']:g} |")
+    if record["examples"]:
+        lines += ["", "## Examples from the public dev set", "", "| input | expected | your model | |", "|---|---|---|---|"]
+        for example in record["examples"]:
+            ok = "right" if example["output"] in example["accepted"] else "wrong"
+            lines.append(f"| {example['source']} | {example['expected']} | {example['output']} | {ok} |")
+        for index, name in sorted(images.items()):
+            lines += ["", f"Attention for `{record['examples'][index]['source']}`:", "", f"![attention]({name})"]
+    lines += ["", "## What to improve", ""] + [f"- {tip}" for tip in _improvements(record)]
+    return "\n".join(lines) + "\n"
+
+
+def feedback_html(record: dict, rubric: Rubric, pngs: dict[int, bytes]) -> str:
+    """The same feedback as one self-contained HTML page (heatmaps inlined)."""
+    e = html.escape
+    rows = "".join(f"<tr><td>{e(l['label'])}{e(' (' + l['message'] + ')' if l['message'] else '')}</td>"
+                   f"<td>{'' if l['value'] is None else e(_fmt(l['value']))}</td><td>{e(l['rule'])}</td>"
+                   f"<td>{l['points']:g} / {l['max_points']:g}</td></tr>" for l in record["lines"])
+    examples = "".join(f"<tr><td>{e(x['source'])}</td><td>{e(x['expected'])}</td><td>{e(x['output'])}</td>"
+                       f"<td>{'right' if x['output'] in x['accepted'] else 'wrong'}</td></tr>" for x in record["examples"])
+    images = "".join(f"<figure><img alt='attention' src='data:image/png;base64,{base64.b64encode(png).decode()}'>"
+                     f"<figcaption>{e(record['examples'][i]['source'])}</figcaption></figure>" for i, png in sorted(pngs.items()))
+    tips = "".join(f"<li>{e(tip.replace('**', ''))}</li>" for tip in _improvements(record))
+    message = f"<blockquote>{e(record['message'])}</blockquote>" if record["message"] else ""
+    example_block = (f"<h2>Examples from the public dev set</h2><table><tr><th>input</th><th>expected</th>"
+                     f"<th>your model</th><th></th></tr>{examples}</table>{images}") if record["examples"] else ""
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{e(rubric.title)}: {e(record['student'])}</title>"
+            "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto}table{border-collapse:collapse}"
+            "td,th{border:1px solid #ccc;padding:.3em .6em}img{max-width:100%}</style></head><body>"
+            f"<h1>{e(rubric.title)}: feedback for {e(record['student'])}</h1>"
+            f"<p><strong>Score: {record['score']:g} / {record['max_score']:g}</strong> (status: {e(record['status'])})</p>"
+            f"{message}<h2>Rubric</h2><table><tr><th>item</th><th>your value</th><th>rule</th><th>points</th></tr>{rows}"
+            f"</table>{example_block}<h2>What to improve</h2><ul>{tips}</ul></body></html>\n")
+
+
+def write_student_files(record: dict, rubric: Rubric, out: Path) -> None:
+    """``results/<student>.json`` (Gradescope format) and ``feedback/<student>.md|.html`` (+ heatmap PNGs)."""
+    student = record["student"]
+    pngs = {i: png for i, example in enumerate(record["examples"]) if (png := _heatmap_png(example))}
+    images = {}
+    for index, png in pngs.items():
+        name = f"{student}-example-{index + 1}.png"
+        with open(out / "feedback" / name, "wb") as handle:
+            handle.write(png)
+        images[index] = name
+    write_text(out / "feedback" / f"{student}.md", feedback_markdown(record, rubric, images))
+    write_text(out / "feedback" / f"{student}.html", feedback_html(record, rubric, pngs))
+    write_json(out / "results" / f"{student}.json", gradescope_results(record, rubric))
+
+
+def write_gradebook(records: list[dict], rubric: Rubric, out: Path) -> None:
+    """``gradebook.csv`` (one row per student) and ``leaderboard.csv`` (graded bundles, best first)."""
+    metric_names = [m.name for m in rubric.metrics]
+    columns = ["student", "score", "max_score", *metric_names, "parameters", "status", "message", "bundle"]
+    rows = []
+    for record in sorted(records, key=lambda r: r["student"]):
+        row = {"student": record["student"], "score": f"{record['score']:g}", "max_score": f"{record['max_score']:g}",
+               "parameters": record.get("parameters") or "", "status": record["status"],
+               "message": record["message"], "bundle": record["bundle"]}
+        values = {line["name"]: line["value"] for line in record["lines"]}
+        row.update({name: "" if values.get(name) is None else f"{values[name]:.6f}" for name in metric_names})
+        rows.append(row)
+    write_csv(out / "gradebook.csv", columns, rows)
+    graded = [r for r in rows if r["status"] == "graded"]
+    first = metric_names[0] if metric_names else None
+    graded.sort(key=lambda r: (-float(r["score"]), -float(r[first] or 0) if first else 0, r["student"]))
+    write_csv(out / "leaderboard.csv", ["rank", "student", "score", *metric_names],
+              [{"rank": i, "student": r["student"], "score": r["score"], **{m: r[m] for m in metric_names}}
+               for i, r in enumerate(graded, start=1)])
