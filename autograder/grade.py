@@ -131,6 +131,7 @@ def grade_bundle(path: Path, rubric: Rubric, hidden: HiddenSet, *, examples: lis
             if not _outputs_fit(rubric.task, outcome.data, hidden):
                 raise BundleError("error", "the grading process returned outputs of the wrong shape")
             parameters = outcome.data.get("parameters")
+            record["child_seconds"] = outcome.data.get("seconds")   # the child's own load and predict time
             metrics = compute_metrics(rubric.task, outcome.data, hidden.targets)
             record["examples"] = _with_expected(outcome.data.get("examples", []), examples)
         except BundleError as error:

@@ -74,6 +74,8 @@ else:
 
 TINY = os.environ.get("ATTENTION_LAB_TINY") == "1"  # CI runs a tiny configuration
 
+from autograder.batch import check_bundle
+from autograder.rubric import load_rubric
 from labs.common.files import read_csv
 from labs.common.fonts import use_thai_font
 from labs.common.plots import plot_attention, plot_training_curves
@@ -179,9 +181,8 @@ for result in transliterate(run.model, run.vocabs, ["สมชาย ใจด�
 #
 # Set `STUDENT_ID` to your university id and run the cell. It writes `submission.zip` next to this
 # notebook: your model, its vocabularies, your `kv_attention.py` and your predictions on the public
-# test names. Check it before you hand it in:
-#
-#     python -m autograder check submission.zip
+# test names. Then it checks the bundle exactly as the grader will (the same validation, the same
+# sandbox), scored on the public dev set. From a terminal: `python -m autograder check submission.zip`.
 
 # %%
 STUDENT_ID = "tiny-run" if TINY else ""   # your university id, for example "6512345678"
@@ -195,6 +196,10 @@ else:
     export(run.model, run.vocabs, task="name-transliteration", student_id=STUDENT_ID, out=bundle,
            predictions=predictions, device=run.device)
     print(f"wrote {bundle.resolve()} ({bundle.stat().st_size / 1e6:.1f} MB)")
+    # The autograder's own check: the same validation and sandbox as grading, scored on the public dev set.
+    check = check_bundle(bundle, load_rubric(task="name-transliteration"))
+    print(f"check: {check['status']} {check['message']}".rstrip(), f"- {check['score']:g} / {check['max_score']:g} "
+          "points on the public dev set (your grade comes from a hidden test set)")
 
 # %% [markdown]
 # ## Questions (answer in a few sentences each, in your report)

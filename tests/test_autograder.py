@@ -17,7 +17,7 @@ from autograder.hidden import load_hidden_set, make_hidden_set
 from autograder.rubric import RubricError, load_rubric
 from labs.common.errors import InputError
 from labs.common.submission import export
-from tests.conftest import REPO_ROOT, run_cli
+from tests.conftest import REPO_ROOT
 
 SECRET = "a-course-secret-0123456789abcdef"
 
