@@ -25,14 +25,20 @@ from labs.common.decoding import beam_search, decode_steps, full_model_step
 from labs.common.pipeline import batches
 from labs.common.vocab import Vocabulary
 
-CORE_LAYERS = ("source_embedding", "encoder", "target_embedding", "decoder", "combine", "next_char")
+CORE_LAYERS = ("source_embedding", "encoder", "target_embedding", "decoder", "combine", "next_char", "dropout")
 
 
-def create_core_layers(embedding_dim: int, units: int, source_vocab_size: int, target_vocab_size: int) -> dict:
-    """The encoder, decoder and output layers, by name (``units`` per encoder direction)."""
+def create_core_layers(embedding_dim: int, units: int, source_vocab_size: int, target_vocab_size: int,
+                       dropout: float = 0.0) -> dict:
+    """The encoder, decoder and output layers, by name (``units`` per encoder direction).
+
+    With ``dropout > 0``, training drops that share of the source embeddings and of the features
+    before the output layers: the model cannot lean on any one of them, which helps it spell
+    words it never saw (homework 3.1's unseen stratum).
+    """
     import keras
 
-    return {
+    layers = {
         "source_embedding": keras.layers.Embedding(source_vocab_size, embedding_dim, mask_zero=True,
                                                    name="source_embedding"),
         "encoder": keras.layers.Bidirectional(keras.layers.LSTM(units, return_sequences=True, return_state=True),
@@ -43,6 +49,9 @@ def create_core_layers(embedding_dim: int, units: int, source_vocab_size: int, t
         "combine": keras.layers.Dense(2 * units, activation="tanh", name="combine"),
         "next_char": keras.layers.Dense(target_vocab_size, activation="softmax", name="next_char"),
     }
+    if dropout > 0:
+        layers["dropout"] = keras.layers.Dropout(dropout, name="dropout")
+    return layers
 
 
 def layers_of(model, names) -> dict:
@@ -64,10 +73,16 @@ def encode(layers: dict, source):
     import keras
 
     source_mask = keras.ops.not_equal(source, 0)                                     # (batch, S)
-    states, forward_h, forward_c, backward_h, backward_c = layers["encoder"](layers["source_embedding"](source))
+    embedded = _maybe_dropout(layers, layers["source_embedding"](source))            # (batch, S, e)
+    states, forward_h, forward_c, backward_h, backward_c = layers["encoder"](embedded)
     initial = [keras.ops.concatenate([forward_h, backward_h], axis=-1),              # (batch, 2u)
                keras.ops.concatenate([forward_c, backward_c], axis=-1)]              # (batch, 2u)
     return states, initial, source_mask
+
+
+def _maybe_dropout(layers: dict, tensor):
+    """Dropout (active in training only) when the model has it."""
+    return layers["dropout"](tensor) if "dropout" in layers else tensor
 
 
 def run_decoder(layers: dict, target_in, initial):
@@ -81,6 +96,7 @@ def next_char_probabilities(layers: dict, decoder_states, context=None):
     import keras
 
     features = decoder_states if context is None else keras.ops.concatenate([decoder_states, context], axis=-1)
+    features = _maybe_dropout(layers, features)
     return layers["next_char"](layers["combine"](features))
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from labs.common.config import LabConfig
+from labs.common.errors import InputError
 from labs.common.validation import check_choices
 
 SCORES = ("dot", "additive")
@@ -19,9 +20,10 @@ class NameTransliterationConfig(LabConfig):
     key_dim: int = 64            # size of queries and keys (they only score)
     value_dim: int = 128         # size of values, and so of the context (what is read)
     score: str = "dot"           # "dot" (scaled dot product) or "additive"
+    dropout: float = 0.25        # share of embeddings and output features dropped in training
     train_size: int = 100_000    # names drawn from the train split
     val_size: int = 2_000        # names from the dev split, for the validation curve
-    epochs: int = 8
+    epochs: int = 6
     batch_size: int = 128
     learning_rate: float = 3e-3
     seed: int = 1
@@ -29,6 +31,8 @@ class NameTransliterationConfig(LabConfig):
     def __post_init__(self):
         self.check_sizes(("embedding_dim", "units", "key_dim", "value_dim", "train_size", "val_size", "epochs", "batch_size"))
         check_choices([self.score], SCORES, "score")
+        if not 0 <= self.dropout < 1:
+            raise InputError(f"dropout must be at least 0 and below 1, got {self.dropout}")
 
     @classmethod
     def tiny(cls, **overrides) -> "NameTransliterationConfig":

@@ -38,7 +38,8 @@ def key_value_attention_class():
 
 
 def _create_layers(config: NameTransliterationConfig, source_vocab_size: int, target_vocab_size: int) -> dict:
-    layers = seq2seq.create_core_layers(config.embedding_dim, config.units, source_vocab_size, target_vocab_size)
+    layers = seq2seq.create_core_layers(config.embedding_dim, config.units, source_vocab_size, target_vocab_size,
+                                        dropout=config.dropout)
     layers["attention"] = key_value_attention_class()(config.key_dim, config.value_dim, score=config.score,
                                                       name="attention")
     return layers

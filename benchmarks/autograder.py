@@ -1,0 +1,78 @@
+"""Autograder throughput: 50 lab-2 bundles graded against a 1,000-pair hidden set, with --jobs 1 and 2.
+
+    python benchmarks/autograder.py        # ~8 minutes on a 2-core CPU
+
+The bundles are one trained lab-2 model (the default architecture) exported 50 times under
+different student ids, so every bundle costs the same. Reported: wall time of each batch
+(target: at most 5 minutes with --jobs 2), bundles per minute, and per bundle the sandbox's
+wall time split into the child's own work (loading the model, decoding the hidden set) and the
+rest: the sandbox overhead (process start, TensorFlow import, copying files, isolation).
+
+Prints a table; writes benchmarks/results/autograder.json.
+"""
+
+from __future__ import annotations
+
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from results_file import write_results  # noqa: E402
+from autograder.batch import grade_folder  # noqa: E402
+from autograder.hidden import make_hidden_set  # noqa: E402
+from autograder.rubric import load_rubric  # noqa: E402
+from autograder.sandbox import isolation_available  # noqa: E402
+from labs.common.submission import export  # noqa: E402
+from labs.date_translation.config import DateTranslationConfig  # noqa: E402
+from labs.date_translation.train import train  # noqa: E402
+
+BUNDLES = 50
+
+
+def main() -> None:
+    config = DateTranslationConfig(train_size=20_000, epochs=2)   # the default architecture, trained briefly
+    rubric = load_rubric(task="date-translation")
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        run = train(config, verbose=0)
+        (root / "secret.txt").write_text("benchmark-secret-0123456789abcdef")
+        make_hidden_set("date-translation", root / "secret.txt", root / "hidden")
+        subs = root / "submissions"
+        first = export(run.model, run.vocabs, task="date-translation", student_id="student-00", out=subs / "student-00.zip")
+        for i in range(1, BUNDLES):
+            shutil.copyfile(first, subs / f"student-{i:02d}.zip")
+        report = {"bundles": BUNDLES, "hidden_pairs": 1000, "isolation": isolation_available(),
+                  "exact_match_of_the_bundle": None, "jobs": {}}
+        for jobs in (1, 2):
+            started = time.perf_counter()
+            records = grade_folder(subs, rubric, root / "hidden", root / f"grades-{jobs}", jobs=jobs)
+            seconds = time.perf_counter() - started
+            sandbox = [r["sandbox_seconds"] for r in records]
+            child = [r["child_seconds"]["load"] + r["child_seconds"]["predict"] for r in records]
+            report["exact_match_of_the_bundle"] = records[0]["metrics"]["exact_match"]
+            report["jobs"][jobs] = {
+                "seconds": seconds, "bundles_per_minute": 60 * BUNDLES / seconds,
+                "all_graded": all(r["status"] == "graded" for r in records),
+                "sandbox_seconds_median": statistics.median(sandbox),
+                "child_work_seconds_median": statistics.median(child),
+                "sandbox_overhead_seconds_median": statistics.median(s - c for s, c in zip(sandbox, child)),
+            }
+            j = report["jobs"][jobs]
+            print(f"--jobs {jobs}: {BUNDLES} bundles in {seconds:.1f} s ({j['bundles_per_minute']:.1f} per minute); "
+                  f"per bundle: sandbox {j['sandbox_seconds_median']:.2f} s = model work "
+                  f"{j['child_work_seconds_median']:.2f} s + overhead {j['sandbox_overhead_seconds_median']:.2f} s")
+    checks = {"50_bundles_within_5_minutes_with_2_jobs": report["jobs"][2]["seconds"] <= 300,
+              "every_bundle_graded": all(j["all_graded"] for j in report["jobs"].values())}
+    for name, ok in checks.items():
+        print(f"  {'PASS' if ok else 'MISS'}  {name}")
+    write_results("autograder", config.to_dict(), report, checks, run.device)
+
+
+if __name__ == "__main__":
+    main()
