@@ -68,19 +68,25 @@ def _check_zip_member(info: zipfile.ZipInfo) -> str | None:
     return None
 
 
+def _checked_members(archive: zipfile.ZipFile, max_entries: int, what: str, prefix: str) -> list[zipfile.ZipInfo]:
+    """The archive's entries, once none is too many, points outside, is a link or inflates like a bomb."""
+    members = archive.infolist()
+    if len(members) > max_entries:
+        raise BundleError("unsafe", f"{what} holds {len(members)} entries; at most {max_entries} are accepted")
+    for info in members:
+        problem = _check_zip_member(info)
+        if problem:
+            raise BundleError("unsafe", prefix + problem)
+    return members
+
+
 def _extract_zip(path: Path, into: Path, max_bytes: int) -> None:
     try:
         archive = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError) as error:
         raise BundleError("malformed", f"{path.name} is not a readable zip file ({error})") from None
     with archive:
-        members = archive.infolist()
-        if len(members) > MAX_ENTRIES:
-            raise BundleError("unsafe", f"the zip holds {len(members)} entries; a bundle needs at most {len(REQUIRED) + len(OPTIONAL)}")
-        for info in members:
-            problem = _check_zip_member(info)
-            if problem:
-                raise BundleError("unsafe", problem)
+        members = _checked_members(archive, MAX_ENTRIES, "the zip", "")
         declared = sum(info.file_size for info in members)
         if declared > max_bytes:
             raise BundleError("too-large", f"the zip unpacks to {declared / 1e6:.1f} MB; the limit is {max_bytes / 1e6:.0f} MB")
@@ -135,13 +141,7 @@ def read_model_config(path: Path) -> dict:
     if not zipfile.is_zipfile(path):
         raise BundleError("malformed", "model.keras is not a Keras 3 .keras file (it is not a zip archive)")
     with zipfile.ZipFile(path) as archive:
-        members = archive.infolist()
-        if len(members) > MAX_MODEL_ENTRIES:
-            raise BundleError("unsafe", f"model.keras holds {len(members)} entries; Keras writes 3")
-        for info in members:
-            problem = _check_zip_member(info)
-            if problem:
-                raise BundleError("unsafe", f"inside model.keras: {problem}")
+        members = _checked_members(archive, MAX_MODEL_ENTRIES, "model.keras", "inside model.keras: ")
         names = {info.filename for info in members}
         if "config.json" not in names or "model.weights.h5" not in names:
             raise BundleError("malformed", "model.keras lacks config.json or model.weights.h5: it is not a "

@@ -266,16 +266,21 @@ def test_gradebook_leaderboard_feedback_and_gradescope_results(lab2_graded):
     assert "Lambda layers and custom modules are not loaded" in (grades / "feedback" / "lambda.md").read_text(encoding="utf-8")
 
 
-def test_a_rerun_resumes_and_grading_again_gives_the_same_scores(lab2_graded):
+def test_a_rerun_resumes_and_grading_again_gives_the_same_scores(lab2_graded, monkeypatch):
+    import autograder.grade
+
     root, rubric, records = lab2_graded
-    before = {p.name: p.read_bytes() for p in (root / "grades" / "results").iterdir()}
+    runs = []
+    real_run_child = autograder.grade.run_child
+    monkeypatch.setattr(autograder.grade, "run_child", lambda *a, **k: runs.append(1) or real_run_child(*a, **k))
     again = grade_folder(root / "submissions", rubric, root / "hidden", root / "grades", jobs=2, progress=False)
     assert {r["student"]: r["score"] for r in again} == {s: r["score"] for s, r in records.items()}
-    # graded bundles were skipped: their results are untouched (the refused and empty ones are graded again)
-    assert (root / "grades" / "results" / "honest.json").read_bytes() == before["honest.json"]
+    assert runs == []   # nothing was run again: every result came from results/
     forced = grade_folder(root / "submissions", rubric, root / "hidden", root / "grades", jobs=2, force=True,
                           progress=False)
     assert {r["student"]: r["score"] for r in forced} == {s: r["score"] for s, r in records.items()}
+    sandboxed = [s for s, r in records.items() if r["sandbox_seconds"] is not None]
+    assert len(runs) == len(sandboxed) >= 4   # --force ran every bundle that reaches the sandbox again
 
 
 @pytest.fixture(scope="module")
@@ -303,6 +308,9 @@ def homework_root(tmp_path_factory, secret_file):
             layer.replace("    def call(self, query, memory, memory_mask=None, return_attention_scores=False):\n",
                           "    def call(self, query, memory, memory_mask=None, return_attention_scores=False):\n        "
                           + trap), encoding="utf-8")
+    borrower = subs / "borrower"   # brings no layer of its own: imports the instructor's solution
+    export(model, vocabs, task="name-transliteration", student_id="borrower", out=borrower)
+    (borrower / "custom_layers.py").write_text("from homework.kv_attention import KeyValueAttention\n")
     no_layers = subs / "no-layer-module"
     export(model, vocabs, task="name-transliteration", student_id="x", out=no_layers)
     (no_layers / "custom_layers.py").unlink()
@@ -310,13 +318,15 @@ def homework_root(tmp_path_factory, secret_file):
     return root
 
 
-def test_a_sleeping_layer_times_out_and_a_hungry_one_runs_out_of_memory(homework_root, tmp_path):
+def test_a_sleeping_layer_times_out_a_hungry_one_runs_out_of_memory_a_borrowed_one_fails(homework_root, tmp_path):
     rubric = load_rubric(_rubric(tmp_path, "name-transliteration", wall_seconds=40, memory_mb=3072))
     records = {r["student"]: r for r in grade_folder(homework_root / "submissions", rubric, homework_root / "hidden",
                                                      tmp_path / "grades", jobs=2, progress=False)}
     assert records["honest"]["status"] == "graded"
     assert records["sleeper"]["status"] == "timeout" and "longer than 40 s" in records["sleeper"]["message"]
     assert records["hog"]["status"] == "out-of-memory", records["hog"]["message"]
+    assert records["borrower"]["status"] == "load-failed"
+    assert "custom_layers.py failed to import" in records["borrower"]["message"]
     assert records["no-layer-module"]["status"] == "disallowed"
     assert "no custom_layers.py" in records["no-layer-module"]["message"]
 
