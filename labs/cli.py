@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import filecmp
 import sys
-import time
 from pathlib import Path
 
 from labs.common.errors import InputError
@@ -161,7 +159,12 @@ def _build_parser() -> argparse.ArgumentParser:
     selftest.add_argument("what", choices=["homework"], help="what to check")
 
     commands.add_parser("formats", help="list the date formats of lab 2 with an example each")
-    commands.add_parser("demo", help="build the datasets, check them against the shipped ones, show examples")
+    demo = commands.add_parser("demo", help="the whole kit end to end: data, three models, bundles, grading, a report",
+                               description="Build the datasets, train the three reference models (demo "
+                                           "configuration), export them as bundles, grade them against fresh "
+                                           "hidden sets and write runs/demo/report.html.")
+    demo.add_argument("--tiny", action="store_true", help="tiny configurations (a smoke test: about a minute)")
+    demo.add_argument("--out", default=str(REPO_ROOT / "runs" / "demo"), help="output folder (default runs/demo)")
     return parser
 
 
@@ -394,24 +397,6 @@ def _formats() -> None:
         print(f"{fmt.id:24} {fmt.locale}  {render(fmt, date(2018, 1, 27), rng)}")
 
 
-def _demo() -> None:
-    from labs.public_datasets import build
-
-    started = time.perf_counter()
-    out = REPO_ROOT / "runs" / "demo" / "datasets"
-    out.mkdir(parents=True, exist_ok=True)
-    print(f"Building the public datasets into {out} ...")
-    written = build(out, log=lambda line: print("  " + line))
-    different = [p.relative_to(out) for p in written if not filecmp.cmp(p, DATASETS_DIR / p.relative_to(out), shallow=False)]
-    if different:
-        print(f"\nThese files differ from the shipped ones in datasets/: {', '.join(map(str, different))}.\n"
-              "A different babel version can change CLDR month names; the shipped files are the reference.")
-    else:
-        print(f"\nAll {len(written)} files are byte-identical to the shipped ones in datasets/ (same seeds, same bytes).")
-    _show(out, 4)
-    print(f"\nDone in {time.perf_counter() - started:.1f} s. Training and grading join `make demo` in later labs.")
-
-
 def main(argv: list[str] | None = None) -> int:
     args = _build_parser().parse_args(argv)
     try:
@@ -451,7 +436,9 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "formats":
             _formats()
         elif args.command == "demo":
-            _demo()
+            from labs.demo import run as run_demo
+
+            run_demo(tiny=args.tiny, out=Path(args.out))
     except InputError as error:
         print(f"python -m labs: error: {error}", file=sys.stderr)
         return 2

@@ -1,0 +1,21 @@
+"""`make demo` end to end, in its tiny configuration: data, three models, bundles, grading, the report."""
+
+from tests.conftest import run_cli
+
+
+def test_tiny_demo_writes_the_report_and_grades_all_three_models(tmp_path):
+    out = tmp_path / "demo"
+    result = run_cli("demo", "--tiny", "--out", str(out))
+    assert result.returncode == 0, result.stderr[-3000:]
+    for step in ("[1/5]", "[2/5]", "[3/5]", "[4/5]", "[5/5]", "Done in"):
+        assert step in result.stdout
+    report = (out / "report.md").read_text(encoding="utf-8")
+    for title in ("Lab 1: date generation", "Lab 2: date translation", "Homework 3.1"):
+        assert f"## {title}" in report
+    assert report.count("status graded") == 3
+    for task in ("date-generation", "date-translation", "name-transliteration"):
+        assert (out / "grading" / task / "grades" / "gradebook.csv").is_file()
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert html.count("data:image/png;base64,") >= 7   # 3 training curves and 4 heatmaps
+    again = run_cli("demo", "--tiny", "--out", str(tmp_path))   # not empty, not a demo folder
+    assert again.returncode == 2 and "was not written by a demo" in again.stderr
