@@ -9,7 +9,7 @@
    (``DateTranslationConfig.small()``, 16 units), where one fixed vector is a bottleneck.
 3. Decoding the same 10,000 inputs greedily with the step decoder (encoder once, decoder state
    carried) and by re-running the full model on every prefix: time, ratio (target: >= 5x), and
-   whether the outputs are identical. Beam search (width 4) with the step decoder is timed too.
+   whether the outputs are identical; then the same for beam search (width 4).
    Each decoder first runs once on all inputs (building its models and compiling its graphs),
    then is timed on a second run: the steady state a course sees when it grades many
    submissions; the first, cold runs are reported beside.
@@ -73,11 +73,14 @@ def main() -> None:
     step, step_seconds = timed_translate(model, vocabs, sources)
     timed_translate(model, vocabs, sources, beam=4)
     beam, beam_seconds = timed_translate(model, vocabs, sources, beam=4)
+    full_beam, full_beam_seconds = timed_translate(model, vocabs, sources, beam=4, step_decoding=False)
     report["decoding"] = {
         "step_greedy_seconds": step_seconds, "full_rerun_greedy_seconds": full_seconds,
         "speedup": full_seconds / step_seconds, "identical_outputs": full == step,
         "cold_step_greedy_seconds": report["attention"]["greedy_decode_seconds"], "cold_full_rerun_greedy_seconds": full_cold,
-        "step_beam4_seconds": beam_seconds, "beam4_exact_match": evaluate.exact_match(beam, tables["attention"]["target"].tolist()),
+        "step_beam4_seconds": beam_seconds, "full_rerun_beam4_seconds": full_beam_seconds,
+        "beam4_speedup": full_beam_seconds / beam_seconds, "beam4_identical_outputs": full_beam == beam,
+        "beam4_exact_match": evaluate.exact_match(beam, tables["attention"]["target"].tolist()),
     }
     by_length = evaluate.compare_by_length(tables)
     print("\nexact match by source length:\n" + by_length.to_string(float_format="{:.2%}".format))
@@ -85,8 +88,9 @@ def main() -> None:
     print(f"\ndecoding {HELD_OUT:,} inputs greedily (after a warm-up run): step decoder {d['step_greedy_seconds']:.2f} s, "
           f"full model per prefix {d['full_rerun_greedy_seconds']:.2f} s -> {d['speedup']:.1f}x "
           f"(cold first runs: {d['cold_step_greedy_seconds']:.2f} s and {d['cold_full_rerun_greedy_seconds']:.2f} s); "
-          f"identical outputs: {d['identical_outputs']}; beam 4 (step decoder): {d['step_beam4_seconds']:.1f} s, "
-          f"exact match {d['beam4_exact_match']:.2%}")
+          f"identical outputs: {d['identical_outputs']}; beam 4: step decoder {d['step_beam4_seconds']:.1f} s, "
+          f"full model per prefix {d['full_rerun_beam4_seconds']:.1f} s -> {d['beam4_speedup']:.1f}x "
+          f"(identical outputs: {d['beam4_identical_outputs']}), exact match {d['beam4_exact_match']:.2%}")
     checks = {"training_at_most_5_minutes": report["attention"]["training_seconds"] <= 300,
               "exact_match_at_least_99.9": report["attention"]["exact_match"] >= 0.999,
               "step_decoder_at_least_5x": d["speedup"] >= 5, "identical_outputs": d["identical_outputs"]}

@@ -8,6 +8,12 @@
    unseen), character error rate (targets: <= 1 % seen, <= 4 % unseen), exact match, mean
    F-score, MRR and top-3 accuracy, per stratum; and accuracy by name length.
 3. Decoding speed: names per second, greedy and beam 3, with the step decoder (after a warm-up run).
+4. Side by side on the same names: pythainlp's own romanizers, ``thai2rom_onnx`` (neural, ONNX)
+   and ``royin`` (rules, RTGS), each word romanized and capitalised: accuracy, character error
+   rate and names per second. Mind what this compares: the dataset's spellings were *made* from
+   thai2rom_onnx's outputs (plus a rule layer), and its plain spelling is one of the accepted
+   alternatives; so thai2rom_onnx is the teacher here, not a rival, and the interesting figures
+   are how close the student model gets and how fast each runs.
 
 Prints a table; writes benchmarks/results/name_transliteration.json.
 """
@@ -37,6 +43,16 @@ def timed(model, vocabs, names, **options):
     return results, time.perf_counter() - started
 
 
+def romanizer_predictions(names: list[str], engine: str) -> tuple[list[str], float]:
+    """Each name's words romanized by pythainlp's ``engine`` and capitalised; and the seconds it took."""
+    from labs.name_transliteration.romanization import romanize_words
+
+    romanize_words(["สมชาย"], engine)   # load the engine outside the timing
+    started = time.perf_counter()
+    predictions = [" ".join(w.capitalize() for w in romanize_words(name.split(" "), engine)) for name in names]
+    return predictions, time.perf_counter() - started
+
+
 def main() -> None:
     config = NameTransliterationConfig()
     test = read_csv(DATASETS_DIR / "thai-names" / "test.csv")
@@ -58,6 +74,15 @@ def main() -> None:
     print(evaluate.format_summary(report["greedy"], "greedy"))
     print(f"decoding: greedy {report['names_per_second']['greedy']:,.0f} names/s, "
           f"beam 3 {report['names_per_second']['beam3']:,.0f} names/s")
+    report["pythainlp"] = {}
+    for engine in ("thai2rom_onnx", "royin"):
+        predictions, seconds = romanizer_predictions(names, engine)
+        summary = evaluate.summary(evaluate.results_table(test, [[p] for p in predictions]))
+        report["pythainlp"][engine] = {"summary": summary, "names_per_second": len(names) / seconds}
+        print(evaluate.format_summary(summary, f"pythainlp {engine}").splitlines()[0]
+              + f"; {len(names) / seconds:,.0f} names/s")
+        for stratum, headline in summary["per_stratum"].items():
+            print(f"    {stratum} words: accuracy {headline['accuracy']:.2%}, CER {headline['cer']:.2%}")
     seen, unseen = result["per_stratum"]["seen"], result["per_stratum"]["unseen"]
     checks = {"training_at_most_15_minutes": run.seconds <= 900,
               "seen_accuracy_at_least_97": seen["accuracy"] >= 0.97,

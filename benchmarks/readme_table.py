@@ -1,0 +1,148 @@
+"""Fill the README's results table from benchmarks/results/*.json, so that it reports only what was measured.
+
+    python benchmarks/readme_table.py           # rewrites the block between the README's results markers
+
+Each row names the benchmark's date, machine and the command that reproduces it. A benchmark
+whose JSON is missing gets a row saying which command to run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+START, END = "<!-- results:start -->", "<!-- results:end -->"
+
+
+def _load(name: str) -> dict | None:
+    path = RESULTS / f"{name}.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.2f} %"
+
+
+def _lab1(r: dict) -> list[tuple[str, str, str]]:
+    m = r["report"]
+    return [("lab 1: training time", f"{m['training_seconds']:.0f} s", "≤ 180 s"),
+            ("lab 1: validity / uniqueness (10,000 samples, t = 1.0)", f"{_pct(m['validity'])} / {_pct(m['uniqueness'])}",
+             "≥ 99.5 % / ≥ 95 %"),
+            ("lab 1: held-out cross-entropy vs. the entropy bound",
+             f"{m['heldout_bits_per_token']:.4f} vs {m['entropy_bound_bits_per_token']:.4f} bits/token "
+             f"({m['heldout_over_bound']:+.2%})", "within 5 %"),
+            ("lab 1: TV distance year / month / day (100,000 samples)",
+             f"{m['tv_year_100k']:.3f} / {m['tv_month_100k']:.3f} / {m['tv_day_100k']:.3f} (a perfect sampler: "
+             f"{m['tv_year_100k_perfect_sampler']:.3f} / {m['tv_month_100k_perfect_sampler']:.3f} / "
+             f"{m['tv_day_100k_perfect_sampler']:.3f})", "≤ 0.05")]
+
+
+def _lab2(r: dict) -> list[tuple[str, str, str]]:
+    m = r["report"]
+    d = m["decoding"]
+    rows = [("lab 2: training time, attention model", f"{m['attention']['training_seconds']:.0f} s", "≤ 300 s"),
+            ("lab 2: exact match, 10,000 held-out pairs, all 40 formats",
+             f"{_pct(m['attention']['exact_match'])}; beam 4: {_pct(d['beam4_exact_match'])}", "≥ 99.9 %"),
+            ("lab 2: baseline without attention, same size and budget",
+             f"{_pct(m['baseline']['exact_match'])} (attention {_pct(m['attention']['exact_match'])})", "reported"),
+            ("lab 2: both at 16 units (`DateTranslationConfig.small()`)",
+             f"attention {_pct(m['small_attention']['exact_match'])}, baseline {_pct(m['small_baseline']['exact_match'])}",
+             "reported"),
+            ("decoding 10,000 inputs greedily: step decoder vs. full re-run per prefix",
+             f"{d['step_greedy_seconds']:.2f} s vs {d['full_rerun_greedy_seconds']:.2f} s: {d['speedup']:.1f}x, "
+             f"identical outputs: {d['identical_outputs']}", "≥ 5x")]
+    if "full_rerun_beam4_seconds" in d:
+        rows.append(("decoding with beam 4: step decoder vs. full re-run per prefix",
+                     f"{d['step_beam4_seconds']:.1f} s vs {d['full_rerun_beam4_seconds']:.1f} s: {d['beam4_speedup']:.1f}x, "
+                     f"identical outputs: {d['beam4_identical_outputs']}", "reported"))
+    return rows
+
+
+def _classic(r: dict) -> list[tuple[str, str, str]]:
+    m = r["report"]
+
+    def reached(side: dict, target: str) -> str:
+        seconds = side["seconds_to"][target]
+        return f"{seconds:.0f} s" if seconds is not None else \
+            f"not reached ({side['epochs'][-1]['training_seconds']:.0f} s, best {_pct(max(e['exact_match'] for e in side['epochs']))})"
+
+    rows = []
+    for target, label in (("0.990", "99 %"), ("0.999", "99.9 %")):
+        ratio = m["classic_over_kit"][target]
+        rows.append((f"lab 2 vs. the classic course architecture: training time to {label} exact match",
+                     f"kit {reached(m['kit'], target)}, classic {reached(m['classic'], target)}"
+                     + (f": {ratio:.1f}x faster" if ratio else ""), "reported"))
+    return rows
+
+
+def _names(r: dict) -> list[tuple[str, str, str]]:
+    m = r["report"]
+    seen, unseen = m["beam3"]["per_stratum"]["seen"], m["beam3"]["per_stratum"]["unseen"]
+    rows = [("homework: training time, reference model", f"{m['training_seconds']:.0f} s", "≤ 900 s"),
+            ("homework: accuracy (any accepted spelling), seen / unseen words, beam 3",
+             f"{_pct(seen['accuracy'])} / {_pct(unseen['accuracy'])}", "≥ 97 % / ≥ 85 %"),
+            ("homework: character error rate, seen / unseen", f"{_pct(seen['cer'])} / {_pct(unseen['cer'])}",
+             "≤ 1 % / ≤ 4 %"),
+            ("homework: top-3 accuracy and MRR, seen / unseen",
+             f"{_pct(seen['top_3_accuracy'])} / {_pct(unseen['top_3_accuracy'])}; MRR {seen['mrr']:.3f} / {unseen['mrr']:.3f}",
+             "reported"),
+            ("homework: decoding speed (step decoder)",
+             f"greedy {m['names_per_second']['greedy']:,.0f} names/s, beam 3 {m['names_per_second']['beam3']:,.0f} names/s",
+             "reported")]
+    for engine, result in m.get("pythainlp", {}).items():
+        s = result["summary"]["per_stratum"]
+        rows.append((f"homework: pythainlp `{engine}` on the same names (the data's {'teacher' if engine == 'thai2rom_onnx' else 'RTGS rules'})",
+                     f"accuracy {_pct(s['seen']['accuracy'])} / {_pct(s['unseen']['accuracy'])}, CER "
+                     f"{_pct(s['seen']['cer'])} / {_pct(s['unseen']['cer'])}, {result['names_per_second']:,.0f} names/s",
+                     "reported"))
+    return rows
+
+
+def _autograder(r: dict) -> list[tuple[str, str, str]]:
+    m = r["report"]
+    one, two = m["jobs"]["1"], m["jobs"]["2"]
+    return [(f"autograder: {m['bundles']} lab-2 bundles, {m['hidden_pairs']:,}-pair hidden set",
+             f"--jobs 1: {one['seconds']:.0f} s ({one['bundles_per_minute']:.1f}/min); --jobs 2: {two['seconds']:.0f} s "
+             f"({two['bundles_per_minute']:.1f}/min)", "≤ 300 s with --jobs 2"),
+            ("autograder: per bundle, sandbox wall time = model work + overhead",
+             f"{two['sandbox_seconds_median']:.1f} s = {two['child_work_seconds_median']:.1f} s + "
+             f"{two['sandbox_overhead_seconds_median']:.1f} s (median, --jobs 2)", "reported")]
+
+
+def _generators(r: dict) -> list[tuple[str, str, str]]:
+    rates = r["rows_per_second"]
+    return [("generators (one process)", ", ".join(f"{name} {rate:,.0f} rows/s" for name, rate in rates.items()),
+             "not a bottleneck")]
+
+
+SECTIONS = (("date_generation", _lab1), ("date_translation", _lab2), ("lab2_vs_classic", _classic),
+            ("name_transliteration", _names), ("autograder", _autograder), ("generators", _generators))
+
+
+def table() -> str:
+    lines = ["| what | measured | target | when, where, how |", "|---|---|---|---|"]
+    for name, rows in SECTIONS:
+        result = _load(name)
+        if result is None:
+            lines.append(f"| {name.replace('_', ' ')} | not measured yet | | `python benchmarks/{name}.py` |")
+            continue
+        where = f"{result['date']}, {result['machine']}: `{result['command']}`"
+        lines += [f"| {what} | {measured} | {target} | {where} |" for what, measured, target in rows(result)]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    readme = ROOT / "README.md"
+    text = readme.read_text(encoding="utf-8")
+    if START not in text or END not in text:
+        raise SystemExit(f"README.md lacks the markers {START} and {END}")
+    text = re.sub(re.escape(START) + ".*?" + re.escape(END), f"{START}\n{table()}\n{END}", text, flags=re.DOTALL)
+    readme.write_text(text, encoding="utf-8")
+    print(table())
+
+
+if __name__ == "__main__":
+    main()
