@@ -50,17 +50,18 @@ def _parser() -> argparse.ArgumentParser:
     package.add_argument("--out", required=True, help="the zip to write (e.g. autograder.zip)")
     package.add_argument("--rubric", default=None, help="rubric TOML (default: autograder/rubrics/TASK.toml)")
 
-    # What the Gradescope container's run_autograder calls (see autograder/gradescope.py).
-    run = commands.add_parser("gradescope-run", help=argparse.SUPPRESS)
-    run.add_argument("--task", required=True, choices=TASKS)
-    run.add_argument("--hidden", required=True)
-    run.add_argument("--rubric", required=True)
-    run.add_argument("--submission", required=True)
-    run.add_argument("--results", required=True)
-
     check = commands.add_parser("check", help="validate your bundle and score it on the public dev set")
     check.add_argument("bundle", help="submission.zip or a bundle folder")
     check.add_argument("--rubric", default=None, help="rubric TOML (default: the task's)")
+    return parser
+
+
+def _gradescope_run_parser() -> argparse.ArgumentParser:
+    """``gradescope-run``: what the Gradescope container's run_autograder calls; not listed in --help."""
+    parser = _Parser(prog="python -m autograder gradescope-run")
+    parser.add_argument("--task", required=True, choices=TASKS)
+    for flag in ("--hidden", "--rubric", "--submission", "--results"):
+        parser.add_argument(flag, required=True)
     return parser
 
 
@@ -107,7 +108,12 @@ def _check(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["gradescope-run"]:
+        args = _gradescope_run_parser().parse_args(argv[1:])
+        args.command = "gradescope-run"
+    else:
+        args = _parser().parse_args(argv)
     try:
         if args.command == "hidden-set":
             from autograder.hidden import make_hidden_set

@@ -119,7 +119,7 @@ def _generators(r: dict) -> list[tuple[str, str, str]]:
 
 
 SECTIONS = (("date_generation", _lab1), ("date_translation", _lab2), ("lab2_vs_classic", _classic),
-            ("name_transliteration", _names), ("autograder", _autograder), ("generators", _generators))
+            ("name_transliteration", _names), ("autograder_throughput", _autograder), ("generators", _generators))
 
 
 def table() -> str:

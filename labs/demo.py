@@ -56,6 +56,7 @@ def _configs(tiny: bool) -> dict:
 def _datasets(out: Path, log) -> None:
     from labs.public_datasets import build
 
+    (out / "datasets").mkdir(parents=True, exist_ok=True)
     written = build(out / "datasets")
     different = [p for p in written if not filecmp.cmp(p, DATASETS_DIR / p.relative_to(out / "datasets"), shallow=False)]
     log(f"  {len(written)} dataset files built; " + (f"{len(different)} differ from the shipped ones (another babel "

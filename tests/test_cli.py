@@ -106,11 +106,15 @@ def test_show_prints_examples_of_each_dataset(cli):
         assert name in result.stdout
 
 
-def test_autograder_says_it_is_not_there_yet():
+def test_autograder_without_a_command_lists_what_it_can_do():
     import subprocess
     import sys
 
     from tests.conftest import REPO_ROOT
 
     result = subprocess.run([sys.executable, "-m", "autograder"], cwd=REPO_ROOT, capture_output=True, text=True)
-    assert result.returncode == 2 and "not implemented" in result.stderr
+    assert result.returncode == 2 and "the following arguments are required: command" in result.stderr
+    helped = subprocess.run([sys.executable, "-m", "autograder", "--help"], cwd=REPO_ROOT, capture_output=True, text=True)
+    for command in ("hidden-set", "grade", "gradescope", "check"):
+        assert command in helped.stdout
+    assert "gradescope-run" not in helped.stdout   # internal: what the Gradescope container calls

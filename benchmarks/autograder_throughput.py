@@ -1,6 +1,6 @@
 """Autograder throughput: 50 lab-2 bundles graded against a 1,000-pair hidden set, with --jobs 1 and 2.
 
-    python benchmarks/autograder.py        # ~8 minutes on a 2-core CPU
+    python benchmarks/autograder_throughput.py        # ~8 minutes on a 2-core CPU
 
 The bundles are one trained lab-2 model (the default architecture) exported 50 times under
 different student ids, so every bundle costs the same. Reported: wall time of each batch
@@ -8,7 +8,7 @@ different student ids, so every bundle costs the same. Reported: wall time of ea
 wall time split into the child's own work (loading the model, decoding the hidden set) and the
 rest: the sandbox overhead (process start, TensorFlow import, copying files, isolation).
 
-Prints a table; writes benchmarks/results/autograder.json.
+Prints a table; writes benchmarks/results/autograder_throughput.json.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def main() -> None:
               "every_bundle_graded": all(j["all_graded"] for j in report["jobs"].values())}
     for name, ok in checks.items():
         print(f"  {'PASS' if ok else 'MISS'}  {name}")
-    write_results("autograder", config.to_dict(), report, checks, run.device)
+    write_results("autograder_throughput", config.to_dict(), report, checks, run.device)
 
 
 if __name__ == "__main__":
