@@ -10,8 +10,9 @@ characters, a per-step attention block repeats the previous post-attention state
 ``Dense(10, tanh)`` and ``Dense(1, relu)``, takes a softmax over the Tx positions and a weighted
 sum (``Dot``); a post-attention LSTM (64 units) takes one step on that context, and a softmax
 layer writes the character. There is no teacher forcing: the decoder never sees the characters
-it wrote. It trains with Adam (learning rate 0.005, decayed as ``0.005 / (1 + 0.01 * step)``),
-batch size 100, as those notebooks do.
+it wrote. It trains twice: with the notebooks' own recipe (Adam, learning rate 0.005 decayed as
+``0.005 / (1 + 0.01 * step)``, batch size 100), and with the kit's recipe (Adam 0.003 with cosine
+decay over 20 epochs, batch size 128), so that the architecture is not judged by its optimizer.
 
 **The kit's model** is ``DateTranslationConfig()`` (lab 2's default: teacher forcing, a
 128-unit decoder LSTM, additive attention over projected keys, cosine-decayed Adam).
@@ -20,7 +21,7 @@ Both train on the same 60,000 pairs, one epoch at a time; after each epoch, exac
 measured on the same 2,000 held-out pairs (greedy decoding; evaluation time is not counted).
 The time to reach 99 % and 99.9 % is the training time up to the end of the first epoch that
 gets there. Each model trains for at most its epoch budget (kit: its 6 scheduled epochs;
-classic: 20 epochs or 12 minutes).
+classic: 20 epochs or 7 minutes, whichever comes first).
 
 Prints a table; writes benchmarks/results/lab2_vs_classic.json.
 """
@@ -47,7 +48,7 @@ from labs.date_translation.translate import translate  # noqa: E402
 
 TY = 10                     # YYYY-MM-DD
 HELD_OUT = 2_000
-CLASSIC_EPOCHS, CLASSIC_SECONDS = 20, 720
+CLASSIC_EPOCHS, CLASSIC_SECONDS = 20, 420
 TARGETS = (0.99, 0.999)
 
 
@@ -101,7 +102,7 @@ def run_kit(config, train_pairs, test_pairs, vocabs) -> list[dict]:
     log, trained = [], 0.0
     for epoch in range(config.epochs):
         started = time.perf_counter()
-        model.fit(dataset, epochs=epoch + 1, initial_epoch=epoch, verbose=0)
+        model.fit(dataset, epochs=epoch + 1, initial_epoch=epoch, verbose=0, shuffle=False)   # the pipeline shuffles
         trained += time.perf_counter() - started
         outputs = [t.output for t in translate(model, vocabs, [p["source"] for p in test_pairs])]
         log.append({"epoch": epoch + 1, "training_seconds": trained,
@@ -110,26 +111,33 @@ def run_kit(config, train_pairs, test_pairs, vocabs) -> list[dict]:
     return log, model.count_params()
 
 
-def run_classic(train_pairs, test_pairs, vocabs, seed: int) -> list[dict]:
+def run_classic(train_pairs, test_pairs, vocabs, seed: int, recipe: str) -> list[dict]:
+    """Train the classic model with the course notebooks' recipe (``"course"``) or the kit's (``"kit"``)."""
     import keras
 
     set_seed(seed)
     tx = max(len(p["source"]) for p in train_pairs + test_pairs)
     model = build_classic_model(tx, len(vocabs["source"]), len(vocabs["target"]))
-    schedule = keras.optimizers.schedules.InverseTimeDecay(0.005, decay_steps=1, decay_rate=0.01)
+    batch_size = 100 if recipe == "course" else 128
+    if recipe == "course":
+        schedule = keras.optimizers.schedules.InverseTimeDecay(0.005, decay_steps=1, decay_rate=0.01)
+    else:
+        steps = CLASSIC_EPOCHS * -(-len(train_pairs) // batch_size)
+        schedule = keras.optimizers.schedules.CosineDecay(3e-3, decay_steps=steps)
     model.compile(optimizer=keras.optimizers.Adam(schedule), loss=["sparse_categorical_crossentropy"] * TY)
     inputs, targets = classic_arrays(train_pairs, vocabs, tx)
     test_inputs, _ = classic_arrays(test_pairs, vocabs, tx)
     log, trained = [], 0.0
     for epoch in range(CLASSIC_EPOCHS):
         started = time.perf_counter()
-        model.fit(inputs, targets, batch_size=100, epochs=epoch + 1, initial_epoch=epoch, verbose=0, shuffle=True)
+        model.fit(inputs, targets, batch_size=batch_size, epochs=epoch + 1, initial_epoch=epoch, verbose=0, shuffle=True)
         trained += time.perf_counter() - started
         predicted = np.stack([p.argmax(-1) for p in model.predict(test_inputs, batch_size=1000, verbose=0)], axis=1)
         outputs = [vocabs["target"].decode(row, stop_at_end=False) for row in predicted]
         log.append({"epoch": epoch + 1, "training_seconds": trained,
                     "exact_match": exact_match(outputs, [p["target"] for p in test_pairs])})
-        print(f"  classic  epoch {epoch + 1:2d}: {trained:6.0f} s, exact match {log[-1]['exact_match']:.2%}", flush=True)
+        print(f"  classic ({recipe} recipe) epoch {epoch + 1:2d}: {trained:6.0f} s, exact match "
+              f"{log[-1]['exact_match']:.2%}", flush=True)
         if trained > CLASSIC_SECONDS or log[-1]["exact_match"] >= TARGETS[-1]:
             break
     return log, model.count_params()
@@ -142,19 +150,22 @@ def main() -> None:
     test_pairs = sample_pairs(HELD_OUT, seed=3, split="test")
     print("lab 2's model (default configuration):")
     kit_log, kit_parameters = run_kit(config, train_pairs, test_pairs, vocabs)
-    print("the classic course architecture:")
-    classic_log, classic_parameters = run_classic(train_pairs, test_pairs, vocabs, config.seed)
-    kit, classic = time_to_targets(kit_log), time_to_targets(classic_log)
-    ratios = {t: (classic[t] / kit[t]) if kit[t] and classic[t] else None for t in kit}
-    report = {"kit": {"parameters": kit_parameters, "epochs": kit_log, "seconds_to": kit},
-              "classic": {"parameters": classic_parameters, "epochs": classic_log, "seconds_to": classic},
-              "classic_over_kit": ratios}
-    print(f"\n{'':10} {'parameters':>10} {'to 99 %':>10} {'to 99.9 %':>10} {'final':>8}")
-    for name, log, parameters, reached in (("kit", kit_log, kit_parameters, kit),
-                                           ("classic", classic_log, classic_parameters, classic)):
-        cells = [f"{reached[t]:.0f} s" if reached[t] else "not reached" for t in reached]
-        print(f"{name:10} {parameters:>10,} {cells[0]:>10} {cells[1]:>10} {log[-1]['exact_match']:>8.2%}")
-    print("classic / kit: " + ", ".join(f"to {float(t):.1%}: " + (f"{r:.1f}x" if r else "n/a") for t, r in ratios.items()))
+    report = {"kit": {"parameters": kit_parameters, "epochs": kit_log, "seconds_to": time_to_targets(kit_log)}}
+    for recipe in ("course", "kit"):
+        print(f"the classic course architecture, {recipe} recipe:")
+        log, parameters = run_classic(train_pairs, test_pairs, vocabs, config.seed, recipe)
+        reached = time_to_targets(log)
+        report[f"classic_{recipe}_recipe"] = {
+            "parameters": parameters, "epochs": log, "seconds_to": reached,
+            "over_kit": {t: reached[t] / report["kit"]["seconds_to"][t] if reached[t] and report["kit"]["seconds_to"][t]
+                         else None for t in reached}}
+    print(f"\n{'':22} {'parameters':>10} {'to 99 %':>12} {'to 99.9 %':>12} {'best':>8}")
+    for name in ("kit", "classic_course_recipe", "classic_kit_recipe"):
+        side = report[name]
+        cells = [f"{s:.0f} s" if s else "not reached" for s in side["seconds_to"].values()]
+        best = max(e["exact_match"] for e in side["epochs"])
+        print(f"{name:22} {side['parameters']:>10,} {cells[0]:>12} {cells[1]:>12} {best:>8.2%}")
+    kit = report["kit"]["seconds_to"]
     checks = {"kit_reaches_99.9": kit["0.999"] is not None}
     write_results("lab2_vs_classic", config.to_dict(), report, checks, device_description())
 
