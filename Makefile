@@ -1,5 +1,5 @@
 # Attention Lab. Two commands on a fresh machine with Python 3.10+ and make:
-#   make demo   create .venv, install requirements.txt, run the demo
+#   make demo   create .venv, install requirements.txt, run the end-to-end demo (under 15 min on a CPU)
 #   make test   create .venv, install requirements.txt, run the test suite
 PYTHON ?= python3
 VENV   := .venv
@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 .DEFAULT_GOAL := help
 
 help:
-	@echo "make demo      build the datasets and show examples (creates .venv on first run)"
+	@echo "make demo      data, three models, bundles, grading, runs/demo/report.html (creates .venv on first run)"
 	@echo "make test      run the test suite (creates .venv on first run)"
 	@echo "make datasets  rebuild the public splits under datasets/"
 	@echo "make clean     remove .venv and runs/"
