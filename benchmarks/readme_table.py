@@ -95,7 +95,8 @@ def _names(r: dict) -> list[tuple[str, str, str]]:
              "reported")]
     for engine, result in m.get("pythainlp", {}).items():
         s = result["summary"]["per_stratum"]
-        rows.append((f"homework: pythainlp `{engine}` on the same names (the data's {'teacher' if engine == 'thai2rom_onnx' else 'RTGS rules'})",
+        role = "neural; the data's spellings were made from it" if engine == "thai2rom_onnx" else "rule-based RTGS"
+        rows.append((f"homework: pythainlp `{engine}` ({role}) on the same names, seen / unseen",
                      f"accuracy {_pct(s['seen']['accuracy'])} / {_pct(s['unseen']['accuracy'])}, CER "
                      f"{_pct(s['seen']['cer'])} / {_pct(s['unseen']['cer'])}, {result['names_per_second']:,.0f} names/s",
                      "reported"))
