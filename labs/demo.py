@@ -57,7 +57,7 @@ def _datasets(out: Path, log) -> None:
     from labs.public_datasets import build
 
     (out / "datasets").mkdir(parents=True, exist_ok=True)
-    written = build(out / "datasets")
+    written = build(out / "datasets", log=lambda line: log("  " + line))
     different = [p for p in written if not filecmp.cmp(p, DATASETS_DIR / p.relative_to(out / "datasets"), shallow=False)]
     log(f"  {len(written)} dataset files built; " + (f"{len(different)} differ from the shipped ones (another babel "
         "version?); the shipped files stay the reference" if different else "all byte-identical to the shipped ones"))
@@ -67,7 +67,7 @@ def _lab1(config, out: Path, tiny: bool) -> tuple[LabResult, object, dict]:
     from labs.date_generation.evaluate import evaluate
     from labs.date_generation.train import train
 
-    run = train(config, out_dir=out / "date-generation", verbose=0)
+    run = train(config, out_dir=out / "date-generation", verbose=2)
     report = evaluate(run.model, run.vocab, config, n=2000, training_dates=[], held_out=2000)
     lines = [f"validity {report['validity']:.2%}, uniqueness {report['uniqueness']:.2%} (2,000 samples at t = 1.0)",
              f"held-out cross-entropy {report['heldout_bits_per_token']:.4f} bits/token "
@@ -95,10 +95,10 @@ def _lab2(config, out: Path, tiny: bool) -> tuple[LabResult, object, dict]:
     from labs.date_translation.train import train
     from labs.date_translation.translate import translate
 
-    run = train(config, out_dir=out / "date-translation", verbose=0)
+    run = train(config, out_dir=out / "date-translation", verbose=2)
     test = read_csv(DATASETS_DIR / "date-pairs" / "test.csv")[:200 if tiny else 2000]
     table = evaluate.results_table(test, [t.output for t in translate(run.model, run.vocabs, [r["source"] for r in test])])
-    lines = evaluate.format_summary(evaluate.summary(table), "exact match").splitlines()
+    lines = evaluate.format_summary(evaluate.summary(table), "attention model").splitlines()
     examples = translate(run.model, run.vocabs, ["Saturday, 27 January 2018", "๒๗ ม.ค. ๒๕๖๑"])
     images = {"training curve": out / "date-translation" / "training_curve.png",
               **_heatmaps(examples, out / "date-translation", "attention")}
@@ -111,7 +111,7 @@ def _homework(config, out: Path, tiny: bool) -> tuple[LabResult, object, dict]:
     from labs.name_transliteration.train import train
     from labs.name_transliteration.transliterate import transliterate
 
-    run = train(config, out_dir=out / "name-transliteration", verbose=0)
+    run = train(config, out_dir=out / "name-transliteration", verbose=2)
     test = read_csv(DATASETS_DIR / "thai-names" / "test.csv")
     test = test[:100] + test[-100:] if tiny else test   # both strata
     results = transliterate(run.model, run.vocabs, [r["source"] for r in test], beam=3)
