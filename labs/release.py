@@ -40,9 +40,10 @@ from labs.common.paths import REPO_ROOT
 
 INCLUDED = ("README.md", "requirements.txt", "Makefile", ".gitignore", "labs", "homework", "demos", "datasets",
             "autograder")
-# Never released, wherever they sit: trained weights, run folders, secrets, caches.
-EXCLUDED = ("*.keras", "*.h5", "*.weights.*", "*.npz", "*.ckpt*", "runs", "*secret*", "*.seed", "hidden*",
-            "__pycache__", "*.pyc", ".ipynb_checkpoints", ".pytest_cache")
+# Never released, wherever they sit: folders of runs, hidden sets and caches; trained weights,
+# secrets and hidden targets.
+EXCLUDED_FOLDERS = ("runs", "hidden*", "__pycache__", ".ipynb_checkpoints", ".pytest_cache")
+EXCLUDED_FILES = ("*.keras", "*.h5", "*.weights.*", "*.npz", "*.ckpt*", "*secret*", "*.seed", "targets.csv", "*.pyc")
 BEGIN, END, TODO, HINT = "### BEGIN SOLUTION", "### END SOLUTION", "### TODO:", "### HINT:"
 _MARKER = re.compile(r"^(\s*)(### (?:BEGIN SOLUTION|END SOLUTION|TODO:|HINT:))(.*)$")
 
@@ -113,7 +114,9 @@ def _leaks(folder: Path, solution: set[str]) -> list[str]:
 
 
 def _excluded(path: Path) -> bool:
-    return any(fnmatch.fnmatch(part, pattern) for part in path.parts for pattern in EXCLUDED)
+    """Whether a kit file (``path`` relative to the kit) stays out of the release."""
+    return any(fnmatch.fnmatch(part, pattern) for part in path.parts[:-1] for pattern in EXCLUDED_FOLDERS) or \
+        any(fnmatch.fnmatch(path.name, pattern) for pattern in EXCLUDED_FILES)
 
 
 def _files(root: Path) -> list[Path]:

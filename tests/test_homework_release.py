@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import zipfile
+from pathlib import Path
 
 import nbformat
 import numpy as np
@@ -63,7 +64,7 @@ def test_release_strips_every_solution_and_keeps_no_secrets(released):
     out = released.out
     assert released.stripped == {"homework/kv_attention.py": 4}
     files = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
-    assert {"labs/cli.py", "homework/kv_attention.py", "homework/hw3_1_thai_name_transliteration.ipynb",
+    assert {"labs/cli.py", "autograder/hidden.py", "homework/kv_attention.py", "homework/hw3_1_thai_name_transliteration.ipynb",
             "homework/selftest_reference.json", "datasets/thai-names/test.csv", "requirements.txt"} <= files
     assert not [f for f in files if f.startswith(("tests/", "benchmarks/", "runs/", ".git/")) or f.endswith(".keras")]
     student = (out / "homework" / "kv_attention.py").read_text(encoding="utf-8")
@@ -101,6 +102,16 @@ def test_released_notebook_runs_up_to_the_first_todo_and_stops_there(released, m
     outputs = "\n".join(o.get("text", "") for cell in notebook.cells if cell.cell_type == "code"
                         for o in cell.get("outputs", []))
     assert "Running on the" in outputs and "trained in" not in outputs
+
+
+def test_release_leaves_out_weights_secrets_and_hidden_sets(tmp_path):
+    from labs.release import _excluded
+
+    for path in ("runs/x/model.keras", "homework/model.h5", "hidden/lab2/inputs.csv", "grading/targets.csv",
+                 "secret.txt", "homework/.ipynb_checkpoints/x.ipynb", "labs/__pycache__/cli.cpython-311.pyc"):
+        assert _excluded(Path(path)), path
+    for path in ("autograder/hidden.py", "labs/cli.py", "datasets/thai-names/test.csv", "homework/kv_attention.py"):
+        assert not _excluded(Path(path)), path
 
 
 def test_release_refuses_a_folder_that_is_not_empty(tmp_path):
