@@ -224,8 +224,7 @@ def train_translator(config, out_dir=None, *, task: str, vocabularies: Callable,
     ``out_dir``, the run folder gets ``model.keras``, ``vocab.json``, ``metrics.json`` and
     ``training_curve.png`` (titled ``title``).
     """
-    from labs.common.training import (compile_for_training, device_description, fit_timed, prepare_run_folder,
-                                      set_seed)
+    from labs.common.training import prepare_run_folder, set_seed, train_model
 
     if out_dir is not None:
         out_dir = prepare_run_folder(out_dir)
@@ -234,15 +233,10 @@ def train_translator(config, out_dir=None, *, task: str, vocabularies: Callable,
     model = build_model(config, len(vocabs["source"]), len(vocabs["target"]))
     training_pairs = sample(config.train_size, config.seed, split="train")
     validation_pairs = sample(config.val_size, config.seed, split="dev")
-    compile_for_training(model, learning_rate=config.learning_rate, epochs=config.epochs,
-                         train_size=len(training_pairs), batch_size=config.batch_size, metrics=["accuracy"])
-    device = device_description()
-    if verbose:
-        print(f"Training the {description} ({model.count_params():,} parameters) on {len(training_pairs):,} pairs, "
-              f"{config.epochs} epochs, on the {device}.")
-    fit, seconds = fit_timed(model, make_dataset(training_pairs, vocabs, config.batch_size, shuffle_seed=config.seed),
-                             make_dataset(validation_pairs, vocabs, config.batch_size), config.epochs, verbose)
-    history = {"train": list(map(float, fit.history["loss"])), "validation": list(map(float, fit.history["val_loss"]))}
+    history, seconds, device = train_model(
+        model, config, make_dataset(training_pairs, vocabs, config.batch_size, shuffle_seed=config.seed),
+        make_dataset(validation_pairs, vocabs, config.batch_size), examples=len(training_pairs),
+        description=f"the {description}", metrics=["accuracy"], verbose=verbose)
     run = TrainedTranslator(model, vocabs, config, history, seconds, device)
     if out_dir is not None:
         save_translator_run(run, out_dir, task, title)

@@ -53,6 +53,25 @@ def fit_timed(model, train_batches, validation_batches, epochs: int, verbose: in
     return fit, time.perf_counter() - started
 
 
+def train_model(model, config, train_batches, validation_batches, *, examples: int, description: str,
+                metrics: list[str] | None = None, verbose: int = 1) -> tuple[dict[str, list[float]], float, str]:
+    """Compile ``model`` for ``config`` (its learning rate, epochs, batch size) and train it.
+
+    Returns the loss per epoch in nats (``{"train": [...], "validation": [...]}``), the training
+    time in seconds and the device. ``description`` completes "Training ..." in the first line
+    printed (with ``verbose``), e.g. ``"an LSTM"`` or ``"the attention model"``.
+    """
+    compile_for_training(model, learning_rate=config.learning_rate, epochs=config.epochs, train_size=examples,
+                         batch_size=config.batch_size, metrics=metrics)
+    device = device_description()
+    if verbose:
+        print(f"Training {description} ({model.count_params():,} parameters) on {examples:,} examples, "
+              f"{config.epochs} epochs, on the {device}.")
+    fit, seconds = fit_timed(model, train_batches, validation_batches, config.epochs, verbose)
+    history = {"train": list(map(float, fit.history["loss"])), "validation": list(map(float, fit.history["val_loss"]))}
+    return history, seconds, device
+
+
 def device_description() -> str:
     """``"GPU (NVIDIA H100 ...)"`` when TensorFlow sees a GPU, else ``"CPU"``."""
     import tensorflow as tf

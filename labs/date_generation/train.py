@@ -17,8 +17,7 @@ from labs.common.files import write_json
 from labs.common.metrics import nats_to_bits
 from labs.common.pipeline import batches
 from labs.common.plots import plot_training_curves
-from labs.common.training import (compile_for_training, device_description, fit_timed, load_run_folder,
-                                  prepare_run_folder, save_model_atomically, set_seed)
+from labs.common.training import load_run_folder, prepare_run_folder, save_model_atomically, set_seed, train_model
 from labs.common.vocab import Vocabulary, save_vocabularies
 from labs.date_generation.config import DateGenerationConfig
 from labs.date_generation.data import TASK, IsoDateDistribution, vocabularies
@@ -73,16 +72,11 @@ def train(config: DateGenerationConfig = DateGenerationConfig(), out_dir: str | 
     validation_dates = dates.sample(config.val_size, config.seed + VALIDATION_SEED_OFFSET)
 
     model = build_model(config, len(vocab))
-    compile_for_training(model, learning_rate=config.learning_rate, epochs=config.epochs,
-                         train_size=config.train_size, batch_size=config.batch_size)
-    device = device_description()
-    if verbose:
-        print(f"Training a {config.cell.upper()} ({model.count_params():,} parameters) on {len(training_dates):,} dates, "
-              f"{config.epochs} epochs, on the {device}.")
-    fit, seconds = fit_timed(model, make_dataset(training_dates, vocab, config.batch_size, shuffle_seed=config.seed),
-                             make_dataset(validation_dates, vocab, config.batch_size), config.epochs, verbose)
-    history = {"train": [nats_to_bits(v) for v in fit.history["loss"]],
-               "validation": [nats_to_bits(v) for v in fit.history["val_loss"]]}
+    nats, seconds, device = train_model(
+        model, config, make_dataset(training_dates, vocab, config.batch_size, shuffle_seed=config.seed),
+        make_dataset(validation_dates, vocab, config.batch_size), examples=len(training_dates),
+        description=f"{'an' if config.cell == 'lstm' else 'a'} {config.cell.upper()}", verbose=verbose)
+    history = {name: [nats_to_bits(v) for v in values] for name, values in nats.items()}   # bits per token
     run = TrainedRun(model, vocab, config, history, seconds, device, training_dates)
     if out_dir is not None:
         save_run(run, out_dir)
