@@ -1,6 +1,6 @@
 """Autograder throughput: 50 lab-2 bundles graded against a 1,000-pair hidden set, with --jobs 1 and 2.
 
-    python benchmarks/autograder_throughput.py        # ~8 minutes on a 2-core CPU
+    python benchmarks/autograder_throughput.py        # ~12 minutes on a 2-core CPU
 
 The bundles are one trained lab-2 model (the default architecture) exported 50 times under
 different student ids, so every bundle costs the same. Reported: wall time of each batch
