@@ -1,6 +1,6 @@
 """Homework 3.1 targets: the reference model (the solution's key-value attention), default configuration.
 
-    python benchmarks/name_transliteration.py        # ~16 minutes on a 2-core CPU
+    python benchmarks/name_transliteration.py        # ~15 minutes on a 2-core CPU
 
 1. Training time (target: at most 15 minutes on a 2-core CPU).
 2. On the public test split (4,000 names: 2,000 ``seen``, 2,000 ``unseen``), decoded with beam
