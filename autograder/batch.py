@@ -6,8 +6,8 @@ import hashlib
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from autograder.grade import (HiddenSet, bundle_digest, cached_result, find_bundle, grade_bundle, public_examples,
-                              student_id_for)
+from autograder.grade import (HiddenSet, bundle_digest, cached_result, find_bundle, grade_bundle, missing_bundle,
+                              public_examples, student_id_for)
 from autograder.hidden import load_hidden_set
 from autograder.reports import write_gradebook, write_student_files
 from autograder.rubric import Rubric
@@ -72,8 +72,7 @@ def grade_folder(submissions: str | Path, rubric: Rubric, hidden_dir: str | Path
 
     def work(entry: Path, bundle: Path | None) -> dict:
         if bundle is None:
-            record = grade_bundle(entry / "(missing)", rubric, hidden)   # an empty folder: malformed, scored 0
-            record.update(status="malformed", message="the submission folder is empty", bundle=entry.name)
+            record = missing_bundle(entry.name, rubric, hidden, "the submission folder is empty")
         else:
             record = grade_bundle(bundle, rubric, hidden, examples=examples, hide=hide)
         record.update(student=ids[entry], rubric_sha256=rubric_digest)

@@ -146,6 +146,13 @@ def grade_bundle(path: Path, rubric: Rubric, hidden: HiddenSet, *, examples: lis
     return record
 
 
+def missing_bundle(name: str, rubric: Rubric, hidden: HiddenSet, message: str) -> dict:
+    """The record of a submission that holds no bundle at all: malformed, scored 0."""
+    record = grade_bundle(Path("/nonexistent") / name, rubric, hidden)   # refused before anything runs
+    record.update(status="malformed", message=message, bundle=name, bundle_sha256="")
+    return record
+
+
 def _with_expected(returned: list, examples: list[dict]) -> list[dict]:
     """The child's example outputs beside the expected ones (which never went into the sandbox)."""
     merged = []

@@ -84,7 +84,7 @@ def package(task: str, hidden_dir: str | Path, out: str | Path, rubric: Rubric) 
 def run_on_gradescope(task: str, hidden_dir: str | Path, rubric: Rubric, submission: str | Path,
                       results: str | Path) -> dict:
     """Grade the one submission Gradescope gives and write its results.json (what ``run_autograder`` calls)."""
-    from autograder.grade import HiddenSet, find_bundle, grade_bundle, public_examples
+    from autograder.grade import HiddenSet, find_bundle, grade_bundle, missing_bundle, public_examples
     from autograder.hidden import load_hidden_set
     from autograder.reports import gradescope_results
 
@@ -93,9 +93,7 @@ def run_on_gradescope(task: str, hidden_dir: str | Path, rubric: Rubric, submiss
     submission = Path(submission)
     bundle = find_bundle(submission) if submission.is_dir() else None
     if bundle is None:
-        record = grade_bundle(submission / "(missing)", rubric, hidden)
-        record.update(status="malformed", message="the submission is empty: upload your submission.zip",
-                      bundle=submission.name)
+        record = missing_bundle(submission.name, rubric, hidden, "the submission is empty: upload your submission.zip")
     else:
         record = grade_bundle(bundle, rubric, hidden, examples=public_examples(task), hide=[Path(hidden_dir)])
     output = gradescope_results(record, rubric)

@@ -53,7 +53,7 @@ def name_transliteration_metrics(outputs: list[list[str]], targets: list[dict]) 
     from labs.name_transliteration import evaluate
 
     summary = evaluate.summary(evaluate.results_table(targets, outputs))
-    metrics = {key: value for key, value in summary["all"].items()}
+    metrics = dict(summary["all"])
     for stratum, headline in summary["per_stratum"].items():
         metrics.update({f"{key}_{stratum}": value for key, value in headline.items() if key != "examples"})
     return metrics

@@ -140,13 +140,8 @@ def _check_mask(cls) -> str | None:
                 "scores where memory_mask is False to a large negative number (ops.where), so that they get 0.")
     noisy = dict(inputs, memory=inputs["memory"].copy())
     noisy["memory"][1, LENGTHS[1]:] = 100.0                                           # garbage in the padding
-    layer = cls(KEY_DIM, VALUE_DIM, score="dot")
-    layer.build(inputs["query"].shape, inputs["memory"].shape)
-    weights = fixed_weights("dot")
-    for name, value in weights.items():
-        getattr(layer, name).assign(value)
-    clean = np.asarray(layer(inputs["query"], inputs["memory"], memory_mask=inputs["memory_mask"]))
-    dirty = np.asarray(layer(noisy["query"], noisy["memory"], memory_mask=noisy["memory_mask"]))
+    clean, _ = run_layer(cls, "dot", inputs, fixed_weights("dot"))
+    dirty, _ = run_layer(cls, "dot", noisy, fixed_weights("dot"))
     if not np.allclose(clean, dirty, atol=1e-4):
         return ("changing what the padded positions hold changed the context. Padding must get exactly zero "
                 "weight: mask the scores before the softmax, not the weights after it.")
