@@ -33,21 +33,54 @@
 #
 # *Runs on a GPU when one is there (Colab: Runtime → Change runtime type → GPU) and on a CPU.*
 
+# %% [markdown]
+# ### Setup: find the kit
+#
+# The notebook imports the kit's code (`labs/`), so it first finds the folder that holds it: here
+# or above. Opened in Colab from the course's GitHub repository, the notebook arrives alone; then
+# this cell clones the kit and installs what Colab lacks (a minute or two, once per session).
+
 # %%
 import os
+import subprocess
 import sys
 from pathlib import Path
 
-# Find the kit: the folder that holds `labs/`, here or above (in Colab, clone or upload the kit
-# and `%cd` into it first; `!pip install -r requirements.txt` adds what Colab lacks).
-for folder in [Path.cwd(), *Path.cwd().parents]:
-    if (folder / "labs" / "__init__.py").is_file():
-        sys.path.insert(0, str(folder))
-        break
-else:
-    raise RuntimeError("Cannot find the Attention Lab kit (a folder with labs/ inside). "
-                       "Open this notebook from the kit's demos/ folder, or %cd into the kit first.")
+# Where the course hosts the kit (written by `python -m labs colab-links`; used in Colab only).
+KIT_REPOSITORY, KIT_BRANCH = "", ""
 
+
+def run_step(what: str, command: list[str]) -> None:
+    print(what, "...")
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"{what} failed:\n{done.stderr[-2000:]}\nIf the repository is private, "
+                           "upload the kit to Colab and %cd into it instead.")
+
+
+def find_kit() -> Path:
+    """The folder holding `labs/`: here or above, or (in Colab) a clone of KIT_REPOSITORY."""
+    for folder in [Path.cwd(), *Path.cwd().parents]:
+        if (folder / "labs" / "__init__.py").is_file():
+            return folder
+    if not (KIT_REPOSITORY and "google.colab" in sys.modules):
+        raise RuntimeError("Cannot find the Attention Lab kit (a folder with labs/ inside). Open this "
+                           "notebook from inside the kit, or upload the kit and %cd into it first.")
+    kit = Path.cwd() / KIT_REPOSITORY.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
+    if not kit.is_dir():
+        run_step(f"Fetching the kit from {KIT_REPOSITORY}",
+                 ["git", "clone", "--quiet", "--depth", "1", "--branch", KIT_BRANCH, KIT_REPOSITORY, str(kit)])
+    run_step("Installing what Colab lacks (pip install -r requirements.txt)",
+             [sys.executable, "-m", "pip", "install", "--quiet", "-r", str(kit / "requirements.txt")])
+    os.chdir(kit)
+    return kit
+
+
+KIT = find_kit()
+sys.path.insert(0, str(KIT))
+print("The kit:", KIT)
+
+# %%
 # CI runs this notebook in a tiny configuration; you get the real one.
 TINY = os.environ.get("ATTENTION_LAB_TINY") == "1"
 

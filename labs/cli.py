@@ -155,6 +155,16 @@ def _build_parser() -> argparse.ArgumentParser:
     release = commands.add_parser("release", help="write the student version of the homework (solutions stripped)")
     release.add_argument("what", choices=["homework"], help="what to release")
     release.add_argument("--out", required=True, help="an empty or new folder for the student kit")
+    release.add_argument("--colab-repo", metavar="OWNER/NAME",
+                         help="the GitHub repository the student kit will be pushed to: adds Open-in-Colab links")
+    release.add_argument("--colab-branch", default="main", help="its branch (default main)")
+    colab = commands.add_parser("colab-links", help="point the notebooks' Open-in-Colab links at the kit's GitHub repository",
+                                description="Write the repository into README.md's notebook table (Colab badges) "
+                                            "and into each notebook's setup cell, which clones the kit in Colab.")
+    colab_target = colab.add_mutually_exclusive_group(required=True)
+    colab_target.add_argument("--repo", metavar="OWNER/NAME", help="the GitHub repository that holds this kit")
+    colab_target.add_argument("--remove", action="store_true", help="take the links out again")
+    colab.add_argument("--branch", default="main", help="the branch Colab opens (default main)")
     selftest = commands.add_parser("selftest", help="check your key-value attention layer (homework 3.1)")
     selftest.add_argument("what", choices=["homework"], help="what to check")
 
@@ -428,7 +438,16 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "release":
             from labs.release import release_homework
 
-            release_homework(args.out)
+            colab = None
+            if args.colab_repo:
+                from labs.colab import parse_repository
+
+                colab = parse_repository(args.colab_repo, args.colab_branch)
+            release_homework(args.out, colab=colab)
+        elif args.command == "colab-links":
+            from labs.colab import parse_repository, write_colab_links
+
+            write_colab_links(REPO_ROOT, None if args.remove else parse_repository(args.repo, args.branch))
         elif args.command == "selftest":
             from labs.name_transliteration.selftest import main as selftest
 

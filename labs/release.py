@@ -36,6 +36,8 @@ from pathlib import Path
 
 from labs.common.errors import InputError
 from labs.common.files import folder_written_whole
+from labs.common.notebooks import paired_notebook
+from labs.colab import Repository, write_colab_links
 from labs.common.paths import REPO_ROOT
 
 INCLUDED = ("README.md", "requirements.txt", "Makefile", ".gitignore", "labs", "homework", "demos", "datasets",
@@ -137,10 +139,12 @@ def _check_out_folder(out: Path, root: Path) -> None:
         raise InputError(f"--out {str(out)!r} is inside a folder being released; choose a folder elsewhere")
 
 
-def release_homework(out: str | Path, root: Path = REPO_ROOT, log=print) -> Released:
-    """Write the student kit into ``out`` (a new or empty folder)."""
-    import jupytext
+def release_homework(out: str | Path, root: Path = REPO_ROOT, log=print, colab: Repository | None = None) -> Released:
+    """Write the student kit into ``out`` (a new or empty folder).
 
+    With ``colab`` (the GitHub repository the kit will be pushed to), its README and notebooks
+    get Open-in-Colab links to it.
+    """
     out = Path(out)
     _check_out_folder(out, root)
     with folder_written_whole(out) as scratch:
@@ -159,12 +163,17 @@ def release_homework(out: str | Path, root: Path = REPO_ROOT, log=print) -> Rele
         for name in stripped:   # a notebook whose source held a solution is rebuilt from the stripped source
             notebook = (scratch / name).with_suffix(".ipynb")
             if notebook.is_file():
-                jupytext.write(jupytext.read(scratch / name), notebook)
+                notebook.write_text(paired_notebook((scratch / name).read_text(encoding="utf-8"), notebook),
+                                    encoding="utf-8")
+        if colab is not None:
+            write_colab_links(scratch, colab, log=lambda _: None)
         leaks = _leaks(scratch, solution)
         if leaks:
             raise InputError(f"a solution would leak through {', '.join(leaks)}; the release was not written")
     for name, blocks in stripped.items():
         log(f"  {name}: {blocks} solution block(s) replaced by TODOs")
+    if colab is not None:
+        log(f"  Colab links point at {colab.name} (branch {colab.branch}): push the kit there")
     log(f"Wrote the student kit ({len(files):,} files) to {out}. Check it: cd {out} && python -m labs selftest homework "
         "(the checks fail until the TODOs are done)")
     return Released(out, len(files), stripped)

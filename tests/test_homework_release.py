@@ -8,12 +8,14 @@ import sys
 import zipfile
 from pathlib import Path
 
+import jupytext
 import nbformat
 import numpy as np
 import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
+from labs.colab import NOTEBOOKS, Repository, read_kit_repository
 from labs.common.errors import InputError
 from labs.common.submission import export
 from labs.release import release_homework, strip_solutions
@@ -57,7 +59,7 @@ def test_malformed_markers_are_reported_with_file_and_line(text, problem):
 @pytest.fixture(scope="module")
 def released(tmp_path_factory):
     out = tmp_path_factory.mktemp("release") / "student-kit"
-    return release_homework(out, log=lambda line: None)
+    return release_homework(out, log=lambda line: None, colab=Repository("course-org/kit-student", "fall-2026"))
 
 
 def test_release_strips_every_solution_and_keeps_no_secrets(released):
@@ -70,6 +72,16 @@ def test_release_strips_every_solution_and_keeps_no_secrets(released):
     student = (out / "homework" / "kv_attention.py").read_text(encoding="utf-8")
     assert "ops.matmul(weights, values)" not in student and "BEGIN SOLUTION" not in student
     assert student.count("raise NotImplementedError('TODO: ") == 4
+
+
+def test_released_notebooks_open_in_colab_from_the_student_repository(released):
+    readme = (released.out / "README.md").read_text(encoding="utf-8")
+    for notebook in NOTEBOOKS:
+        assert f"https://colab.research.google.com/github/course-org/kit-student/blob/fall-2026/{notebook}" in readme
+        source = (released.out / notebook).with_suffix(".py")
+        assert read_kit_repository(source.read_text(encoding="utf-8")) == Repository("course-org/kit-student", "fall-2026")
+        cells = [c.source for c in nbformat.read(released.out / notebook, as_version=4).cells]
+        assert cells == [c.source for c in jupytext.read(source).cells], f"{notebook} does not match its source"
 
 
 def test_released_layer_imports_and_its_first_call_raises_the_first_todo(released):
