@@ -8,18 +8,18 @@ date-split and word tables once per process); the best of three runs is reported
 
 from __future__ import annotations
 
-import json
-import platform
 import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from labs.date_generation import data as iso_dates  # noqa: E402
 from labs.date_translation import data as date_pairs  # noqa: E402
 from labs.name_transliteration import data as thai_names  # noqa: E402
+from labs.common.training import device_description  # noqa: E402
+from results_file import write_results  # noqa: E402
 
 ROWS = 50_000
 GENERATORS = {
@@ -46,15 +46,7 @@ def main() -> None:
     print(f"{'generator':12} {'rows/s':>10}   ({ROWS:,} rows, best of 3, one process)")
     for name, rate in results.items():
         print(f"{name:12} {rate:>10,}")
-    out = Path(__file__).resolve().parent / "results" / "generators.json"
-    out.write_text(json.dumps({
-        "benchmark": "generators", "rows": ROWS, "rows_per_second": results,
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "python": platform.python_version(),
-        "machine": f"{platform.machine()}, {platform.processor() or 'cpu'}, {__import__('os').cpu_count()} cores",
-        "command": "python benchmarks/generators.py",
-    }, indent=2) + "\n")
-    print(f"wrote {out}")
-
+    write_results("generators", {"rows": ROWS, "repeats": 3}, {"rows_per_second": results}, {}, device=device_description())
 
 if __name__ == "__main__":
     main()

@@ -5,7 +5,7 @@
 3. Export each as a submission bundle, as a student would.
 4. Grade the bundles with the autograder against freshly drawn hidden sets (a new secret each run).
 5. Write ``runs/demo/report.html`` and ``report.md``: metrics per lab, samples, attention heatmaps,
-   training curves and the gradebook.
+   training curves and the gradebook; and ``summary.json``, the times and grades for scripts.
 
 The demo configurations are smaller than the defaults (so that all of it fits in 15 minutes on a
 2-core CPU); the figures the README reports come from the benchmarks' default configurations.
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from labs.common.errors import InputError
-from labs.common.files import read_csv, write_text
+from labs.common.files import read_csv, write_json, write_text
 from labs.common.paths import DATASETS_DIR, REPO_ROOT
 
 DEMO_DIR = REPO_ROOT / "runs" / "demo"
@@ -200,5 +200,10 @@ def run(tiny: bool = False, out: Path = DEMO_DIR, log=print) -> Path:
         log(f"  {task}: {records[0]['score']:g} / {records[0]['max_score']:g} ({records[0]['status']})")
     seconds = time.perf_counter() - started
     _write_report(out, labs, grades, seconds, device)
+    write_json(out / "summary.json", {
+        "seconds": round(seconds, 1), "device": device, "tiny": tiny,
+        "labs": {lab.task: {"training_seconds": round(lab.seconds, 1), "metric": lab.lines[0].strip(),
+                            "score": grades[lab.task][0]["score"], "max_score": grades[lab.task][0]["max_score"],
+                            "status": grades[lab.task][0]["status"]} for lab in labs}})
     log(f"Done in {seconds / 60:.1f} minutes. Report: {out / 'report.html'} (and report.md)")
     return out / "report.html"

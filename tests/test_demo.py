@@ -1,5 +1,8 @@
 """`make demo` end to end, in its tiny configuration: data, three models, bundles, grading, the report."""
 
+import json
+
+from labs.common.files import read_csv
 from tests.conftest import run_cli
 
 
@@ -13,8 +16,13 @@ def test_tiny_demo_writes_the_report_and_grades_all_three_models(tmp_path):
     for title in ("Lab 1: date generation", "Lab 2: date translation", "Homework 3.1"):
         assert f"## {title}" in report
     assert report.count("status graded") == 3
-    for task in ("date-generation", "date-translation", "name-transliteration"):
-        assert (out / "grading" / task / "grades" / "gradebook.csv").is_file()
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["tiny"] is True and summary["seconds"] > 0
+    assert list(summary["labs"]) == ["date-generation", "date-translation", "name-transliteration"]
+    for task, lab in summary["labs"].items():
+        gradebook = read_csv(out / "grading" / task / "grades" / "gradebook.csv")
+        assert lab["status"] == "graded" and lab["training_seconds"] > 0
+        assert [(float(row["score"]), row["student"]) for row in gradebook] == [(lab["score"], "reference")]
     html = (out / "report.html").read_text(encoding="utf-8")
     assert html.count("data:image/png;base64,") >= 7   # 3 training curves and 4 heatmaps
     again = run_cli("demo", "--tiny", "--out", str(tmp_path))   # not empty, not a demo folder

@@ -1,0 +1,92 @@
+"""`make demo` as a newcomer runs it: a fresh clone, no .venv, no pip cache; install and demo timed apart.
+
+    python benchmarks/fresh_clone_demo.py [--pip-cache]   # 10 to 15 minutes; writes benchmarks/results/fresh_clone_demo.json
+
+It clones HEAD (uncommitted changes are not measured), then runs the Makefile's install target
+(``make .venv/.installed``: create ``.venv``, install ``requirements.txt``) and ``make demo``
+in the clone, with the interpreter on PATH, as the README's Quickstart does. pip runs with
+``PIP_NO_CACHE_DIR=1`` unless ``--pip-cache`` is given, so every wheel is downloaded as on a
+fresh machine: the install time depends on the network. The demo's own figures (time per lab,
+grades) come from the clone's ``runs/demo/summary.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from results_file import write_results  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _environment(pip_cache: bool) -> dict:
+    """The caller's environment without its virtual environment, as on a machine where nothing is set up."""
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME")}
+    venv_bins = {str(Path(p).resolve()) for p in (os.environ.get("VIRTUAL_ENV", ""), sys.prefix) if p}
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep)
+                                  if str(Path(p).resolve().parent) not in venv_bins)
+    if not pip_cache:
+        env["PIP_NO_CACHE_DIR"] = "1"
+    return env
+
+
+def _timed(command: list[str], cwd: Path, env: dict, log: Path) -> float:
+    """Run ``command``, echo its output and keep it in ``log``; its wall time in seconds."""
+    started = time.perf_counter()
+    with open(log, "w", encoding="utf-8") as handle:
+        process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        for line in process.stdout:
+            handle.write(line)
+            if not line.startswith(("  Downloading", "  Using cached", "Requirement already", "Collecting")):
+                print("   ", line.rstrip()[:160], flush=True)
+    if process.wait() != 0:
+        raise SystemExit(f"{' '.join(command)} failed with status {process.returncode}; see {log}")
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pip-cache", action="store_true", help="let pip use its cache (not a fresh machine)")
+    parser.add_argument("--keep", action="store_true", help="keep the clone (its path is printed)")
+    args = parser.parse_args()
+    if subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain"], capture_output=True, text=True).stdout.strip():
+        print("note: the working tree has uncommitted changes; the clone measures HEAD without them")
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True, check=True).stdout.strip()
+    work = Path(tempfile.mkdtemp(prefix="attention-lab-fresh-"))
+    kit, env = work / "attention-lab", _environment(args.pip_cache)
+    python = subprocess.run(["python3", "--version"], env=env, capture_output=True, text=True).stdout.strip()
+    try:
+        subprocess.run(["git", "clone", "--quiet", str(ROOT), str(kit)], check=True)
+        print(f"[1/2] {kit}: make .venv/.installed ({python}, pip cache {'on' if args.pip_cache else 'off'})")
+        install = _timed(["make", ".venv/.installed"], kit, env, work / "install.log")
+        print(f"  installed in {install:.0f} s\n[2/2] make demo")
+        demo = _timed(["make", "demo"], kit, env, work / "demo.log")
+        summary = json.loads((kit / "runs" / "demo" / "summary.json").read_text(encoding="utf-8"))
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    report = {"commit": commit, "python": python, "install_seconds": round(install, 1), "demo_seconds": round(demo, 1),
+              "total_seconds": round(install + demo, 1), "demo_reported_seconds": summary["seconds"],
+              "labs": summary["labs"]}
+    print(f"\ninstall {install:.0f} s + make demo {demo / 60:.1f} min = {(install + demo) / 60:.1f} min")
+    for task, lab in summary["labs"].items():
+        print(f"  {task:22} trained in {lab['training_seconds']:5.0f} s, grade {lab['score']:g} / {lab['max_score']:g}")
+    write_results("fresh_clone_demo", {"pip_cache": args.pip_cache}, report,
+                  {"demo_under_15_minutes": demo <= 15 * 60}, summary["device"])
+    if args.keep:
+        print(f"kept {work}")
+
+
+if __name__ == "__main__":
+    main()
