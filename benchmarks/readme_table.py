@@ -129,6 +129,8 @@ def _fresh_clone(r: dict) -> list[tuple[str, str, str]]:
     m = r["report"]
     grades = " / ".join(f"{lab['score']:g}" for lab in m["labs"].values())
     cache = "pip cache on" if r["config"]["pip_cache"] else "no pip cache"
+    if any("find-links" in line or "file://" in line for line in m["pip_sources"]):
+        cache += "; wheels from this machine's local pip mirror, so a download from PyPI adds to the install"
     return [(f"`make demo` on a fresh clone ({m['python']}, no .venv, {cache})",
              f"install {m['install_seconds']:.0f} s + demo {m['demo_seconds'] / 60:.1f} min = "
              f"{m['total_seconds'] / 60:.1f} min; grades {grades} (labs 1, 2, homework)", "demo ≤ 15 min")]
