@@ -1,6 +1,8 @@
 # Attention Lab. Two commands on a fresh machine with Python 3.10+ and make:
-#   make demo   create .venv, install requirements.txt, run the end-to-end demo (under 15 min on a CPU)
-#   make test   create .venv, install requirements.txt, run the test suite
+#   make demo   create .venv, install requirements-dev.txt, run the end-to-end demo (under 15 min on a CPU)
+#   make test   create .venv, install requirements-dev.txt, run the test suite
+# requirements.txt is what the kit needs to run (and what Colab installs); requirements-dev.txt adds
+# the test runner and the notebook executor.
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -15,13 +17,13 @@ help:
 	@echo "make datasets  rebuild the public splits under datasets/"
 	@echo "make clean     remove .venv and runs/"
 
-# (Re)install whenever requirements.txt changes; a failed install leaves no stamp, so the
+# (Re)install whenever a requirements file changes; a failed install leaves no stamp, so the
 # next make retries it.
-$(STAMP): requirements.txt
+$(STAMP): requirements.txt requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Attention Lab needs Python 3.10 or newer; found " + sys.version.split()[0] + ". Run: make PYTHON=python3.12 ...")'
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || { echo "Could not create $(VENV). On Debian/Ubuntu: sudo apt install python3-venv"; exit 1; }
 	$(PY) -m pip install --disable-pip-version-check --upgrade pip
-	$(PY) -m pip install --disable-pip-version-check -r requirements.txt
+	$(PY) -m pip install --disable-pip-version-check -r requirements-dev.txt
 	@touch $(STAMP)
 
 demo: $(STAMP)

@@ -40,8 +40,8 @@ from labs.common.notebooks import paired_notebook
 from labs.colab import Repository, write_colab_links
 from labs.common.paths import REPO_ROOT
 
-INCLUDED = ("README.md", "requirements.txt", "Makefile", ".gitignore", "labs", "homework", "demos", "datasets",
-            "autograder")
+INCLUDED = ("README.md", "requirements.txt", "requirements-dev.txt", "Makefile", ".gitignore", "labs", "homework",
+            "demos", "datasets", "autograder")
 # Never released, wherever they sit: folders of runs, hidden sets and caches; trained weights,
 # secrets and hidden targets.
 EXCLUDED_FOLDERS = ("runs", "hidden*", "__pycache__", ".ipynb_checkpoints", ".pytest_cache")

@@ -183,3 +183,18 @@ def test_release_refuses_a_bad_colab_repository_before_writing_anything(tmp_path
     result = run_cli("release", "homework", "--out", str(tmp_path / "kit"), "--colab-repo", "attention-lab")
     assert result.returncode == 2 and "not a GitHub repository" in result.stderr
     assert not (tmp_path / "kit").exists()
+
+
+def test_what_colab_installs_leaves_its_kernel_packages_alone():
+    """Colab's runtime pins ipykernel, ipython and tornado; upgrading them can crash it."""
+    from packaging.requirements import Requirement
+
+    def names(path: Path) -> set[str]:
+        lines = [line.split("#")[0].strip() for line in path.read_text(encoding="utf-8").splitlines()]
+        return {Requirement(line).name.lower() for line in lines if line and not line.startswith("-r")}
+
+    runtime, dev = names(REPO_ROOT / "requirements.txt"), names(REPO_ROOT / "requirements-dev.txt")
+    assert not runtime & {"ipykernel", "ipython", "tornado", "pyzmq", "jupyter-client", "notebook", "nbclient"}
+    assert {"tensorflow", "keras", "pythainlp", "jupytext"} <= runtime
+    assert {"pytest", "nbclient", "ipykernel"} <= dev
+    assert "-r requirements.txt" in (REPO_ROOT / "requirements-dev.txt").read_text(encoding="utf-8").splitlines()
