@@ -71,18 +71,25 @@
 import os
 import subprocess
 import sys
+from importlib import metadata
 from pathlib import Path
 
 # Where the course hosts the kit (written by `python -m labs colab-links`; used in Colab only).
 KIT_REPOSITORY, KIT_BRANCH = "", ""
 
 
-def run_step(what: str, command: list[str]) -> None:
+def run_step(what: str, command: list[str], advice: str) -> None:
     print(what, "...")
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
-        raise RuntimeError(f"{what} failed:\n{done.stderr[-2000:]}\nIf the repository is private, "
-                           "upload the kit to Colab and %cd into it instead.")
+        raise RuntimeError(f"{what} failed:\n{done.stderr[-2000:]}\n{advice}")
+
+
+def imported_versions() -> dict[str, str]:
+    """The installed versions of the packages this session has already imported."""
+    imported = {name.partition(".")[0] for name in sys.modules}
+    return {dist: metadata.version(dist) for module, dists in metadata.packages_distributions().items()
+            if module in imported for dist in dists}
 
 
 def find_kit() -> Path:
@@ -96,9 +103,17 @@ def find_kit() -> Path:
     kit = Path.cwd() / KIT_REPOSITORY.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
     if not kit.is_dir():
         run_step(f"Fetching the kit from {KIT_REPOSITORY}",
-                 ["git", "clone", "--quiet", "--depth", "1", "--branch", KIT_BRANCH, KIT_REPOSITORY, str(kit)])
+                 ["git", "clone", "--quiet", "--depth", "1", "--branch", KIT_BRANCH, KIT_REPOSITORY, str(kit)],
+                 "If the repository is private, upload the kit to Colab and %cd into it instead.")
+    before = imported_versions()
     run_step("Installing what Colab lacks (pip install -r requirements.txt)",
-             [sys.executable, "-m", "pip", "install", "--quiet", "-r", str(kit / "requirements.txt")])
+             [sys.executable, "-m", "pip", "install", "--quiet", "-r", str(kit / "requirements.txt")],
+             "Check the message above; Runtime → Disconnect and delete runtime starts a clean machine.")
+    changed = sorted(dist for dist, version in imported_versions().items() if before.get(dist, version) != version)
+    if changed:
+        raise RuntimeError(f"pip upgraded {', '.join(changed)}, which this session had already imported. "
+                           "Restart the session (Runtime → Restart session) and run this notebook again; "
+                           "the kit is in place now.")
     os.chdir(kit)
     return kit
 

@@ -1,9 +1,12 @@
 """Open-in-Colab links: the README's badges, the notebooks' setup cell, and the cell fetching the kit in Colab."""
 
+import base64
+import hashlib
 import json
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import jupytext
@@ -118,24 +121,25 @@ def test_the_command_line_refuses_a_bad_repository_in_one_line():
 
 # ---- the setup cell, run as Colab would run it ----
 
-def _fake_kit_repository(folder: Path) -> str:
-    """A git repository holding a minimal kit (an empty requirements list, so pip needs no network)."""
+def _fake_kit_repository(folder: Path, requirements: str = "# nothing to install\n") -> str:
+    """A git repository holding a minimal kit (by default an empty requirements list, so pip needs no network)."""
     (folder / "labs").mkdir(parents=True)
     (folder / "labs" / "__init__.py").write_text("")
-    (folder / "requirements.txt").write_text("# nothing to install\n")
+    (folder / "requirements.txt").write_text(requirements)
     git = ["git", "-C", str(folder), "-c", "user.name=t", "-c", "user.email=t@t"]
     for command in (["init", "--quiet", "--initial-branch", "fall-2026"], ["add", "."], ["commit", "--quiet", "-m", "kit"]):
         subprocess.run(git + command, check=True)
     return folder.as_uri()
 
 
-def _run_setup_cell(cell: str, cwd: Path, repository: str, in_colab: bool) -> subprocess.CompletedProcess:
+def _run_setup_cell(cell: str, cwd: Path, repository: str, in_colab: bool, python: str = sys.executable,
+                    prelude: str = "") -> subprocess.CompletedProcess:
     """Run the setup cell in a fresh interpreter in ``cwd``; in Colab, ``google.colab`` is already imported."""
     cell = cell.replace('KIT_REPOSITORY, KIT_BRANCH = "", ""',
                         f"KIT_REPOSITORY, KIT_BRANCH = {json.dumps(repository)}, \"fall-2026\"")
     program = ("import sys, types\n" + ("sys.modules['google.colab'] = types.ModuleType('google.colab')\n" if in_colab else "")
-               + cell + "\nimport os\nprint('CWD', os.getcwd())\n")
-    return subprocess.run([sys.executable, "-c", program], cwd=cwd, capture_output=True, text=True, timeout=120)
+               + prelude + cell + "\nimport os\nprint('CWD', os.getcwd())\n")
+    return subprocess.run([python, "-c", program], cwd=cwd, capture_output=True, text=True, timeout=120)
 
 
 def test_in_colab_the_setup_cell_clones_the_kit_installs_and_moves_into_it(tmp_path):
@@ -162,6 +166,43 @@ def test_in_colab_a_repository_that_cannot_be_cloned_says_what_to_do(tmp_path):
     assert "Fetching the kit from" in result.stderr and "failed" in result.stderr
     assert "upload the kit to Colab and %cd into it instead" in result.stderr
     assert not (tmp_path / "nowhere").exists()
+
+
+def _wheel(folder: Path, version: str) -> Path:
+    """A tiny pure-Python wheel, ``attentionlab-probe`` at ``version``, built by hand (no network, no build tools)."""
+    files = {"attentionlab_probe/__init__.py": f"VERSION = {version!r}\n",
+             f"attentionlab_probe-{version}.dist-info/METADATA":
+                 f"Metadata-Version: 2.1\nName: attentionlab-probe\nVersion: {version}\n",
+             f"attentionlab_probe-{version}.dist-info/WHEEL":
+                 "Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+    record = "".join(f"{name},sha256={base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b'=').decode()},"
+                     f"{len(text.encode())}\n" for name, text in files.items())
+    files[f"attentionlab_probe-{version}.dist-info/RECORD"] = record + f"attentionlab_probe-{version}.dist-info/RECORD,,\n"
+    path = folder / f"attentionlab_probe-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, text in files.items():
+            archive.writestr(name, text)
+    return path
+
+
+def test_in_colab_an_upgrade_of_an_imported_package_asks_for_a_restart(tmp_path):
+    """As Colab's own %pip does: a package imported before pip ran is stale until the session restarts."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    python = str(venv / "bin" / "python")
+    old, new = _wheel(tmp_path, "1.0"), _wheel(tmp_path, "2.0")
+    subprocess.run([python, "-m", "pip", "install", "--quiet", "--no-index", str(old)], check=True, timeout=120)
+    url = _fake_kit_repository(tmp_path / "origin" / "attention-lab", requirements=f"{new}\n")
+    content = tmp_path / "content"
+    content.mkdir()
+    cell, prelude = _setup_cell(SOURCES[0]), "import attentionlab_probe\n"
+    first = _run_setup_cell(cell, content, url, in_colab=True, python=python, prelude=prelude)
+    assert first.returncode == 1
+    assert "pip upgraded attentionlab-probe, which this session had already imported" in first.stderr
+    assert "Restart the session" in first.stderr
+    restarted = _run_setup_cell(cell, content, url, in_colab=True, python=python, prelude=prelude)
+    assert restarted.returncode == 0, restarted.stderr
+    assert "Fetching" not in restarted.stdout and f"The kit: {content / 'attention-lab'}" in restarted.stdout
 
 
 def test_outside_colab_the_setup_cell_never_clones_and_says_where_to_open_the_notebook(tmp_path):
