@@ -3,7 +3,7 @@
     python benchmarks/fresh_clone_demo.py [--pip-cache]   # 10 to 15 minutes; writes benchmarks/results/fresh_clone_demo.json
 
 It clones HEAD (uncommitted changes are not measured), then runs the Makefile's install target
-(``make .venv/.installed``: create ``.venv``, install ``requirements.txt``) and ``make demo``
+(``make .venv/.installed``: create ``.venv``, install ``requirements-dev.txt``) and ``make demo``
 in the clone, with the interpreter on PATH, as the README's Quickstart does. pip runs with
 ``PIP_NO_CACHE_DIR=1`` unless ``--pip-cache`` is given, so every wheel is downloaded as on a
 fresh machine: the install time depends on the network, and on where pip is configured to look
@@ -68,8 +68,8 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="attention-lab-fresh-"))
     kit, env = work / "attention-lab", _environment(args.pip_cache)
     python = subprocess.run(["python3", "--version"], env=env, capture_output=True, text=True).stdout.strip()
-    pip_sources = [line for line in subprocess.run(["python3", "-m", "pip", "config", "list"], env=env, capture_output=True,
-                                                   text=True).stdout.splitlines() if "index-url" in line or "find-links" in line]
+    pip_config = subprocess.run(["python3", "-m", "pip", "config", "list"], env=env, capture_output=True, text=True)
+    pip_sources = [line for line in pip_config.stdout.splitlines() if "index-url" in line or "find-links" in line]
     try:
         subprocess.run(["git", "clone", "--quiet", str(ROOT), str(kit)], check=True)
         print(f"[1/2] {kit}: make .venv/.installed ({python}, pip cache {'on' if args.pip_cache else 'off'})")
@@ -80,9 +80,9 @@ def main() -> None:
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
-    report = {"commit": commit, "python": python, "pip_sources": pip_sources, "install_seconds": round(install, 1), "demo_seconds": round(demo, 1),
-              "total_seconds": round(install + demo, 1), "demo_reported_seconds": summary["seconds"],
-              "labs": summary["labs"]}
+    report = {"commit": commit, "python": python, "pip_sources": pip_sources, "install_seconds": round(install, 1),
+              "demo_seconds": round(demo, 1), "total_seconds": round(install + demo, 1),
+              "demo_reported_seconds": summary["seconds"], "labs": summary["labs"]}
     print(f"\ninstall {install:.0f} s + make demo {demo / 60:.1f} min = {(install + demo) / 60:.1f} min")
     for task, lab in summary["labs"].items():
         print(f"  {task:22} trained in {lab['training_seconds']:5.0f} s, grade {lab['score']:g} / {lab['max_score']:g}")
