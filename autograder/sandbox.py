@@ -3,9 +3,10 @@
 The child gets a fresh temporary folder holding only the model, its vocabularies, the job (the
 hidden *inputs*) and, where allowed, ``custom_layers.py``; a minimal environment; limits on
 address space (memory), CPU time, file size and wall time. Where the OS allows (Linux with user
-namespaces, checked once), it also runs with no network and with the grader's folders (hidden
-set, other submissions, grades) hidden behind empty mounts, so that code in a student's
-``custom_layers.py`` cannot read the hidden targets or another student's work. The whole process
+namespaces, checked once), it also runs with no network, with the grader's folders (hidden set,
+other submissions, grades) hidden behind empty mounts, and with every file system read-only
+except its own folder, so that code in a student's ``custom_layers.py`` can neither read the
+hidden targets or another student's work nor change anything outside its folder. The whole process
 group is killed when time runs out. The result comes back as JSON, read with a size bound, never
 pickle.
 """
@@ -47,8 +48,20 @@ class SandboxResult:
 
 
 UNSHARE = ["unshare", "--net", "--mount", "--map-root-user"]
-# Mount an empty tmpfs over each folder given before "--", then run the command after it.
-_HIDE_THEN_EXEC = 'while [ "$1" != "--" ]; do mount -t tmpfs none "$1" || exit 97; shift; done; shift; exec "$@"'
+# In the new mount namespace: $1 is the child's folder, then come the folders to hide, up to "--",
+# then the command. Each hidden folder gets an empty tmpfs over it; the child's folder becomes a
+# mount of its own; then every other mount (mountinfo's 5th field, octal escapes decoded) is made
+# read-only, and the command runs.
+_ISOLATE_THEN_EXEC = r'''
+work=$1; shift
+while [ "$1" != "--" ]; do mount -t tmpfs none "$1" || exit 97; shift; done; shift
+mount --bind "$work" "$work" || exit 97
+awk '{print $5}' /proc/self/mountinfo | while read -r point; do
+    point=$(printf '%b' "$point")
+    [ "$point" = "$work" ] || mount -o remount,bind,ro "$point" 2>/dev/null
+done
+exec "$@"
+'''
 
 
 @functools.lru_cache(maxsize=1)
@@ -58,7 +71,7 @@ def isolation_available() -> bool:
         return False
     probe = tempfile.mkdtemp(prefix="attention-lab-probe-")
     try:
-        return subprocess.run([*UNSHARE, "sh", "-c", _HIDE_THEN_EXEC, "probe", probe, "--", "true"],
+        return subprocess.run([*UNSHARE, "sh", "-c", _ISOLATE_THEN_EXEC, "probe", probe, "--", "true"],
                               capture_output=True, timeout=10).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         return False
@@ -66,14 +79,14 @@ def isolation_available() -> bool:
         os.rmdir(probe)
 
 
-def _command(hide: list[Path]) -> list[str]:
+def _command(work: Path, hide: list[Path]) -> list[str]:
     child = [sys.executable, "-m", "autograder.child"]
     if not isolation_available():
         return child
-    keep = [KIT_ROOT.resolve(), Path(sys.executable).resolve(), Path(tempfile.gettempdir()).resolve()]
+    keep = [KIT_ROOT.resolve(), Path(sys.executable).resolve(), work.resolve()]
     folders = [str(p) for p in {Path(h).resolve() for h in hide}
                if p.is_dir() and not any(p == k or p in k.parents for k in keep)]
-    return [*UNSHARE, "sh", "-c", _HIDE_THEN_EXEC, "sandbox", *sorted(folders), "--", *child]
+    return [*UNSHARE, "sh", "-c", _ISOLATE_THEN_EXEC, "sandbox", str(work.resolve()), *sorted(folders), "--", *child]
 
 
 def _set_limits(limits: Limits) -> None:
@@ -89,6 +102,7 @@ def _set_limits(limits: Limits) -> None:
 
 def _environment(home: Path) -> dict[str, str]:
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(KIT_ROOT), "HOME": str(home),
+           "TMPDIR": str(home),   # the only place it can write
            "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
            "MPLBACKEND": "Agg", "PYTHAINLP_OFFLINE": "1", "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
            "TF_NUM_INTEROP_THREADS": "1", "TF_NUM_INTRAOP_THREADS": os.environ.get("TF_NUM_INTRAOP_THREADS", "1")}
@@ -116,7 +130,7 @@ def run_child(files: dict[str, Path], job: dict, limits: Limits, hide: list[Path
         for name, path in files.items():
             shutil.copyfile(path, folder / name)
         (folder / "job.json").write_text(json.dumps(job), encoding="utf-8")
-        command = _command(list(hide))
+        command = _command(folder, list(hide))
         started = time.perf_counter()
         process = subprocess.Popen(command, cwd=folder, env=_environment(folder), stdin=subprocess.DEVNULL,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

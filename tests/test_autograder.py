@@ -15,6 +15,7 @@ from autograder.allowlist import check_config
 from autograder.batch import grade_folder
 from autograder.hidden import load_hidden_set, make_hidden_set
 from autograder.rubric import RubricError, load_rubric
+from autograder.sandbox import isolation_available
 from labs.common.errors import InputError
 from labs.common.submission import export
 from tests.conftest import REPO_ROOT
@@ -283,6 +284,31 @@ def test_a_rerun_resumes_and_grading_again_gives_the_same_scores(lab2_graded, mo
     assert len(runs) == len(sandboxed) >= 4   # --force ran every bundle that reaches the sandbox again
 
 
+VANDAL = '''
+
+import pathlib
+escaped = []
+try:
+    pathlib.Path({targets!r}).read_text()
+    escaped.append("read the hidden targets")
+except OSError:
+    pass
+for path in {writes!r}:
+    try:
+        pathlib.Path(path).write_text("vandal was here")
+        escaped.append("wrote " + path)
+    except OSError:
+        pass
+if escaped:
+    raise RuntimeError("ESCAPED: " + "; ".join(escaped))
+'''
+
+
+def _vandal_writes(root: Path) -> list[Path]:
+    """Places outside its folder where a submission must not write: the grader's folders and the kit."""
+    return [root / "vandal.txt", root / "submissions" / "honest" / "vandal.txt", REPO_ROOT / f"vandal-{root.name}.txt"]
+
+
 @pytest.fixture(scope="module")
 def homework_root(tmp_path_factory, secret_file):
     """Homework bundles whose custom layer sleeps forever or allocates without bound, and an honest one."""
@@ -308,6 +334,11 @@ def homework_root(tmp_path_factory, secret_file):
             layer.replace("    def call(self, query, memory, memory_mask=None, return_attention_scores=False):\n",
                           "    def call(self, query, memory, memory_mask=None, return_attention_scores=False):\n        "
                           + trap), encoding="utf-8")
+    vandal = subs / "vandal"   # an honest layer, but its module first reaches for what it must not touch
+    export(model, vocabs, task="name-transliteration", student_id="vandal", out=vandal)
+    (vandal / "custom_layers.py").write_text(layer + VANDAL.format(targets=str(root / "hidden" / "targets.csv"),
+                                                                   writes=[str(p) for p in _vandal_writes(root)]),
+                                             encoding="utf-8")
     borrower = subs / "borrower"   # brings no layer of its own: imports the instructor's solution
     export(model, vocabs, task="name-transliteration", student_id="borrower", out=borrower)
     (borrower / "custom_layers.py").write_text("from homework.kv_attention import KeyValueAttention\n")
@@ -329,6 +360,15 @@ def test_a_sleeping_layer_times_out_a_hungry_one_runs_out_of_memory_a_borrowed_o
     assert "custom_layers.py failed to import" in records["borrower"]["message"]
     assert records["no-layer-module"]["status"] == "disallowed"
     assert "no custom_layers.py" in records["no-layer-module"]["message"]
+    written = [p for p in _vandal_writes(homework_root) if p.exists()]
+    for path in written:
+        path.unlink()
+    if isolation_available():   # Linux with user namespaces: hidden targets, read-only everywhere else
+        assert records["vandal"]["status"] == "graded", records["vandal"]["message"]
+        assert written == []
+    else:                       # elsewhere the grader can only say so; the record shows it ran without isolation
+        assert records["vandal"]["status"] == "load-failed" and "ESCAPED" in records["vandal"]["message"]
+        assert records["vandal"]["isolation"] is False
 
 
 # ---- the reference models, end to end ----
