@@ -69,14 +69,15 @@ def isolation_available() -> bool:
     """Whether this machine can run the child without network and with folders hidden (``unshare``)."""
     if shutil.which("unshare") is None:
         return False
-    probe = tempfile.mkdtemp(prefix="attention-lab-probe-")
-    try:
-        return subprocess.run([*UNSHARE, "sh", "-c", _ISOLATE_THEN_EXEC, "probe", probe, "--", "true"],
+    work, hidden = (tempfile.mkdtemp(prefix="attention-lab-probe-") for _ in range(2))
+    try:   # the whole script: a folder hidden, the child's folder kept writable, the rest read-only
+        return subprocess.run([*UNSHARE, "sh", "-c", _ISOLATE_THEN_EXEC, "probe", work, hidden, "--", "true"],
                               capture_output=True, timeout=10).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         return False
     finally:
-        os.rmdir(probe)
+        os.rmdir(work)
+        os.rmdir(hidden)
 
 
 def _command(work: Path, hide: list[Path]) -> list[str]:

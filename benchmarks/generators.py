@@ -46,7 +46,9 @@ def main() -> None:
     print(f"{'generator':12} {'rows/s':>10}   ({ROWS:,} rows, best of 3, one process)")
     for name, rate in results.items():
         print(f"{name:12} {rate:>10,}")
-    write_results("generators", {"rows": ROWS, "repeats": 3}, {"rows_per_second": results}, {}, device=device_description())
+    write_results("generators", {"rows": ROWS, "repeats": 3}, {"rows_per_second": results}, {},
+                  device=device_description())
+
 
 if __name__ == "__main__":
     main()

@@ -68,7 +68,7 @@ def _classic(r: dict) -> list[tuple[str, str, str]]:
         """Seconds to ``target``, and the ratio to the kit's (a lower bound when it never got there)."""
         seconds, kit = side["seconds_to"][target], m["kit"]["seconds_to"][target]
         if seconds is not None:
-            return f"{seconds:.0f} s" + (f" ({seconds / kit:.1f}x the kit's time)" if side is not m["kit"] else "")
+            return f"{seconds:.0f} s" + (f" ({seconds / kit:.1f}x the kit's time)" if kit and side is not m["kit"] else "")
         spent = side["epochs"][-1]["training_seconds"]
         best = _pct(max(e["exact_match"] for e in side["epochs"]))
         return f"not reached in {spent:.0f} s (best {best}" + (f"; > {spent / kit:.1f}x the kit's time)" if kit else ")")

@@ -19,6 +19,7 @@ around the notebook, as it does on a laptop.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from dataclasses import dataclass
@@ -42,7 +43,7 @@ NOTEBOOKS = {
 START, END = "<!-- colab:start -->", "<!-- colab:end -->"
 BADGE = "https://colab.research.google.com/assets/colab-badge.svg"
 # The line of each notebook's first code cell that names the repository (rewritten, never edited by hand).
-_REPOSITORY_LINE = re.compile(r"^KIT_REPOSITORY, KIT_BRANCH = .*$", re.MULTILINE)
+_REPOSITORY_LINE = re.compile(r"^KIT_REPOSITORY, KIT_BRANCH = (.*)$", re.MULTILINE)
 _NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$")
 _BRANCH = re.compile(r"^[A-Za-z0-9._/-]{1,200}$")
 
@@ -86,10 +87,9 @@ def set_kit_repository(source: str, repository: Repository | None, where: str = 
 
 def read_kit_repository(source: str) -> Repository | None:
     """The repository a notebook's jupytext source names (``None`` when it names none)."""
-    match = re.search(r'^KIT_REPOSITORY, KIT_BRANCH = "(.*)", "(.*)"$', source, re.MULTILINE)
-    if match is None or not match.group(1):
-        return None
-    return parse_repository(match.group(1), match.group(2))
+    match = _REPOSITORY_LINE.search(source)
+    url, branch = ast.literal_eval(match.group(1)) if match else ("", "")
+    return parse_repository(url, branch) if url else None
 
 
 def notebook_table(repository: Repository | None) -> str:
@@ -108,6 +108,7 @@ def notebook_table(repository: Repository | None) -> str:
 
 
 def readme_with_table(readme: str, repository: Repository | None) -> str:
+    """``readme`` with the block between the Colab markers replaced by :func:`notebook_table`."""
     if readme.count(START) != 1 or readme.count(END) != 1:
         raise InputError(f"README.md should hold the markers {START} and {END} once each, around the notebook table")
     return re.sub(re.escape(START) + ".*?" + re.escape(END), lambda _: f"{START}\n{notebook_table(repository)}\n{END}",

@@ -200,10 +200,8 @@ def run(tiny: bool = False, out: Path = DEMO_DIR, log=print) -> Path:
         log(f"  {task}: {records[0]['score']:g} / {records[0]['max_score']:g} ({records[0]['status']})")
     seconds = time.perf_counter() - started
     _write_report(out, labs, grades, seconds, device)
-    write_json(out / "summary.json", {
-        "seconds": round(seconds, 1), "device": device, "tiny": tiny,
-        "labs": {lab.task: {"training_seconds": round(lab.seconds, 1), "metric": lab.lines[0].strip(),
-                            "score": grades[lab.task][0]["score"], "max_score": grades[lab.task][0]["max_score"],
-                            "status": grades[lab.task][0]["status"]} for lab in labs}})
+    summary = {lab.task: {"training_seconds": round(lab.seconds, 1), "metric": lab.lines[0].strip(),
+                          **{key: grades[lab.task][0][key] for key in ("score", "max_score", "status")}} for lab in labs}
+    write_json(out / "summary.json", {"seconds": round(seconds, 1), "device": device, "tiny": tiny, "labs": summary})
     log(f"Done in {seconds / 60:.1f} minutes. Report: {out / 'report.html'} (and report.md)")
     return out / "report.html"

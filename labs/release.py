@@ -34,10 +34,10 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from labs.colab import Repository, write_colab_links
 from labs.common.errors import InputError
 from labs.common.files import folder_written_whole
 from labs.common.notebooks import paired_notebook
-from labs.colab import Repository, write_colab_links
 from labs.common.paths import REPO_ROOT
 
 INCLUDED = ("README.md", "requirements.txt", "requirements-dev.txt", "Makefile", ".gitignore", "labs", "homework",

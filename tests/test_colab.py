@@ -3,6 +3,7 @@
 import base64
 import hashlib
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -135,8 +136,10 @@ def _fake_kit_repository(folder: Path, requirements: str = "# nothing to install
 def _run_setup_cell(cell: str, cwd: Path, repository: str, in_colab: bool, python: str = sys.executable,
                     prelude: str = "") -> subprocess.CompletedProcess:
     """Run the setup cell in a fresh interpreter in ``cwd``; in Colab, ``google.colab`` is already imported."""
-    cell = cell.replace('KIT_REPOSITORY, KIT_BRANCH = "", ""',
-                        f"KIT_REPOSITORY, KIT_BRANCH = {json.dumps(repository)}, \"fall-2026\"")
+    cell, replaced = re.subn(r"^KIT_REPOSITORY, KIT_BRANCH = .*$",
+                             lambda _: f"KIT_REPOSITORY, KIT_BRANCH = {json.dumps(repository)}, \"fall-2026\"",
+                             cell, flags=re.MULTILINE)
+    assert replaced == 1
     program = ("import sys, types\n" + ("sys.modules['google.colab'] = types.ModuleType('google.colab')\n" if in_colab else "")
                + prelude + cell + "\nimport os\nprint('CWD', os.getcwd())\n")
     return subprocess.run([python, "-c", program], cwd=cwd, capture_output=True, text=True, timeout=120)
@@ -214,7 +217,7 @@ def test_outside_colab_the_setup_cell_never_clones_and_says_where_to_open_the_no
     assert list(elsewhere.iterdir()) == []
 
 
-def test_inside_the_kit_the_setup_cell_finds_it_without_fetching(tmp_path):
+def test_inside_the_kit_the_setup_cell_finds_it_without_fetching():
     result = _run_setup_cell(_setup_cell(SOURCES[0]), REPO_ROOT / "demos", "file:///nowhere", in_colab=True)
     assert result.returncode == 0, result.stderr
     assert f"The kit: {REPO_ROOT}" in result.stdout and "Fetching" not in result.stdout
