@@ -74,6 +74,27 @@ def test_release_strips_every_solution_and_keeps_no_secrets(released):
     assert student.count("raise NotImplementedError('TODO: ") == 4
 
 
+def test_release_leaves_the_graders_hidden_words_out_of_every_file(released):
+    import re
+
+    from labs.name_transliteration.data import HIDDEN, vocabularies, word_group
+
+    table = REPO_ROOT / "datasets" / "thai-names" / "romanization.csv"
+    hidden = {line.split(",")[0] for line in table.read_text(encoding="utf-8").splitlines()[1:]
+              if word_group(line.split(",")[0]) == HIDDEN}
+    assert len(hidden) > 300
+    released_table = released.out / "datasets" / "thai-names" / "romanization.csv"
+    assert len(released_table.read_text(encoding="utf-8").splitlines()) == \
+        len(table.read_text(encoding="utf-8").splitlines()) - len(hidden)
+    for path in released.out.rglob("*"):
+        if path.is_file() and path.suffix in (".py", ".ipynb", ".md", ".csv", ".json", ".txt"):
+            assert not hidden & set(re.findall(r"[\u0e00-\u0e7f]+", path.read_text(encoding="utf-8"))), path
+    assert vocabularies(released_table) == vocabularies(table)        # students' models read the same vocabulary
+    result = run_cli("data", "thai-names", "--n", "10", "--split", "hidden", "--out",
+                     str(released.out / "h.csv"), cwd=released.out)
+    assert result.returncode == 2 and "no hidden words" in result.stderr
+
+
 def test_released_notebooks_open_in_colab_from_the_student_repository(released):
     readme = (released.out / "README.md").read_text(encoding="utf-8")
     for notebook in NOTEBOOKS:

@@ -9,8 +9,11 @@ pythainlp version a student has. A name is a given name of one gender and a fami
 
 **Splits** are fixed by hashes, independent of the seed and of how many rows are drawn:
 
-- About 6 % of all words are *held out*: they never occur in training under any role. Half
-  of them belong to dev, half to test.
+- About 9 % of all words are *held out*: they never occur in training under any role. A third
+  of them belong to dev, a third to test, and a third to the grader's **hidden** pool: no
+  public file holds a name with one of those, and the student kit's table leaves them out
+  (:func:`labs.release.release_homework`), so the hidden test set's ``unseen`` stratum asks
+  for spellings that no file a student has contains.
 - Every other name (both words seen) belongs to one split by a hash of the full name:
   about 90 % train, 5 % dev, 5 % test. So splits are disjoint by full name.
 
@@ -42,15 +45,16 @@ from labs.name_transliteration.romanization import TABLE_COLUMNS, base_spelling,
 TASK = "name-transliteration"
 COLUMNS = ("source", "target", "alternatives", "gender", "stratum")
 SPLITS = ("train", "dev", "test")
+HIDDEN = "hidden"          # the grader's split: seen names like test's, unseen ones from the hidden words
 GENDERS = ("female", "male")
 DEFAULT_TABLE = DATASETS_DIR / "thai-names" / "romanization.csv"
-HELD_OUT_PERCENT = {"dev": range(0, 3), "test": range(3, 6)}
+HELD_OUT_PERCENT = {"dev": range(0, 3), "test": range(3, 6), HIDDEN: range(6, 9)}
 NAME_SPLIT_PERCENT = {"train": range(0, 90), "dev": range(90, 95), "test": range(95, 100)}
 TARGET_CHARACTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz -"
 
 
 def word_group(word: str) -> str:
-    """``dev`` or ``test`` for a held-out word, ``seen`` for a word that may occur in training."""
+    """``dev``, ``test`` or ``hidden`` for a held-out word, ``seen`` for a word that may occur in training."""
     bucket = stable_bucket(f"word:{word}", 100)
     return next((split for split, buckets in HELD_OUT_PERCENT.items() if bucket in buckets), "seen")
 
@@ -160,8 +164,16 @@ def _covering_training_names(lexicon: Lexicon, n: int, rng) -> list[tuple[str, s
 
 
 def _held_out_names(lexicon: Lexicon, split: str, n_seen: int, n_unseen: int, rng) -> list[tuple[str, str, str, str]]:
-    """Distinct dev/test names: ``n_seen`` of two seen words, then ``n_unseen`` with a held-out word."""
+    """Distinct dev/test/hidden names: ``n_seen`` of two seen words, then ``n_unseen`` with a held-out word.
+
+    The hidden split's seen names are test names (full names never in training); its unseen
+    names use the hidden words.
+    """
+    if n_unseen and not all(lexicon.pool(split, role) for role in ("family", "given-female", "given-male")):
+        raise InputError(f"this kit's name table has no {split} words; hidden sets are drawn in the instructor's "
+                         "kit, whose table still holds them")
     names, taken = [], set()
+    seen_split = "test" if split == HIDDEN else split
     attempts, max_attempts = 0, 100 * (n_seen + n_unseen) + 1000
     for stratum in ["seen"] * n_seen + ["unseen"] * n_unseen:
         while True:
@@ -172,7 +184,7 @@ def _held_out_names(lexicon: Lexicon, split: str, n_seen: int, n_unseen: int, rn
             if stratum == "seen":
                 given = rng.choice(lexicon.pool("seen", f"given-{gender}"))
                 family = rng.choice(lexicon.pool("seen", "family"))
-                if name_split(given, family) != split:
+                if name_split(given, family) != seen_split:
                     continue
             else:
                 held_out = rng.choice(("given", "family", "both"))
@@ -189,10 +201,10 @@ def sample_names(n: int, seed: int, split: str = "train", table: str | Path = DE
     """``n`` distinct names from ``split``; same seed, same rows.
 
     Training names cover every seen word before repeating one (see
-    :func:`_covering_training_names`); dev and test names are half ``seen``, half ``unseen``.
+    :func:`_covering_training_names`); dev, test and hidden names are half ``seen``, half ``unseen``.
     """
     check_row_count(n)
-    check_choices([split], SPLITS, "split")
+    check_choices([split], SPLITS + (HIDDEN,), "split")
     lexicon = load_lexicon(table)
     rng = rng_for(seed, f"{TASK}/{split}")
     if split == "train":

@@ -20,7 +20,7 @@ Two stages:
    ``ch`` -> ``j``         จ (and no ช ฉ ฌ; else only      ใจดี chaidi -> jaidi
                            when จ is the first consonant)
    ``si`` -> ``sri``       ศรี at the start or the end     ศรีสุข sisuk -> srisuk
-   ``bun`` -> ``boon``     บุญ                             บุญมี bunmi -> boonmi
+   ``bun`` -> ``boon``     บุญ                             บุญชม bunchom -> boonchom
    final ``on`` -> ``orn``  final ร after an inherent o     สมพร somphon -> somphorn
    final ``i`` -> ``ee``    final ี (not ศรี)                ใจดี jaidi -> jaidee
    ``ph`` -> ``p``         พ or ภ (and no ผ)               สมพร somphorn -> somporn
