@@ -1,9 +1,13 @@
 """Attention Lab autograder: validates, sandboxes and scores student submissions.
 
-    bundle.py     open a bundle without trusting it (sizes, zip checks, Keras 3 format only)
-    allowlist.py  the classes and modules a model's config.json may name
-    sandbox.py    run the model in a separate, limited process (child.py is that process)
-    hidden.py     hidden test sets from a secret seed
+    bundle.py        open a bundle without trusting it (sizes, zip checks, Keras 3 format only)
+    allowlist.py     the classes and modules a model's config.json may name; its real layer graph
+    audit.py         what a homework bundle's custom_layers.py imports, and what to review
+    sandbox.py       run the model in an isolated, limited process (child.py is that process;
+                     weights.py counts parameters before any student code runs)
+    process_tree.py  every process the child starts: measured, limited (cgroups) and killed
+    claims.py        what the child returns, checked against a strict schema
+    hidden.py        hidden test sets from a secret seed
     rubric.py     the per-task TOML rubrics (rubrics/)
     scoring.py    metrics (the labs' own functions) and rubric points
     grade.py      one bundle, start to end; batch.py: a folder of them, and the students' check

@@ -12,11 +12,14 @@ status 2. A bad *bundle* is never an error of the command: it gets its status in
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
 from autograder.rubric import TASKS, RubricError, load_rubric
+from autograder.sandbox import ISOLATIONS
 from labs.common.errors import InputError
 
 
@@ -43,6 +46,9 @@ def _parser() -> argparse.ArgumentParser:
     grade.add_argument("--jobs", type=int, default=1, help="bundles graded at once (default 1)")
     grade.add_argument("--force", action="store_true", help="grade again bundles that were already graded")
     grade.add_argument("--quiet", action="store_true", help="no progress bar")
+    grade.add_argument("--isolation", default="auto", choices=("auto", *ISOLATIONS),
+                       help="how student code is isolated (default auto: the strongest this machine offers); only "
+                            "an explicit 'none' runs bundles that carry code without isolation")
 
     package = commands.add_parser("gradescope", help="package the grader as a Gradescope autograder zip")
     package.add_argument("--task", required=True, choices=TASKS)
@@ -62,6 +68,7 @@ def _gradescope_run_parser() -> argparse.ArgumentParser:
     parser.add_argument("--task", required=True, choices=TASKS)
     for flag in ("--hidden", "--rubric", "--submission", "--results"):
         parser.add_argument(flag, required=True)
+    parser.add_argument("--isolation", default="auto", choices=("auto", *ISOLATIONS))
     return parser
 
 
@@ -97,7 +104,8 @@ def _check(args) -> int:
     rubric = load_rubric(args.rubric, task or None)
     print(f"Checking {path} against the {rubric.title} rubric on the public dev set ...", flush=True)
     record = check_bundle(path, rubric)
-    print(f"status: {record['status']}" + (f": {record['message']}" if record["message"] else ""))
+    print(f"status: {record['status']}" + (f": {record['message']}" if record["message"] else "")
+          + f"  (isolation: {record['isolation']})")
     for line in record["lines"]:
         value = "" if line["value"] is None else f"{line['value']:.4f}  "
         print(f"  {line['points']:5g} / {line['max_points']:<4g} {line['label']}: {value}"
@@ -107,8 +115,14 @@ def _check(args) -> int:
     return 0 if record["status"] == "graded" else 1
 
 
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt   # a TERM ends like Ctrl-C: temporary folders are removed on the way out
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _interrupt)
     if argv[:1] == ["gradescope-run"]:
         args = _gradescope_run_parser().parse_args(argv[1:])
         args.command = "gradescope-run"
@@ -118,21 +132,28 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "hidden-set":
             from autograder.hidden import make_hidden_set
 
+            from autograder.sandbox import readable_by_others
+
             manifest = make_hidden_set(args.task, args.seed_file, args.out, args.n)
             print(f"wrote a hidden set of {manifest['size']:,} rows for {args.task} to {args.out} "
-                  f"(secret fingerprint {manifest['secret_fingerprint']})")
+                  f"(secret fingerprint {manifest['secret_fingerprint']}; the folder is private to you)")
+            if readable_by_others(Path(args.seed_file)):
+                print(f"warning: other users can read {args.seed_file}; make it private: chmod 600 {args.seed_file}",
+                      file=sys.stderr)
         elif args.command == "grade":
             from autograder.batch import grade_folder
 
             started = time.perf_counter()
             rubric = load_rubric(args.rubric, args.task)
             records = grade_folder(args.submissions, rubric, args.hidden, args.out, jobs=args.jobs, force=args.force,
-                                   progress=not args.quiet)
+                                   progress=not args.quiet, isolation=args.isolation)
             statuses = {}
             for record in records:
                 statuses[record["status"]] = statuses.get(record["status"], 0) + 1
+            isolations = sorted({record.get("isolation", "") for record in records})
             print(f"graded {len(records)} submission(s) in {time.perf_counter() - started:.1f} s: "
-                  + ", ".join(f"{n} {s}" for s, n in sorted(statuses.items())))
+                  + ", ".join(f"{n} {s}" for s, n in sorted(statuses.items()))
+                  + f" (isolation: {', '.join(isolations)})")
             print(f"wrote {Path(args.out) / 'gradebook.csv'}, leaderboard.csv, feedback/ and results/")
         elif args.command == "gradescope":
             from autograder.gradescope import package
@@ -143,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
             from autograder.gradescope import run_on_gradescope
 
             result = run_on_gradescope(args.task, args.hidden, load_rubric(args.rubric, args.task), args.submission,
-                                       args.results)
+                                       args.results, args.isolation)
             print(result["output"])
         elif args.command == "check":
             return _check(args)

@@ -12,6 +12,11 @@ the config (any JSON object with a ``class_name``) must be one of:
   when the rubric lets the bundle carry ``custom_layers.py`` and the bundle does.
 
 Anything else is refused, naming the object and where it sits in the config.
+
+The rubric's architecture requirement ("uses AdditiveAttention") is judged on the model's real
+layer graph (:func:`graph_classes`): the layers its outputs are computed through, with those
+inside nested models and wrappers. A class named elsewhere in the file (a decoy object, or a
+layer that feeds nothing) earns nothing.
 """
 
 from __future__ import annotations
@@ -27,25 +32,103 @@ STRUCTURAL = {"__keras_tensor__", "__tensor__", "__numpy__", "__typespec__", "__
 class Verdict:
     allowed: bool
     message: str
-    classes: set[str]                # class names found (for the rubric's architecture requirements)
+    classes: set[str]                # classes on the model's real layer graph (the rubric's architecture)
     registered: set[str]             # registered custom names found (``package>Name``)
 
 
-def _objects(node, path: str = "config"):
-    """Every JSON object with a ``class_name``, with a readable path to it."""
-    if isinstance(node, dict):
-        if "class_name" in node:
-            yield node, path
-        for key, value in node.items():
-            yield from _objects(value, f"{path}.{key}")
-    elif isinstance(node, list):
-        for index, value in enumerate(node):
-            yield from _objects(value, f"{path}[{index}]")
+MAX_DEPTH = 200          # Keras nests a model's config a few dozen levels deep at most
+NESTED_LAYER_KEYS = ("layer", "forward_layer", "backward_layer", "cell", "cells")   # wrappers and RNNs
+MODEL_CLASSES = {"Functional", "Sequential", "Model"}
+
+
+class ConfigError(ValueError):
+    """A config the grader will not walk (nested too deeply)."""
+
+
+def _objects(config):
+    """Every JSON object with a ``class_name``, with a readable path to it (iteratively, depth-bounded)."""
+    stack = [(config, "config", 0)]
+    while stack:
+        node, path, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise ConfigError(f"the model config is nested more than {MAX_DEPTH} levels deep")
+        if isinstance(node, dict):
+            if "class_name" in node:
+                yield node, path
+            stack += [(value, f"{path}.{key}", depth + 1) for key, value in reversed(list(node.items()))]
+        elif isinstance(node, list):
+            stack += [(value, f"{path}[{i}]", depth + 1) for i, value in reversed(list(enumerate(node)))]
+
+
+def _layer_references(node) -> set[str]:
+    """Names of the layers whose outputs ``node`` (inbound nodes, or output_layers) refers to."""
+    names, stack = set(), [(node, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise ConfigError(f"the model config is nested more than {MAX_DEPTH} levels deep")
+        if isinstance(item, dict):
+            history = item.get("config", {}).get("keras_history") if item.get("class_name") == "__keras_tensor__" \
+                else None
+            if isinstance(history, list) and history and isinstance(history[0], str):
+                names.add(history[0])
+            else:
+                stack += [(value, depth + 1) for value in item.values()]
+        elif isinstance(item, list):
+            if len(item) == 3 and isinstance(item[0], str) and all(isinstance(i, int) for i in item[1:]):
+                names.add(item[0])                     # [layer name, node index, tensor index]
+            else:
+                stack += [(value, depth + 1) for value in item]
+    return names
+
+
+def graph_classes(model: dict, depth: int = 0) -> set[str]:
+    """The classes of the layers a model's outputs are computed through, nested models and wrapped layers included.
+
+    A functional model is walked back from its ``output_layers`` along each layer's inbound
+    nodes; a Sequential model uses every layer it lists.
+    """
+    if depth > 20 or not isinstance(model, dict) or not isinstance(model.get("config"), dict):
+        return set()
+    config = model["config"]
+    layers = [l for l in config.get("layers", []) if isinstance(l, dict)] if isinstance(config.get("layers"), list) else []
+    if model.get("class_name") == "Sequential":
+        used = layers
+    else:
+        by_name = {l.get("name") or l.get("config", {}).get("name"): l for l in layers}
+        seen, todo = set(), list(_layer_references(config.get("output_layers", [])))
+        while todo:
+            name = todo.pop()
+            if name in seen or name not in by_name:
+                continue
+            seen.add(name)
+            todo += _layer_references(by_name[name].get("inbound_nodes", []))
+        used = [by_name[name] for name in seen]
+    classes: set[str] = set()
+    for layer in used:
+        classes |= _layer_classes(layer, depth)
+    return classes
+
+
+def _layer_classes(layer: dict, depth: int) -> set[str]:
+    """A used layer's class, and those of the layers it wraps or the model it is."""
+    if depth > 20 or not isinstance(layer.get("class_name"), str):
+        return set()
+    classes = {layer["class_name"]}
+    if layer["class_name"] in MODEL_CLASSES:
+        classes |= graph_classes(layer, depth + 1)
+    inner = layer.get("config") if isinstance(layer.get("config"), dict) else {}
+    for key in NESTED_LAYER_KEYS:
+        value = inner.get(key)
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, dict):
+                classes |= _layer_classes(item, depth + 1)
+    return classes
 
 
 def check_config(config: dict, *, allowed_custom: tuple[str, ...] = (), custom_layers_present: bool = False) -> Verdict:
     """Whether ``config`` (a model's ``config.json``) names only allowed classes and functions."""
-    classes, registered = set(), set()
+    classes, registered = graph_classes(config), set()
     for node, path in _objects(config):
         class_name, module = node.get("class_name"), node.get("module")
         name = node.get("registered_name")
@@ -65,14 +148,12 @@ def check_config(config: dict, *, allowed_custom: tuple[str, ...] = (), custom_l
                                       "it; export with labs.common.submission.export(...), which adds it",
                                classes, registered)
             registered.add(name)
-            classes.add(class_name)
             continue
         if module is None:
             if class_name not in STRUCTURAL:
                 return Verdict(False, f"the model config names {where} without a module", classes, registered)
             continue
         if module == "keras" or module.startswith("keras."):
-            classes.add(class_name)
             continue
         if module == "builtins" and class_name == "function":
             continue   # a Keras built-in function by name (Keras resolves these only among its own)

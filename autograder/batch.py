@@ -2,89 +2,146 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import logging
+import os
+import sys
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from autograder.grade import (HiddenSet, bundle_digest, cached_result, find_bundle, grade_bundle, missing_bundle,
+from autograder.grade import (HiddenSet, bundle_digest, cached_result, find_bundle, grade_bundle, log, missing_bundle,
                               public_examples, student_id_for)
 from autograder.hidden import load_hidden_set
 from autograder.reports import write_gradebook, write_student_files
 from autograder.rubric import Rubric
+from autograder.sandbox import KIT_ROOT, USER_ISOLATION_UID, clean_stale_folders, readable_by_others, resolve_isolation
 from labs.common.errors import InputError
 from labs.common.files import read_csv
 from labs.common.paths import DATASETS_DIR
 
+# What a submissions folder may hold beside the students' entries: Gradescope's export index and
+# the files desktops leave behind. Every other entry, odd or not, gets its row in the gradebook.
+NOT_SUBMISSIONS = {"submission_metadata.yml", ".DS_Store", "Thumbs.db", "desktop.ini", "__MACOSX"}
+
 
 def _entries(submissions: Path) -> list[Path]:
-    """One entry per student: each zip or folder directly inside ``submissions`` (hidden files skipped)."""
+    """One entry per student: every file or folder directly inside ``submissions``."""
     if not submissions.is_dir():
         raise InputError(f"{str(submissions)!r} is not a folder of submissions")
-    entries = [p for p in sorted(submissions.iterdir()) if not p.name.startswith(".")
-               and (p.is_dir() or p.suffix.lower() == ".zip" or p.is_symlink())]
+    entries = [p for p in sorted(submissions.iterdir()) if p.name not in NOT_SUBMISSIONS]
     if not entries:
         raise InputError(f"{str(submissions)!r} holds no submissions (zips or folders)")
     return entries
 
 
 def _unique_ids(entries: list[Path]) -> dict[Path, str]:
+    """Each entry's id; ids that differ only in case are told apart (case-insensitive file systems)."""
     ids, taken = {}, set()
     for entry in entries:
         base = student_id_for(entry)
         name, k = base, 2
-        while name in taken:
+        while name.casefold() in taken:
             name, k = f"{base}-{k}", k + 1
-        taken.add(name)
+        taken.add(name.casefold())
         ids[entry] = name
     return ids
 
 
+def check_private(paths: list[Path]) -> None:
+    """For ``user`` isolation: the sandbox's user must be able to read none of ``paths``, and run the kit."""
+    readable = [str(p) for p in paths if readable_by_others(p)]
+    if readable:
+        raise InputError(f"the sandbox's user (uid {USER_ISOLATION_UID}) could read {', '.join(readable)}: make "
+                         f"{'it' if len(readable) == 1 else 'them'} private first (chmod -R go-rwx PATH), or grade "
+                         "where user namespaces are available")
+    needed = [KIT_ROOT / "autograder" / "child.py", Path(os.path.realpath(sys.executable))]
+    missing = [str(p) for p in needed if not readable_by_others(p)]
+    if missing:
+        raise InputError(f"the sandbox's user (uid {USER_ISOLATION_UID}) cannot read {', '.join(missing)}; install "
+                         "the kit and its Python where every user can read them (not under /root)")
+
+
+@contextlib.contextmanager
+def _grader_log(path: Path):
+    """Tracebacks of bundles the grader could not handle go to ``path`` (the instructor's, never a student's)."""
+    handler = logging.FileHandler(path, delay=True, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+    log.addHandler(handler)
+    try:
+        yield
+    finally:
+        log.removeHandler(handler)
+        handler.close()
+
+
 def grade_folder(submissions: str | Path, rubric: Rubric, hidden_dir: str | Path, out: str | Path, *,
-                 jobs: int = 1, force: bool = False, progress: bool = True) -> list[dict]:
+                 jobs: int = 1, force: bool = False, progress: bool = True, isolation: str = "auto") -> list[dict]:
     """Grade every entry of ``submissions``; write results, feedback, gradebook and leaderboard into ``out``.
 
-    A bundle already graded with the same bundle, hidden set and rubric is skipped (its result
+    ``isolation``: ``auto`` (the strongest the machine offers), ``namespaces``, ``user`` or
+    ``none``; only an explicit ``none`` runs bundles that carry code without isolation. A bundle
+    already graded with the same bundle, hidden set, rubric and isolation is skipped (its result
     is reused) unless ``force``. One bad bundle never stops the batch.
     """
     from tqdm.auto import tqdm
 
     if jobs < 1:
         raise InputError(f"--jobs must be 1 or more, got {jobs}")
-    submissions, out = Path(submissions), Path(out)
+    submissions, out, hidden_dir = Path(submissions), Path(out), Path(hidden_dir)
+    clean_stale_folders()
     inputs, targets, manifest = load_hidden_set(hidden_dir, rubric.task)
-    hidden = HiddenSet(Path(hidden_dir), inputs, targets, manifest)
+    hidden = HiddenSet(hidden_dir, inputs, targets, manifest)
     entries = _entries(submissions)
     ids = _unique_ids(entries)
+    used = resolve_isolation(isolation)
     for folder in ("results", "feedback"):
         (out / folder).mkdir(parents=True, exist_ok=True)
+    if used == "user":
+        os.chmod(out, 0o700)
+        check_private([hidden_dir, submissions, out, KIT_ROOT / "datasets", KIT_ROOT / "homework"])
     rubric_digest = hashlib.sha256(Path(rubric.path).read_bytes()).hexdigest()
     examples = public_examples(rubric.task)
-    hide = [Path(hidden_dir), submissions, out]
     records, todo = [], []
     for entry in entries:
-        bundle = find_bundle(entry)
-        previous = None if force or bundle is None else \
-            cached_result(out / "results", ids[entry], bundle_digest(bundle), hidden, rubric_digest)
+        previous = None
+        with contextlib.suppress(OSError):
+            bundle = find_bundle(entry)
+            if not force and bundle is not None:
+                digest = bundle_digest(bundle, int(rubric.bundle_mb * 1_000_000))
+                previous = cached_result(out / "results", ids[entry], digest, hidden, rubric_digest, used)
         if previous is not None:
             records.append(previous)
         else:
-            todo.append((entry, bundle))
+            todo.append(entry)
 
-    def work(entry: Path, bundle: Path | None) -> dict:
-        if bundle is None:
-            record = missing_bundle(entry.name, rubric, hidden, "the submission folder is empty")
+    def work(entry: Path) -> dict:
+        try:
+            bundle = find_bundle(entry)
+        except OSError as error:
+            bundle, problem = None, f"the submission could not be read ({error.strerror or error})"
         else:
-            record = grade_bundle(bundle, rubric, hidden, examples=examples, hide=hide)
+            problem = "the submission folder is empty"
+        if bundle is None:
+            record = missing_bundle(entry.name, rubric, hidden, problem, used)
+        else:
+            record = grade_bundle(bundle, rubric, hidden, examples=examples, isolation=used,
+                                  run_unisolated=isolation == "none", entry_id=ids[entry])
         record.update(student=ids[entry], rubric_sha256=rubric_digest)
         return record
 
-    with ThreadPoolExecutor(max_workers=jobs) as pool, \
+    with _grader_log(out / "grader.log"), ThreadPoolExecutor(max_workers=jobs) as pool, \
             tqdm(total=len(entries), initial=len(records), desc=f"grading {rubric.task}", unit="bundle",
                  disable=not progress) as bar:
-        futures = [pool.submit(work, entry, bundle) for entry, bundle in todo]
+        futures = [pool.submit(work, entry) for entry in todo]
         for future in as_completed(futures):
             record = future.result()
-            write_student_files(record, rubric, out)   # here, in one thread: matplotlib is not thread-safe
+            try:
+                write_student_files(record, rubric, out)   # here, in one thread: matplotlib is not thread-safe
+            except Exception:
+                log.exception("writing the feedback of %s", record["student"])
+                record["examples"] = []                     # the heatmaps are what can fail: write without them
+                write_student_files(record, rubric, out)
             records.append(record)
             bar.update(1)
     write_gradebook(records, rubric, out)
@@ -104,11 +161,14 @@ def dev_set(task: str) -> HiddenSet:
 
 
 def check_bundle(path: str | Path, rubric: Rubric, *, limit: int | None = 1000) -> dict:
-    """Validate one bundle and score it on (the first ``limit`` rows of) the public dev set."""
+    """Validate one bundle and score it on (the first ``limit`` rows of) the public dev set.
+
+    A student checks their own bundle, so it runs even where the machine cannot isolate it.
+    """
     path = Path(path)
-    if not path.exists():
+    if not os.path.lexists(path):
         raise InputError(f"no bundle at {str(path)!r}")
     hidden = dev_set(rubric.task)
     if limit is not None:
         hidden = HiddenSet(hidden.folder, hidden.inputs[:limit], hidden.targets[:limit], hidden.manifest)
-    return grade_bundle(path, rubric, hidden)
+    return grade_bundle(path, rubric, hidden, isolation=resolve_isolation("auto"), run_unisolated=True)

@@ -8,18 +8,22 @@ the rubric allows it, ``custom_layers.py`` (see :mod:`labs.common.submission`). 
   the archive's directory, before a byte is extracted; extraction then stops at the limit;
 - accepts only Keras 3's ``.keras`` format: a zip with ``config.json`` and ``model.weights.h5``
   (an HDF5 file renamed ``.keras``, or a SavedModel folder, is refused);
-- reads ``meta.json`` and ``vocab.json`` as plain JSON, with their sizes bounded.
+- reads ``meta.json`` and ``vocab.json`` as plain JSON, with their sizes and nesting bounded;
+- extracts only the files a bundle may hold, and never follows a link or opens anything but a
+  plain file (a FIFO or a link to ``/dev/zero`` would never end).
 
-Failures raise :class:`BundleError` with a status (``malformed``, ``unsafe``, ``too-large``) and a
-message written for the student.
+Every way an archive can be broken (a bad CRC, an encrypted entry, an unknown compression
+method, a truncated directory) is a ``malformed`` bundle. Failures raise :class:`BundleError`
+with a status (``malformed``, ``unsafe``, ``too-large``) and a message written for the student.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
+import os
 import stat
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -29,6 +33,10 @@ MAX_ENTRIES = 64                 # files in a bundle zip (it needs at most 6)
 MAX_RATIO = 200                  # uncompressed / compressed size of one entry: beyond this, a zip bomb
 MAX_JSON_BYTES = 1_000_000       # meta.json, vocab.json, the model's config.json
 MAX_MODEL_ENTRIES = 16           # files inside model.keras (Keras writes 3)
+MAX_NAME_LENGTH = 255            # characters in an entry's name
+# What a broken or hostile archive raises while it is read: all of them mean "malformed".
+ARCHIVE_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, RuntimeError, NotImplementedError, EOFError, OSError,
+                  ValueError, zlib.error, KeyError, IndexError, OverflowError)
 
 
 class BundleError(Exception):
@@ -57,6 +65,8 @@ class Bundle:
 def _check_zip_member(info: zipfile.ZipInfo) -> str | None:
     """Why an archive entry is refused, or None."""
     name = info.filename
+    if len(name) > MAX_NAME_LENGTH or any(ord(c) < 32 for c in name):
+        return f"the entry {name[:60]!r}... has a name no file system should hold"
     path = PurePosixPath(name.replace("\\", "/"))
     if path.is_absolute() or ".." in path.parts or (len(name) > 1 and name[1] == ":"):
         return f"the entry {name!r} points outside the bundle (path traversal)"
@@ -83,7 +93,7 @@ def _checked_members(archive: zipfile.ZipFile, max_entries: int, what: str, pref
 def _extract_zip(path: Path, into: Path, max_bytes: int) -> None:
     try:
         archive = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError) as error:
+    except ARCHIVE_ERRORS as error:
         raise BundleError("malformed", f"{path.name} is not a readable zip file ({error})") from None
     with archive:
         members = _checked_members(archive, MAX_ENTRIES, "the zip", "")
@@ -97,35 +107,52 @@ def _extract_zip(path: Path, into: Path, max_bytes: int) -> None:
         written = 0
         for info in files:
             parts = PurePosixPath(info.filename).parts[strip:]
-            if len(parts) != 1:
-                continue   # bundles are flat; nested entries are ignored, never written
-            with archive.open(info) as source, open(into / parts[0], "wb") as target:
-                while chunk := source.read(1 << 20):
-                    written += len(chunk)
-                    if written > max_bytes:   # the directory lied about the sizes
-                        raise BundleError("too-large", f"the zip unpacks past {max_bytes / 1e6:.0f} MB")
-                    target.write(chunk)
+            if len(parts) != 1 or parts[0] not in REQUIRED + OPTIONAL:
+                continue   # a bundle's files only, flat: nothing else is ever written
+            try:
+                with archive.open(info) as source, open(into / parts[0], "xb") as target:
+                    while chunk := source.read(1 << 20):
+                        written += len(chunk)
+                        if written > max_bytes:   # the directory lied about the sizes
+                            raise BundleError("too-large", f"the zip unpacks past {max_bytes / 1e6:.0f} MB")
+                        target.write(chunk)
+            except FileExistsError:
+                raise BundleError("malformed", f"the zip holds {parts[0]} twice") from None
+            except ARCHIVE_ERRORS as error:
+                raise BundleError("malformed", f"{info.filename} cannot be read from the zip "
+                                               f"({type(error).__name__}: {error})") from None
 
 
 def _copy_folder(path: Path, into: Path, max_bytes: int) -> None:
     total = 0
     for entry in sorted(path.iterdir()):
-        if entry.is_symlink():
+        mode = os.lstat(entry).st_mode
+        if stat.S_ISLNK(mode):
             raise BundleError("unsafe", f"{entry.name} is a symbolic link; bundles hold plain files only")
-        if entry.is_file() and entry.name in REQUIRED + OPTIONAL:
-            total += entry.stat().st_size
+        if entry.name in REQUIRED + OPTIONAL:
+            if not stat.S_ISREG(mode):
+                raise BundleError("malformed", f"{entry.name} is not a plain file")
+            total += os.lstat(entry).st_size
             if total > max_bytes:
                 raise BundleError("too-large", f"the bundle is over {max_bytes / 1e6:.0f} MB")
-            shutil.copyfile(entry, into / entry.name)
+            fd = os.open(entry, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            with os.fdopen(fd, "rb") as source, open(into / entry.name, "wb") as target:
+                target.write(source.read(max_bytes + 1))
+
+
+def _parse_json(data: bytes, what: str):
+    try:
+        return json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as error:   # JSONDecodeError, and numbers too long to read
+        raise BundleError("malformed", f"{what} is not valid JSON ({str(error)[:200]})") from None
+    except RecursionError:
+        raise BundleError("malformed", f"{what} is nested too deeply to be a bundle's JSON") from None
 
 
 def _read_json(path: Path, what: str) -> dict:
     if path.stat().st_size > MAX_JSON_BYTES:
         raise BundleError("too-large", f"{what} is over {MAX_JSON_BYTES // 1000} kB")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise BundleError("malformed", f"{what} is not valid JSON ({error})") from None
+    data = _parse_json(path.read_bytes(), what)
     if not isinstance(data, dict):
         raise BundleError("malformed", f"{what} must hold a JSON object")
     return data
@@ -138,9 +165,11 @@ def read_model_config(path: Path) -> dict:
     if head.startswith(b"\x89HDF"):
         raise BundleError("malformed", "model.keras is an HDF5 (.h5) file renamed .keras; save with "
                                        "model.save('model.keras') in Keras 3 (or use labs.common.submission.export)")
-    if not zipfile.is_zipfile(path):
-        raise BundleError("malformed", "model.keras is not a Keras 3 .keras file (it is not a zip archive)")
-    with zipfile.ZipFile(path) as archive:
+    try:
+        archive = zipfile.ZipFile(path)
+    except ARCHIVE_ERRORS:
+        raise BundleError("malformed", "model.keras is not a Keras 3 .keras file (it is not a zip archive)") from None
+    with archive:
         members = _checked_members(archive, MAX_MODEL_ENTRIES, "model.keras", "inside model.keras: ")
         names = {info.filename for info in members}
         if "config.json" not in names or "model.weights.h5" not in names:
@@ -150,9 +179,10 @@ def read_model_config(path: Path) -> dict:
         if info.file_size > MAX_JSON_BYTES:
             raise BundleError("too-large", "the model's config.json is over 1 MB")
         try:
-            config = json.loads(archive.read("config.json").decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise BundleError("malformed", f"the model's config.json is not valid JSON ({error})") from None
+            data = archive.read(info)
+        except ARCHIVE_ERRORS as error:
+            raise BundleError("malformed", f"the model's config.json cannot be read ({type(error).__name__})") from None
+    config = _parse_json(data, "the model's config.json")
     if not isinstance(config, dict):
         raise BundleError("malformed", "the model's config.json must hold a JSON object")
     return config
@@ -161,16 +191,21 @@ def read_model_config(path: Path) -> dict:
 def open_bundle(path: str | Path, workdir: Path, *, max_bytes: int) -> Bundle:
     """Copy or extract the bundle at ``path`` into ``workdir`` (empty) and read what describes it."""
     path = Path(path)
-    if path.is_symlink():
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        raise BundleError("malformed", f"{path.name} cannot be read") from None
+    if stat.S_ISLNK(mode):
         raise BundleError("unsafe", f"{path.name} is a symbolic link")
-    if path.is_dir():
+    if stat.S_ISDIR(mode):
         _copy_folder(path, workdir, max_bytes)
-    elif path.is_file():
-        if path.stat().st_size > max_bytes:
-            raise BundleError("too-large", f"{path.name} is {path.stat().st_size / 1e6:.1f} MB; the limit is {max_bytes / 1e6:.0f} MB")
+    elif stat.S_ISREG(mode):
+        if os.lstat(path).st_size > max_bytes:
+            raise BundleError("too-large", f"{path.name} is {os.lstat(path).st_size / 1e6:.1f} MB; the limit is "
+                                           f"{max_bytes / 1e6:.0f} MB")
         _extract_zip(path, workdir, max_bytes)
     else:
-        raise BundleError("malformed", f"{path} is neither a folder nor a zip file")
+        raise BundleError("malformed", f"{path.name} is neither a folder nor a zip file")
     files = sorted(p.name for p in workdir.iterdir())
     missing = [name for name in REQUIRED if name not in files]
     if missing:

@@ -1,20 +1,27 @@
 """The sandboxed side of grading: load one student's model and run it on the inputs it is given.
 
-Run by :mod:`autograder.sandbox` as ``python -m autograder.child`` in a temporary folder that
-holds only ``model.keras``, ``vocab.json``, ``job.json`` and (where the rubric allows it)
-``custom_layers.py``; under limits on time and memory, without network where the OS allows.
-It never sees a hidden target. It writes ``result.json``:
+    python -m autograder.child IN_FOLDER --result-fd N
 
-- ``{"status": "ok", "parameters": N, "outputs": ..., "examples": [...], "seconds": {...}}``, or
+Run by :mod:`autograder.sandbox` (which see for what this process can and cannot see) with
+``IN_FOLDER`` holding only ``model.keras``, ``vocab.json``, ``job.json`` and (where the rubric
+allows it) ``custom_layers.py``. It never sees a hidden target. It writes its result, as JSON,
+to the descriptor ``N``:
+
+- ``{"status": "ok", "outputs": ..., "examples": [...], "seconds": {...}}``, or
 - ``{"status": "wrong-signature" | "load-failed" | "nan-output" | "out-of-memory" | "error",
   "message": "..."}``.
 
-Decoding drives the model only through its signature (see :func:`labs.common.decoding.full_model_step`),
-so any model that meets the contract is graded the same way, whatever is inside it.
+Student code runs in this process, so the grader treats all of it as a claim
+(:mod:`autograder.claims`): only predictions scored against answers this process never saw earn
+points. Decoding drives the model only through its signature (see
+:func:`labs.common.decoding.full_model_step`), so any model that meets the contract is graded the
+same way, whatever is inside it.
 """
 
 from __future__ import annotations
 
+import argparse
+import importlib
 import importlib.util
 import json
 import os
@@ -40,13 +47,15 @@ def _load(folder: Path, allow_custom_layers: bool):
     import keras
 
     if allow_custom_layers and (folder / "custom_layers.py").is_file():
-        # The instructor's kit holds the homework's solution (homework/kv_attention.py): a student's
-        # module must bring its own layer, not import that one.
+        # The instructor's solution (homework/kv_attention.py) is outside the sandbox's view; this
+        # also stops a plain import of it where the grader runs without isolation.
         sys.modules["homework"] = None
         spec = importlib.util.spec_from_file_location("custom_layers", folder / "custom_layers.py")
         module = importlib.util.module_from_spec(spec)
         try:
             spec.loader.exec_module(module)
+        except MemoryError:
+            raise
         except Exception as error:
             raise ChildError("load-failed", f"custom_layers.py failed to import: {type(error).__name__}: {error}")
     try:
@@ -132,25 +141,28 @@ def _translator(model, vocabs, job) -> dict:
     return {"outputs": outputs, "examples": _examples(model, job, decode, target_vocab)}
 
 
+def _attention_view(model, job):
+    """The model with its attention weights as a second output (the task's view), or None."""
+    if not job.get("attention_view"):
+        return None
+    module, _, function = job["attention_view"].partition(":")
+    try:
+        return getattr(importlib.import_module(module), function)(model)
+    except Exception:
+        return None   # another architecture: outputs without heatmaps
+
+
 def _examples(model, job, decode, target_vocab) -> list[dict]:
     """Public examples decoded with their attention weights, when the model has the kit's layer names."""
     if not job.get("examples"):
         return []
-    viewed, has_attention = model, False
-    try:
-        if job["task"] == "date-translation":
-            from labs.date_translation.model import build_attention_model
-        else:
-            from labs.name_transliteration.model import build_attention_model
-        viewed, has_attention = build_attention_model(model), True
-    except Exception:
-        pass   # another architecture: outputs without heatmaps
-    decoded = decode(job["examples"], viewed)[0]
+    viewed = _attention_view(model, job)
+    decoded = decode(job["examples"], viewed or model)[0]
     examples = []
     for row, source in enumerate(job["examples"]):
         output = target_vocab.decode(decoded.tokens[row])
         weights = None
-        if has_attention and decoded.attention is not None:
+        if viewed is not None and decoded.attention is not None:
             weights = np.round(decoded.attention[row, :len(output) + 1, :len(source)], 4).tolist()
         examples.append({"source": source, "output": output, "attention": weights})
     return examples
@@ -162,17 +174,20 @@ def run(folder: Path) -> dict:
     model = _load(folder, job.get("allow_custom_layers", False))
     loaded = time.perf_counter()
     vocabs = _vocabularies(folder, job["task"])
-    work = _language_model if job["task"] == "date-generation" else _translator
+    work = _language_model if job["signature"] == "language-model" else _translator
     result = work(model, vocabs, job)
     finished = time.perf_counter()
-    return {"status": "ok", "parameters": int(model.count_params()), **result,
+    return {"status": "ok", **result,
             "seconds": {"load": round(loaded - started, 3), "predict": round(finished - loaded, 3)}}
 
 
-def main() -> int:
-    folder = Path.cwd()
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m autograder.child")
+    parser.add_argument("folder")
+    parser.add_argument("--result-fd", type=int, required=True)
+    args = parser.parse_args(argv)
     try:
-        result = run(folder)
+        result = run(Path(args.folder))
         code = 0
     except ChildError as error:
         result, code = {"status": error.status, "message": str(error)}, 3
@@ -184,9 +199,8 @@ def main() -> int:
                       if f.filename.endswith("custom_layers.py")), "")
         result = {"status": "error", "message": f"{type(error).__name__}: {str(error)[:500]}" + (f" ({where})" if where else "")}
         code = 3
-    partial = folder / "result.json.partial"
-    partial.write_text(json.dumps(result), encoding="utf-8")
-    os.replace(partial, folder / "result.json")
+    with os.fdopen(args.result_fd, "w", encoding="utf-8") as handle:
+        json.dump(result, handle)
     return code
 
 

@@ -2,39 +2,56 @@
 
 Every bundle ends with a status and a message, whatever it holds:
 
-    graded            scored on the hidden set
-    malformed         not a bundle (missing files, bad JSON, not a Keras 3 model, ...)
-    unsafe            path traversal, links, zip bombs
-    too-large         over the rubric's size limit
-    wrong-task        meta.json names another task
-    disallowed        the model config names a class or module outside the allow-list
-    load-failed       Keras could not load it (or its custom_layers.py failed)
-    wrong-signature   it does not take the task's inputs or give its outputs
-    nan-output        it outputs NaN or infinite probabilities
-    timeout           over the rubric's time limit
-    out-of-memory     over the rubric's memory limit
-    crashed, error    anything else, with the last line of the error
+    graded              scored on the hidden set
+    malformed           not a bundle (missing files, bad JSON, not a Keras 3 model, a broken zip, ...)
+    unsafe              path traversal, links, zip bombs
+    too-large           over the rubric's size limit
+    wrong-task          meta.json names another task
+    disallowed          the model config names a class or module outside the allow-list, or
+                        custom_layers.py imports what the homework does not allow
+    not-isolated        it carries code, and this machine cannot isolate it (see ``--isolation``)
+    load-failed         Keras could not load it (or its custom_layers.py failed)
+    wrong-signature     it does not take the task's inputs or give its outputs
+    nan-output          it outputs NaN or infinite probabilities
+    timeout             over the rubric's time limit
+    out-of-memory       over the rubric's memory limit (all its processes together)
+    too-many-processes  over the rubric's limit on processes and threads
+    crashed, error      anything else, with the last line of the error
 
-A bundle that cannot be run still gets the architecture points its config earns (partial credit).
+Nothing a bundle holds can stop the batch: any exception while reading, checking, running or
+scoring one bundle becomes that bundle's ``error`` (the traceback goes to the grader's log, not
+to the student). A bundle that cannot be run still gets the architecture points its config
+earns (partial credit).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import os
 import re
+import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.allowlist import check_config
-from autograder.bundle import BundleError, open_bundle
+from autograder.allowlist import ConfigError, check_config
+from autograder.audit import audit_module
+from autograder.bundle import OPTIONAL, REQUIRED, BundleError, open_bundle
+from autograder.claims import CHECKS, ClaimError, clean_message, reported_seconds
 from autograder.rubric import Rubric
-from autograder.sandbox import isolation_available, run_child
-from autograder.scoring import architecture_line, compute_metrics, metric_lines
+from autograder.sandbox import TEMP_PREFIX, count_parameters, run_child
+from autograder.scoring import ScoringTimeout, architecture_line, compute_metrics, metric_lines
 
-MAX_OUTPUT_LENGTH = {"date-translation": 11, "name-transliteration": 64}
+MAX_OUTPUT_LENGTH = {"date-generation": 14, "date-translation": 11, "name-transliteration": 64}
+SIGNATURES = {"date-generation": "language-model", "date-translation": "translation",
+              "name-transliteration": "translation"}
+ATTENTION_VIEWS = {"date-translation": "labs.date_translation.model:build_attention_model",
+                   "name-transliteration": "labs.name_transliteration.model:build_attention_model"}
 EXAMPLES = 4   # public dev examples shown in each student's feedback
+GRADESCOPE_ENTRY = re.compile(r"submission_\d+")   # the folder names of Gradescope's "export submissions"
+log = logging.getLogger("autograder")
 
 
 @dataclass
@@ -46,127 +63,182 @@ class HiddenSet:
 
 
 def student_id_for(path: Path) -> str:
-    """A safe, readable id from a bundle's file or folder name (never from inside the bundle)."""
+    """A safe, readable id from a bundle's file or folder name (never from inside the bundle).
+
+    Letters, digits, ``.``, ``_`` and ``-`` are kept; a name that needed changing (spaces, Thai
+    letters, a leading dot) also gets a short hash of the original, so distinct names stay distinct.
+    """
     name = path.name[:-4] if path.name.lower().endswith(".zip") else path.name
-    return re.sub(r"[^A-Za-z0-9._-]", "_", name).strip("._")[:64] or "student"
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", name).strip("._-")[:48]
+    if safe != name:
+        digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+        safe = f"{safe}-{digest}" if safe else f"student-{digest}"
+    return safe
 
 
-def bundle_digest(path: Path) -> str:
-    """SHA-256 of a zip, or of a folder's bundle files (names and contents): what "the same bundle" means."""
+def bundle_digest(path: Path, max_bytes: int) -> str:
+    """SHA-256 of a zip, or of a folder's bundle files (names and contents): what "the same bundle" means.
+
+    Links and anything but plain files are never opened (a link to ``/dev/zero`` would never end).
+    """
     digest = hashlib.sha256()
-    files = [path] if path.is_file() else sorted(p for p in path.iterdir() if p.is_file() and not p.is_symlink())
+    if stat.S_ISREG(os.lstat(path).st_mode):
+        files = [path]
+    elif stat.S_ISDIR(os.lstat(path).st_mode):
+        files = sorted(p for p in path.iterdir() if p.name in REQUIRED + OPTIONAL and stat.S_ISREG(os.lstat(p).st_mode))
+    else:
+        return ""
+    remaining = max_bytes
     for file in files:
-        digest.update(file.name.encode() + b"\0")
-        with open(file, "rb") as handle:
-            while chunk := handle.read(1 << 20):
+        digest.update(file.name.encode("utf-8", "surrogateescape") + b"\0")
+        fd = os.open(file, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as handle:
+            while remaining > 0 and (chunk := handle.read(min(1 << 20, remaining))):
                 digest.update(chunk)
+                remaining -= len(chunk)
     return digest.hexdigest()
 
 
 def find_bundle(entry: Path) -> Path | None:
     """The bundle inside one student's entry: the entry itself, or (Gradescope's export layout) the
-    one zip or bundle folder inside the student's submission folder."""
-    if entry.is_file() or entry.is_symlink() or (entry / "model.keras").exists():
+    one zip or bundle folder inside the student's submission folder. Links are never followed."""
+    mode = os.lstat(entry).st_mode
+    if not stat.S_ISDIR(mode) or _holds_model(entry):
         return entry
-    inner = [p for p in entry.iterdir() if not p.name.startswith(".")] if entry.is_dir() else []
-    zips = [p for p in inner if p.suffix.lower() == ".zip" and p.is_file()]
-    folders = [p for p in inner if p.is_dir() and (p / "model.keras").exists()]
+    inner = [p for p in entry.iterdir() if not p.name.startswith(".")]
+    zips = [p for p in inner if p.suffix.lower() == ".zip" and stat.S_ISREG(os.lstat(p).st_mode)]
+    folders = [p for p in inner if stat.S_ISDIR(os.lstat(p).st_mode) and _holds_model(p)]
     if len(zips) + len(folders) == 1:
         return (zips + folders)[0]
     return entry if inner else None
 
 
+def _holds_model(folder: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(folder / "model.keras").st_mode)
+    except OSError:
+        return False
+
+
 def _job(rubric: Rubric, hidden: HiddenSet, examples: list[str], allow_custom: bool) -> dict:
     task, grading = rubric.task, rubric.grading
-    job = {"task": task, "allow_custom_layers": allow_custom}
-    if task == "date-generation":
-        return {**job, "samples": int(grading.get("samples", 2000)), "seed": 0, "max_length": 14,
+    job = {"task": task, "signature": SIGNATURES[task], "allow_custom_layers": allow_custom,
+           "max_length": MAX_OUTPUT_LENGTH[task]}
+    if SIGNATURES[task] == "language-model":
+        return {**job, "samples": int(grading.get("samples", 2000)), "seed": 0,
                 "score_texts": [row["source"] for row in hidden.inputs[:int(grading.get("score_texts", 2000))]]}
     return {**job, "sources": [row["source"] for row in hidden.inputs], "beam": int(grading.get("beam", 1)),
-            "batch_size": int(grading.get("batch_size", 2000)), "max_length": MAX_OUTPUT_LENGTH[task],
-            "examples": examples}
+            "batch_size": int(grading.get("batch_size", 2000)), "examples": examples,
+            "attention_view": ATTENTION_VIEWS.get(task)}
 
 
-def _outputs_fit(task: str, data: dict, hidden: HiddenSet) -> bool:
-    """The child's JSON has the shape the scorer reads (a hostile child could send anything)."""
-    def strings(values):
-        return isinstance(values, list) and all(isinstance(v, str) for v in values)
-
-    if task == "date-generation":
-        return strings(data.get("samples")) and isinstance(data.get("next_token_probabilities"), list)
-    outputs = data.get("outputs")
-    return isinstance(outputs, list) and len(outputs) == len(hidden.inputs) and all(strings(o) for o in outputs)
+def _new_record(path: Path, rubric: Rubric, hidden: HiddenSet, isolation: str) -> dict:
+    return {"student": student_id_for(path), "bundle": path.name, "task": rubric.task, "bundle_sha256": "",
+            "status": "graded", "message": "", "notes": [],
+            "hidden_set": {"size": hidden.manifest.get("size"), "sha256": hidden.manifest.get("sha256", {}),
+                           "secret_fingerprint": hidden.manifest.get("secret_fingerprint")},
+            "rubric": rubric.path, "isolation": isolation, "metrics": {}, "examples": [], "sandbox_seconds": None,
+            "peak_memory_mb": None}
 
 
 def grade_bundle(path: Path, rubric: Rubric, hidden: HiddenSet, *, examples: list[dict] = (),
-                 hide: list[Path] = ()) -> dict:
-    """Grade one bundle; never raises for anything the bundle holds. Returns the full result record."""
-    record = {"student": student_id_for(path), "bundle": path.name, "task": rubric.task,
-              "bundle_sha256": bundle_digest(path) if path.exists() else "", "status": "graded", "message": "",
-              "hidden_set": {"size": hidden.manifest.get("size"), "sha256": hidden.manifest.get("sha256", {}),
-                             "secret_fingerprint": hidden.manifest.get("secret_fingerprint")},
-              "rubric": rubric.path, "isolation": isolation_available(), "metrics": {}, "examples": [],
-              "sandbox_seconds": None}
-    classes, parameters, metrics = set(), None, None
-    with tempfile.TemporaryDirectory(prefix="attention-lab-bundle-") as work:
-        try:
-            bundle = open_bundle(path, Path(work), max_bytes=int(rubric.bundle_mb * 1_000_000))
-            if bundle.meta.get("task") != rubric.task:
-                raise BundleError("wrong-task", f"meta.json says task {bundle.meta.get('task')!r}; this assignment "
-                                                f"is {rubric.task!r}")
-            allowed_custom = bool(rubric.custom_layers) and bundle.has_custom_layers
-            verdict = check_config(bundle.model_config, allowed_custom=rubric.custom_layers,
-                                   custom_layers_present=allowed_custom)
-            classes = verdict.classes
-            if not verdict.allowed:
-                raise BundleError("disallowed", verdict.message)
-            files = {name: bundle.folder / name for name in ("model.keras", "vocab.json")}
-            if allowed_custom:
-                files["custom_layers.py"] = bundle.folder / "custom_layers.py"
-            job = _job(rubric, hidden, [e["source"] for e in examples], allowed_custom)
-            outcome = run_child(files, job, rubric.limits, hide=list(hide))
-            record["sandbox_seconds"] = round(outcome.seconds, 2)
-            if outcome.status != "ok":
-                raise BundleError(outcome.status, outcome.message)
-            if not _outputs_fit(rubric.task, outcome.data, hidden):
-                raise BundleError("error", "the grading process returned outputs of the wrong shape")
-            parameters = outcome.data.get("parameters")
-            record["child_seconds"] = outcome.data.get("seconds")   # the child's own load and predict time
-            metrics = compute_metrics(rubric.task, outcome.data, hidden.targets)
-            record["examples"] = _with_expected(outcome.data.get("examples", []), examples)
-        except BundleError as error:
-            record["status"], record["message"] = error.status, error.message
-    lines = [architecture_line(rubric, classes, parameters if isinstance(parameters, int) else None),
-             *metric_lines(rubric, metrics)]
-    record["metrics"] = metrics or {}
-    record["parameters"] = parameters
+                 isolation: str = "none", run_unisolated: bool = False, entry_id: str | None = None) -> dict:
+    """Grade one bundle; never raises for anything the bundle holds. Returns the full result record.
+
+    ``isolation``: how the sandbox isolates the child (:func:`autograder.sandbox.resolve_isolation`).
+    With ``"none"``, a bundle that carries code runs only when ``run_unisolated``. ``entry_id``: the
+    student's id from the submission's name, to compare with the id in ``meta.json``.
+    """
+    record = _new_record(path, rubric, hidden, isolation)
+    found = {"classes": set(), "parameters": None, "metrics": None}
+    try:
+        max_bytes = int(rubric.bundle_mb * 1_000_000)
+        record["bundle_sha256"] = bundle_digest(path, max_bytes) if os.path.lexists(path) else ""
+        with tempfile.TemporaryDirectory(prefix=f"{TEMP_PREFIX}{os.getpid()}-bundle-") as work:
+            _grade(path, Path(work), rubric, hidden, list(examples), isolation, run_unisolated, entry_id, record, found)
+    except BundleError as error:
+        record["status"], record["message"] = error.status, clean_message(error.message, 500)
+    except Exception as error:   # a barrier per bundle: whatever it holds, the batch goes on
+        log.exception("grading %s", path)
+        record["status"] = "error"
+        record["message"] = (f"the grader could not handle this bundle ({type(error).__name__}); "
+                             "the instructor's grader.log has the details")
+    lines = [architecture_line(rubric, found["classes"], found["parameters"]), *metric_lines(rubric, found["metrics"])]
+    record["metrics"] = found["metrics"] or {}
+    record["parameters"] = found["parameters"]
     record["lines"] = [line.to_dict() for line in lines]
     record["score"] = round(sum(line.points for line in lines), 2)
     record["max_score"] = rubric.max_score
     return record
 
 
-def missing_bundle(name: str, rubric: Rubric, hidden: HiddenSet, message: str) -> dict:
+def _grade(path: Path, work: Path, rubric: Rubric, hidden: HiddenSet, examples: list[dict], isolation: str,
+           run_unisolated: bool, entry_id: str | None, record: dict, found: dict) -> None:
+    bundle = open_bundle(path, work, max_bytes=int(rubric.bundle_mb * 1_000_000))
+    if bundle.meta.get("task") != rubric.task:
+        raise BundleError("wrong-task", f"meta.json says task {clean_message(bundle.meta.get('task'), 60)!r}; "
+                                        f"this assignment is {rubric.task!r}")
+    claimed = bundle.meta.get("student_id")
+    if entry_id and not GRADESCOPE_ENTRY.fullmatch(entry_id) and isinstance(claimed, str) \
+            and claimed.casefold() != entry_id.casefold():
+        record["notes"].append(f"meta.json names student {clean_message(claimed, 64)!r}; the submission is {entry_id!r}")
+    carries_code = bool(rubric.custom_layers) and bundle.has_custom_layers
+    try:
+        verdict = check_config(bundle.model_config, allowed_custom=rubric.custom_layers,
+                               custom_layers_present=carries_code)
+    except ConfigError as error:
+        raise BundleError("malformed", str(error)) from None
+    found["classes"] = verdict.classes
+    if not verdict.allowed:
+        raise BundleError("disallowed", verdict.message)
+    files = {name: bundle.folder / name for name in ("model.keras", "vocab.json")}
+    if carries_code:
+        files["custom_layers.py"] = bundle.folder / "custom_layers.py"
+        audit = audit_module(files["custom_layers.py"].read_bytes())
+        if audit.review:
+            record["notes"].append("custom_layers.py uses " + ", ".join(audit.review) + ": worth a read")
+        if not audit.allowed:
+            raise BundleError("disallowed", audit.message)
+        if isolation == "none" and not run_unisolated:
+            raise BundleError("not-isolated", "this bundle carries code (custom_layers.py) and this machine cannot "
+                                              "isolate it, so it was not run; the instructor grades it where user "
+                                              "namespaces are available, as root, or with --isolation none")
+    found["parameters"] = count_parameters(files, rubric.limits, isolation)
+    job = _job(rubric, hidden, [e["source"] for e in examples], carries_code)
+    outcome = run_child(files, job, rubric.limits, isolation)
+    record["sandbox_seconds"] = round(outcome.seconds, 2)
+    record["peak_memory_mb"] = outcome.peak_memory_mb
+    record["child_seconds"] = reported_seconds(outcome.data)   # the child's own timing: a report, never scored
+    if outcome.status != "ok":
+        raise BundleError(outcome.status, outcome.message)
+    try:
+        checked = CHECKS[job["signature"]](outcome.data, job)
+    except ClaimError as error:
+        raise BundleError("error", f"the grading process returned results of the wrong shape ({error})") from None
+    try:
+        found["metrics"] = compute_metrics(rubric.task, checked, hidden.targets, rubric.scoring_seconds)
+    except ScoringTimeout:
+        raise BundleError("error", f"scoring the model's outputs took longer than {rubric.scoring_seconds:.0f} s") from None
+    record["examples"] = _with_expected(checked.get("examples", []), examples)
+
+
+def missing_bundle(name: str, rubric: Rubric, hidden: HiddenSet, message: str, isolation: str = "none") -> dict:
     """The record of a submission that holds no bundle at all: malformed, scored 0."""
-    record = grade_bundle(Path("/nonexistent") / name, rubric, hidden)   # refused before anything runs
+    record = grade_bundle(Path("/nonexistent") / name, rubric, hidden, isolation=isolation)   # refused at once
     record.update(status="malformed", message=message, bundle=name, bundle_sha256="")
     return record
 
 
-def _with_expected(returned: list, examples: list[dict]) -> list[dict]:
-    """The child's example outputs beside the expected ones (which never went into the sandbox)."""
-    merged = []
-    for item, example in zip(returned if isinstance(returned, list) else [], examples):
-        if isinstance(item, dict) and isinstance(item.get("output"), str):
-            merged.append({"source": example["source"], "expected": example["target"],
-                           "accepted": example.get("accepted", [example["target"]]), "output": item["output"],
-                           "attention": item.get("attention")})
-    return merged
+def _with_expected(returned: list[dict], examples: list[dict]) -> list[dict]:
+    """The child's (checked) example outputs beside the expected ones, which never went into the sandbox."""
+    return [{"source": example["source"], "expected": example["target"],
+             "accepted": example.get("accepted", [example["target"]]), "output": item["output"],
+             "attention": item["attention"]} for item, example in zip(returned, examples)]
 
 
 def public_examples(task: str, n: int = EXAMPLES) -> list[dict]:
     """A few rows of the public dev split, shown (with heatmaps) in every student's feedback."""
-    if task == "date-generation":
+    if SIGNATURES[task] == "language-model":
         return []
     from labs.common.files import read_csv
     from labs.common.paths import DATASETS_DIR
@@ -179,13 +251,15 @@ def public_examples(task: str, n: int = EXAMPLES) -> list[dict]:
              "accepted": [r["target"], *[a for a in r.get("alternatives", "").split("|") if a]]} for r in picked]
 
 
-def cached_result(results_dir: Path, student: str, digest: str, hidden: HiddenSet, rubric_digest: str) -> dict | None:
-    """A previous result for the same bundle, hidden set and rubric, if there is one (for resuming)."""
+def cached_result(results_dir: Path, student: str, digest: str, hidden: HiddenSet, rubric_digest: str,
+                  isolation: str) -> dict | None:
+    """A previous result for the same bundle, hidden set, rubric and isolation, if there is one (for resuming)."""
     path = results_dir / f"{student}.json"
     try:
         record = json.loads(path.read_text(encoding="utf-8")).get("extra_data", {}).get("attention_lab", {})
     except (OSError, ValueError, AttributeError):
         return None
-    same = (record.get("bundle_sha256") == digest and record.get("hidden_set", {}).get("sha256") ==
-            hidden.manifest.get("sha256") and record.get("rubric_sha256") == rubric_digest)
+    same = (digest and record.get("bundle_sha256") == digest and record.get("hidden_set", {}).get("sha256") ==
+            hidden.manifest.get("sha256") and record.get("rubric_sha256") == rubric_digest
+            and record.get("isolation") == isolation)
     return record if same else None

@@ -8,6 +8,13 @@
 
 plus the kit (``labs/``, ``autograder/``, ``datasets/``, ``requirements.txt``), the rubric and the
 hidden set. The zip goes to Gradescope only; students never see it.
+
+Gradescope runs each submission as root in a Docker container whose default seccomp profile
+usually blocks user namespaces, so the grader falls back to ``user`` isolation there: the child
+runs as an unprivileged user (see :mod:`autograder.sandbox`). ``run_autograder`` first makes
+everything that user must not read private to root: the hidden set, the rubric, the kit's
+datasets, the student's upload, the results and Gradescope's submission metadata. The grader
+checks that before it runs anything, and refuses otherwise.
 """
 
 from __future__ import annotations
@@ -33,10 +40,14 @@ python3 -m venv .venv
 """
 
 RUN = """#!/usr/bin/env bash
-# Gradescope runs this for every submission.
+# Gradescope runs this for every submission, as root.
 set -uo pipefail
 cd /autograder/source
 mkdir -p /autograder/results
+# The sandboxed model may run as an unprivileged user here: nothing it must not see stays readable.
+chmod 711 /autograder /autograder/source
+chmod -R go-rwx hidden rubric.toml datasets /autograder/submission /autograder/results
+chmod go-rwx /autograder/submission_metadata.json 2>/dev/null || true
 .venv/bin/python -m autograder gradescope-run --task {task} --hidden hidden --rubric rubric.toml \\
     --submission /autograder/submission --results /autograder/results/results.json
 """
@@ -82,20 +93,28 @@ def package(task: str, hidden_dir: str | Path, out: str | Path, rubric: Rubric) 
 
 
 def run_on_gradescope(task: str, hidden_dir: str | Path, rubric: Rubric, submission: str | Path,
-                      results: str | Path) -> dict:
+                      results: str | Path, isolation: str = "auto") -> dict:
     """Grade the one submission Gradescope gives and write its results.json (what ``run_autograder`` calls)."""
+    from autograder.batch import check_private
     from autograder.grade import HiddenSet, find_bundle, grade_bundle, missing_bundle, public_examples
     from autograder.hidden import load_hidden_set
     from autograder.reports import gradescope_results
+    from autograder.sandbox import clean_stale_folders, resolve_isolation
 
+    clean_stale_folders()
     inputs, targets, manifest = load_hidden_set(hidden_dir, task)
     hidden = HiddenSet(Path(hidden_dir), inputs, targets, manifest)
     submission = Path(submission)
+    used = resolve_isolation(isolation)
+    if used == "user":
+        check_private([Path(hidden_dir), submission, Path(results).parent, KIT_ROOT / "datasets"])
     bundle = find_bundle(submission) if submission.is_dir() else None
     if bundle is None:
-        record = missing_bundle(submission.name, rubric, hidden, "the submission is empty: upload your submission.zip")
+        record = missing_bundle(submission.name, rubric, hidden, "the submission is empty: upload your submission.zip",
+                                used)
     else:
-        record = grade_bundle(bundle, rubric, hidden, examples=public_examples(task), hide=[Path(hidden_dir)])
+        record = grade_bundle(bundle, rubric, hidden, examples=public_examples(task), isolation=used,
+                              run_unisolated=isolation == "none")
     output = gradescope_results(record, rubric)
     Path(results).write_text(json.dumps(output, indent=2), encoding="utf-8")
     return output

@@ -4,9 +4,11 @@
 
 The secret file's bytes (any text the instructor keeps private) and the task name give the seed
 through SHA-256, so the set cannot be regenerated without the file, and the same file always
-gives the same set. Rows come from the generators' *test* split (dates the public training data
-never shows; names half of seen words, half of held-out words) and skip every row that appears
-in the public ``datasets/`` files.
+gives the same set. Rows skip every row that appears in the public ``datasets/`` files. Dates
+come from the generators' *test* split (dates the public training data never shows). Names are
+half of seen words and half *unseen*, and the unseen ones use the **hidden** words: held out of
+every public split, and left out of the student kit's name table, so that their spellings are
+in no file a student has (see :mod:`labs.name_transliteration.data`).
 
 A hidden-set folder holds:
 
@@ -15,11 +17,15 @@ A hidden-set folder holds:
 - ``targets.csv``: the answers and what the scorer reports by (never enters the sandbox);
 - ``manifest.json``: task, size, a fingerprint of the secret (not the secret), and the SHA-256 of
   both files, so that a grade can say which hidden set it used.
+
+The folder is private to its owner (``0700``, files ``0600``). Keep it, and the secret, outside
+the kit's folder (the README's workflow uses ``../grading/``).
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 from labs.common.errors import InputError
@@ -60,9 +66,9 @@ def _rows(task: str, n: int, seed: int) -> list[dict]:
         from labs.date_translation.data import sample_pairs
 
         return [dict(p) for p in sample_pairs(2 * n, seed, split="test") if p["source"] not in public][:n]
-    from labs.name_transliteration.data import sample_names
+    from labs.name_transliteration.data import HIDDEN, sample_names
 
-    rows = [r for r in sample_names(2 * n, seed, split="test") if r["source"] not in public]
+    rows = [r for r in sample_names(2 * n, seed, split=HIDDEN) if r["source"] not in public]
     halves = [[r for r in rows if r["stratum"] == s][:n - n // 2 if s == "seen" else n // 2] for s in ("seen", "unseen")]
     return sorted(halves[0] + halves[1], key=lambda r: rows.index(r))
 
@@ -97,6 +103,9 @@ def make_hidden_set(task: str, secret_file: str | Path, out: str | Path, n: int 
                     "sha256": {name: hashlib.sha256((folder / name).read_bytes()).hexdigest()
                                for name in ("inputs.csv", "targets.csv")}}
         write_json(folder / "manifest.json", manifest)
+        for path in folder.iterdir():
+            os.chmod(path, 0o600)
+    os.chmod(out, 0o700)
     return manifest
 
 

@@ -1,10 +1,16 @@
-"""What grading writes: Gradescope results, per-student feedback (Markdown and HTML), the gradebook and leaderboard."""
+"""What grading writes: Gradescope results, per-student feedback (Markdown and HTML), the gradebook and leaderboard.
+
+Much of what lands in these files comes from a bundle (its outputs, the messages of its errors,
+its file name), so every such text is written as text: CSV cells that a spreadsheet would run as
+a formula are neutralised, Markdown and HTML are escaped, and messages are one short line.
+"""
 
 from __future__ import annotations
 
 import base64
 import html
 import io
+import re
 from pathlib import Path
 
 from autograder.rubric import Rubric
@@ -40,7 +46,32 @@ STATUS_ADVICE = {
     "nan-output": "Your model outputs NaN: check your layer for divisions by zero or -inf scores on every position.",
     "timeout": "Your model is too slow to grade: check for loops in call() that grow with the input.",
     "out-of-memory": "Your model needs too much memory: check for tensors that grow with the batch or the input.",
+    "too-many-processes": "Your layer module must not start processes or threads: keep it to Keras and NumPy.",
+    "not-isolated": "Nothing to change on your side: your instructor grades this bundle on a machine that can "
+                    "isolate it.",
 }
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~>-])")
+
+
+def csv_cell(value) -> str:
+    """A gradebook cell that a spreadsheet shows as text: a leading ``= + - @``, tab or CR gets a ``'`` first.
+
+    Numbers stay numbers (``-0.25`` is a value, not a formula).
+    """
+    text = "" if value is None else str(value)
+    if text.startswith(_FORMULA_START):
+        try:
+            float(text)
+        except ValueError:
+            return "'" + text
+    return text
+
+
+def markdown_text(value) -> str:
+    """Untrusted text as literal Markdown: HTML escaped, Markdown's special characters backslashed, one line."""
+    text = " ".join(html.escape(str(value), quote=False).split())
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
 
 
 def gradescope_results(record: dict, rubric: Rubric) -> dict:
@@ -51,7 +82,7 @@ def gradescope_results(record: dict, rubric: Rubric) -> dict:
         output = f"{value}rule: {line['rule']}" + (f"\n{line['message']}" if line["message"] else "")
         tests.append({"name": line["label"], "number": str(number), "score": line["points"],
                       "max_score": line["max_points"], "status": "passed" if line["points"] >= line["max_points"] else "failed",
-                      "output": output, "visibility": "visible"})
+                      "output": output, "output_format": "text", "visibility": "visible"})
     leaderboard = [{"name": "score", "value": record["score"], "order": "desc"}]
     leaderboard += [{"name": line["name"], "value": round(line["value"], 6),
                      "order": "asc" if _lower_is_better(line["name"], rubric) else "desc"}
@@ -60,6 +91,7 @@ def gradescope_results(record: dict, rubric: Rubric) -> dict:
     if record["message"]:
         summary += f"\n{record['message']}"
     return {"score": record["score"], "execution_time": record.get("sandbox_seconds") or 0, "output": summary,
+            "output_format": "text",
             "tests": tests, "leaderboard": leaderboard, "visibility": "visible", "stdout_visibility": "hidden",
             "extra_data": {"attention_lab": record}}
 
@@ -101,22 +133,24 @@ def _improvements(record: dict) -> list[str]:
 
 def feedback_markdown(record: dict, rubric: Rubric, images: dict[int, str]) -> str:
     """A student's feedback as Markdown; ``images`` maps an example's index to its heatmap file name."""
-    lines = [f"# {rubric.title}: feedback for {record['student']}", "",
-             f"**Score: {record['score']:g} / {record['max_score']:g}** (status: {record['status']})", ""]
+    md = markdown_text
+    lines = [f"# {md(rubric.title)}: feedback for {md(record['student'])}", "",
+             f"**Score: {record['score']:g} / {record['max_score']:g}** (status: {md(record['status'])})", ""]
     if record["message"]:
-        lines += [f"> {record['message']}", ""]
+        lines += [f"> {md(record['message'])}", ""]
     lines += ["## Rubric", "", "| item | your value | rule | points |", "|---|---|---|---|"]
     for line in record["lines"]:
         value = "" if line["value"] is None else _fmt(line["value"])
         note = f" ({line['message']})" if line["message"] else ""
-        lines.append(f"| {line['label']}{note} | {value} | {line['rule']} | {line['points']:g} / {line['max_points']:g} |")
+        lines.append(f"| {md(line['label'] + note)} | {value} | {md(line['rule'])} | "
+                     f"{line['points']:g} / {line['max_points']:g} |")
     if record["examples"]:
         lines += ["", "## Examples from the public dev set", "", "| input | expected | your model | |", "|---|---|---|---|"]
         for example in record["examples"]:
             ok = "right" if example["output"] in example["accepted"] else "wrong"
-            lines.append(f"| {example['source']} | {example['expected']} | {example['output']} | {ok} |")
+            lines.append(f"| {md(example['source'])} | {md(example['expected'])} | {md(example['output'])} | {ok} |")
         for index, name in sorted(images.items()):
-            lines += ["", f"Attention for `{record['examples'][index]['source']}`:", "", f"![attention]({name})"]
+            lines += ["", f"Attention for {md(record['examples'][index]['source'])}:", "", f"![attention]({name})"]
     lines += ["", "## What to improve", ""] + [f"- {tip}" for tip in _improvements(record)]
     return "\n".join(lines) + "\n"
 
@@ -162,19 +196,21 @@ def write_student_files(record: dict, rubric: Rubric, out: Path) -> None:
 def write_gradebook(records: list[dict], rubric: Rubric, out: Path) -> None:
     """``gradebook.csv`` (one row per student) and ``leaderboard.csv`` (graded bundles, best first)."""
     metric_names = [m.name for m in rubric.metrics]
-    columns = ["student", "score", "max_score", *metric_names, "parameters", "status", "message", "bundle"]
+    columns = ["student", "score", "max_score", *metric_names, "parameters", "status", "message", "bundle",
+               "isolation", "notes"]
     rows = []
     for record in sorted(records, key=lambda r: r["student"]):
         row = {"student": record["student"], "score": f"{record['score']:g}", "max_score": f"{record['max_score']:g}",
                "parameters": record.get("parameters") or "", "status": record["status"],
-               "message": record["message"], "bundle": record["bundle"]}
+               "message": record["message"], "bundle": record["bundle"], "isolation": record.get("isolation", ""),
+               "notes": "; ".join(record.get("notes", []))}
         values = {line["name"]: line["value"] for line in record["lines"]}
         row.update({name: "" if values.get(name) is None else f"{values[name]:.6f}" for name in metric_names})
         rows.append(row)
-    write_csv(out / "gradebook.csv", columns, rows)
+    write_csv(out / "gradebook.csv", columns, [{k: csv_cell(v) for k, v in row.items()} for row in rows])
     graded = [r for r in rows if r["status"] == "graded"]
     first = metric_names[0] if metric_names else None
     graded.sort(key=lambda r: (-float(r["score"]), -float(r[first] or 0) if first else 0, r["student"]))
     write_csv(out / "leaderboard.csv", ["rank", "student", "score", *metric_names],
-              [{"rank": i, "student": r["student"], "score": r["score"], **{m: r[m] for m in metric_names}}
+              [{"rank": i, "student": csv_cell(r["student"]), "score": r["score"], **{m: csv_cell(r[m]) for m in metric_names}}
                for i, r in enumerate(graded, start=1)])

@@ -1,6 +1,6 @@
 """Rubrics: one TOML file per task that instructors edit (defaults in ``autograder/rubrics/``).
 
-A rubric names the task, the limits a bundle must keep (size, time, memory, parameters), the
+A rubric names the task, the limits a bundle must keep (size, time, memory, processes, parameters), the
 architecture it must have (layer classes, checked statically in ``config.json``; which
 registered custom layers it may define), how predictions are made (beam width, samples), and
 the metrics that earn points: each ``[[metric]]`` has ``thresholds``, a list of ``[value,
@@ -67,14 +67,17 @@ class Rubric:
     grading: dict
     metrics: tuple[Metric, ...] = field(default_factory=tuple)
     path: str = ""
+    scoring_seconds: float = 60.0     # the grader's own time to score one bundle's outputs
 
     @property
     def max_score(self) -> float:
         return self.architecture_points + sum(m.points for m in self.metrics)
 
 
-def _need(table: dict, key: str, kind, where: str):
+def _need(table: dict, key: str, kind, where: str, default=None):
     if key not in table:
+        if default is not None:
+            return default
         raise RubricError(f"{where}: missing {key!r}")
     value = table[key]
     if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
@@ -129,7 +132,10 @@ def load_rubric(path: str | Path | None = None, task: str | None = None) -> Rubr
         task=rubric_task, title=str(data.get("title", rubric_task)),
         limits=Limits(wall_seconds=float(_need(limits, "wall_seconds", (int, float), f"{where} [limits]")),
                       cpu_seconds=int(_need(limits, "cpu_seconds", int, f"{where} [limits]")),
-                      memory_mb=int(_need(limits, "memory_mb", int, f"{where} [limits]"))),
+                      memory_mb=int(_need(limits, "memory_mb", int, f"{where} [limits]")),
+                      file_mb=int(_need(limits, "file_mb", int, f"{where} [limits]", Limits.file_mb)),
+                      tasks=int(_need(limits, "tasks", int, f"{where} [limits]", Limits.tasks))),
+        scoring_seconds=float(_need(limits, "scoring_seconds", (int, float), f"{where} [limits]", 60.0)),
         bundle_mb=float(_need(limits, "bundle_mb", (int, float), f"{where} [limits]")),
         max_parameters=int(_need(limits, "max_parameters", int, f"{where} [limits]")),
         architecture_points=float(_need(architecture, "points", (int, float), f"{where} [architecture]")),

@@ -1,32 +1,67 @@
-"""Run :mod:`autograder.child` on one bundle in a separate, limited process.
+"""Run :mod:`autograder.child` on one bundle in a separate, contained process.
 
-The child gets a fresh temporary folder holding only the model, its vocabularies, the job (the
-hidden *inputs*) and, where allowed, ``custom_layers.py``; a minimal environment; limits on
-address space (memory), CPU time, file size and wall time. Where the OS allows (Linux with user
-namespaces, checked once), it also runs with no network, with the grader's folders (hidden set,
-other submissions, grades) hidden behind empty mounts, and with every file system read-only
-except its own folder, so that code in a student's ``custom_layers.py`` can neither read the
-hidden targets or another student's work nor change anything outside its folder. The whole process
-group is killed when time runs out. The result comes back as JSON, read with a size bound, never
-pickle.
+Student code (the homework's ``custom_layers.py``) runs inside that process, so the sandbox is
+built on one rule: **the child sees only what it needs, and nothing it returns is trusted.**
+
+What the child sees (its *isolation*: the strongest the machine offers, or the one asked for):
+
+- ``namespaces`` (Linux with user namespaces): new user, PID, network, IPC and UTS namespaces,
+  and a root file system built from an allow-list: the system's ``/usr`` and libraries, the
+  Python installation, the kit's code (``labs/`` and ``autograder/``: never ``homework/``,
+  ``datasets/`` or anything else beside them) and the bundle's files, all read-only, plus a
+  small writable work folder and ``/tmp`` in memory. pythainlp and onnxruntime are masked (the
+  homework's spellings come from them). No network, no other process, no host socket, no home
+  folder, no hidden set, no other submission; every capability is dropped before the child
+  starts, so it cannot mount, unmount or leave that root.
+- ``user`` (a grader running as root where namespaces are blocked, as in Docker's default
+  seccomp profile, which Gradescope uses): the child runs as a separate unprivileged user
+  (``64000 + slot``) that cannot read files private to root; the grader refuses to start until
+  the hidden set, the submissions, the grades and the kit's data are private. The network is
+  not isolated.
+- ``none``: no isolation. A bundle that carries code is then not run unless the instructor asks
+  for it (``grade --isolation none``); see :mod:`autograder.grade`.
+
+How much it may use: per process, limits on address space, CPU time, file size and core dumps;
+for the whole tree (every process it starts), a cap on tasks and on memory, enforced by a cgroup
+where the grader may create one and by a watchdog otherwise (:mod:`autograder.process_tree`);
+and a wall-clock limit. On every exit, not only a timeout, the whole tree is killed.
+
+What comes back: the child's result, through a descriptor into a file the grader owns (bounded,
+never a pipe, never a path the child chose); its standard output and error go to bounded files
+too. The model's parameter count is read from its weights file by :mod:`autograder.weights`,
+in a sandbox of its own that runs no student code.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import importlib.util
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.claims import checked_failure
+from autograder.process_tree import Cgroup, ProcessTree, TreeLimits, remove_stale_cgroups
+from labs.common.errors import InputError
+
 KIT_ROOT = Path(__file__).resolve().parents[1]
-MAX_RESULT_BYTES = 50_000_000
+KIT_CODE = ("labs", "autograder")                 # what the child may import from the kit
+MASKED_PACKAGES = ("pythainlp", "onnxruntime")    # the homework's spellings come from these
+ISOLATIONS = ("namespaces", "user", "none")
+MAX_RESULT_BYTES = 10_000_000
+STDERR_TAIL_BYTES = 16_000
+USER_ISOLATION_UID = int(os.environ.get("ATTENTION_LAB_SANDBOX_UID", "64000"))
+TEMP_PREFIX = "attention-lab-"
 MEMORY_HINTS = ("MemoryError", "bad_alloc", "Cannot allocate memory", "OOM", "out of memory",
                 "Unable to allocate", "failed to allocate")
 
@@ -37,82 +72,225 @@ class Limits:
     cpu_seconds: int = 900
     memory_mb: int = 4096
     file_mb: int = 200
+    tasks: int = 256              # processes and threads of the whole tree
 
 
 @dataclass
 class SandboxResult:
-    status: str          # "ok", or a failure status (timeout, out-of-memory, crashed, and the child's own)
+    status: str             # "ok", or a failure status (timeout, out-of-memory, crashed, and the child's own)
     message: str
-    data: dict           # the child's result.json (empty on failure)
-    seconds: float       # wall time of the child
+    data: dict              # what the child returned: a claim, checked by autograder.claims
+    seconds: float          # wall time of the child
+    isolation: str
+    peak_memory_mb: float   # of the whole tree
 
 
-UNSHARE = ["unshare", "--net", "--mount", "--map-root-user"]
-# In the new mount namespace: $1 is the child's folder, then come the folders to hide, up to "--",
-# then the command. Each hidden folder gets an empty tmpfs over it; the child's folder becomes a
-# mount of its own; then every other mount (mountinfo's 5th field, octal escapes decoded) is made
-# read-only, and the command runs.
-_ISOLATE_THEN_EXEC = r'''
-work=$1; shift
-while [ "$1" != "--" ]; do mount -t tmpfs none "$1" || exit 97; shift; done; shift
-mount --bind "$work" "$work" || exit 97
+UNSHARE = ["unshare", "--user", "--map-root-user", "--net", "--mount", "--pid", "--fork", "--kill-child", "--ipc",
+           "--uts", "--propagation", "private"]
+DROP_PRIVILEGES = ["setpriv", "--no-new-privs", "--bounding-set=-all", "--inh-caps=-all", "--"]
+# Run as the init of the new namespaces: $1 is the new root (an empty folder), $2 the bundle's
+# files, $3 the work folder, $4 its size in MB; then the folders to show read-only, "--mask",
+# the folders to mask, "--", and the command. The new root is a small tmpfs holding only those
+# folders; pivot_root moves into it and the old root is detached, so no path leads back.
+_BUILD_ROOT_THEN_EXEC = r'''
+set -eu
+PATH=/usr/sbin:/usr/bin:/sbin:/bin
+root=$1 inputs=$2 work=$3 work_mb=$4; shift 4
+mount -t tmpfs -o mode=755,size=16m attention-lab "$root"
+mkdir -p "$root/dev" "$root/proc" "$root/tmp" "$root/etc" "$root/.old"
+mount -t tmpfs -o size=64m,mode=1777,nosuid,nodev tmp "$root/tmp"
+while [ "$1" != "--mask" ]; do
+    if [ -L "$1" ]; then mkdir -p "$root${1%/*}"; ln -s "$(readlink "$1")" "$root$1"; shift; continue; fi
+    if [ -d "$1" ]; then mkdir -p "$root$1"; else mkdir -p "$root${1%/*}"; : > "$root$1"; fi
+    mount --rbind "$1" "$root$1"
+    shift
+done; shift
+while [ "$1" != "--" ]; do mount -t tmpfs -o ro,size=4k,mode=555 masked "$root$1"; shift; done; shift
+mkdir -p "$root$inputs" "$root$work"
+mount --bind "$inputs" "$root$inputs"
+# Everything shown so far but /tmp becomes read-only (mountinfo's 5th field, octal escapes decoded).
 awk '{print $5}' /proc/self/mountinfo | while read -r point; do
     point=$(printf '%b' "$point")
-    [ "$point" = "$work" ] || mount -o remount,bind,ro "$point" 2>/dev/null
+    case "$point" in "$root/tmp") ;; "$root"/*) mount -o remount,bind,ro,nosuid,nodev "$point" 2>/dev/null || true ;; esac
 done
+mount -t tmpfs -o "size=${work_mb}m,mode=777,nosuid,nodev" work "$root$work"
+for device in null zero random urandom; do : > "$root/dev/$device"; mount --bind "/dev/$device" "$root/dev/$device"; done
+mount -t proc -o nosuid,nodev,noexec proc "$root/proc" 2>/dev/null || true
+printf 'root:x:0:0:sandbox:/:/bin/sh\n' > "$root/etc/passwd"
+printf 'root:x:0:\n' > "$root/etc/group"
+if [ -e /etc/ld.so.cache ]; then : > "$root/etc/ld.so.cache"; mount --bind /etc/ld.so.cache "$root/etc/ld.so.cache"; fi
+cd "$root"
+pivot_root . .old
+umount -l /.old
+rmdir /.old
+mount -o remount,ro /
+cd "$work"
 exec "$@"
 '''
 
 
+def _python_paths() -> list[Path]:
+    """The Python installation the child runs: prefixes, the interpreter, site-packages."""
+    import site
+    import sysconfig
+
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, os.path.dirname(sys.executable),
+             *site.getsitepackages(), *sysconfig.get_paths().values()}
+    found = set()
+    for path in filter(None, paths):
+        for candidate in (Path(path), Path(path).resolve()):
+            if candidate.exists():
+                found.add(candidate)
+    return sorted(found)
+
+
+def _outermost(paths) -> list[Path]:
+    """``paths`` without those inside another one (one bind mount shows both)."""
+    paths = sorted(set(paths), key=lambda p: len(p.parts))
+    kept: list[Path] = []
+    for path in paths:
+        if not any(path == k or k in path.parents for k in kept):
+            kept.append(path)
+    return kept
+
+
 @functools.lru_cache(maxsize=1)
-def isolation_available() -> bool:
-    """Whether this machine can run the child without network and with folders hidden (``unshare``)."""
-    if shutil.which("unshare") is None:
+def view() -> tuple[list[Path], list[Path]]:
+    """``(shown, masked)``: what the namespaces child sees read-only, and what is masked inside it."""
+    system = [Path(p) for p in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")]
+    shown = _outermost([p for p in system if p.exists() or p.is_symlink()] + _python_paths()
+                       + [KIT_ROOT / name for name in KIT_CODE])
+    masked = []
+    for package in MASKED_PACKAGES:
+        with contextlib.suppress(ImportError, ValueError):
+            spec = importlib.util.find_spec(package)
+            if spec is not None and spec.submodule_search_locations:
+                masked += [Path(p) for p in spec.submodule_search_locations]
+    # A kit that lies inside a shown folder (the Python installation, say) keeps only its code visible.
+    kit = KIT_ROOT.resolve()
+    if any(kit == s or s in kit.parents for s in shown):
+        masked += [p for p in kit.iterdir() if p.name not in KIT_CODE and p.resolve() not in shown]
+    inside = [m for m in masked if any(m == s or s in m.parents for s in shown)]
+    return shown, sorted(set(inside))
+
+
+def _namespace_command(private: Path, command: list[str], file_mb: int) -> list[str]:
+    shown, masked = view()
+    return [*UNSHARE, "sh", "-c", _BUILD_ROOT_THEN_EXEC, "sandbox", str(private / "root"), str(private / "in"),
+            str(private / "work"), str(file_mb), *map(str, shown), "--mask", *map(str, masked), "--",
+            *DROP_PRIVILEGES, *command]
+
+
+@functools.lru_cache(maxsize=1)
+def _namespaces_work() -> bool:
+    """Whether this machine builds the namespaces sandbox, and the kit imports inside it (checked once)."""
+    if not all(shutil.which(tool) for tool in ("unshare", "setpriv", "sh")):
         return False
-    work, hidden = (tempfile.mkdtemp(prefix="attention-lab-probe-") for _ in range(2))
-    try:   # the whole script: a folder hidden, the child's folder kept writable, the rest read-only
-        return subprocess.run([*UNSHARE, "sh", "-c", _ISOLATE_THEN_EXEC, "probe", work, hidden, "--", "true"],
-                              capture_output=True, timeout=10).returncode == 0
+    private = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-probe-"))
+    try:
+        for name in ("root", "in", "work"):
+            (private / name).mkdir()
+        command = _namespace_command(private, [sys.executable, "-c", "import labs.common.vocab, autograder.child"], 16)
+        return subprocess.run(command, env=_environment(private / "work"), capture_output=True,
+                              timeout=60).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         return False
     finally:
-        os.rmdir(work)
-        os.rmdir(hidden)
+        shutil.rmtree(private, ignore_errors=True)
 
 
-def _command(work: Path, hide: list[Path]) -> list[str]:
-    child = [sys.executable, "-m", "autograder.child"]
-    if not isolation_available():
-        return child
-    keep = [KIT_ROOT.resolve(), Path(sys.executable).resolve(), work.resolve()]
-    folders = [str(p) for p in {Path(h).resolve() for h in hide}
-               if p.is_dir() and not any(p == k or p in k.parents for k in keep)]
-    return [*UNSHARE, "sh", "-c", _ISOLATE_THEN_EXEC, "sandbox", str(work.resolve()), *sorted(folders), "--", *child]
+def available_isolation() -> str:
+    """The strongest isolation this machine offers: ``namespaces``, ``user`` (as root) or ``none``."""
+    if sys.platform.startswith("linux") and _namespaces_work():
+        return "namespaces"
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        return "user"
+    return "none"
 
 
-def _set_limits(limits: Limits) -> None:
-    """In the child, before exec: the resource limits (the kernel enforces them)."""
+def resolve_isolation(requested: str = "auto") -> str:
+    """``requested`` (``auto`` or one of :data:`ISOLATIONS`) as the isolation to use; InputError if unavailable."""
+    if requested == "auto":
+        return available_isolation()
+    if requested not in ISOLATIONS:
+        raise InputError(f"unknown isolation {requested!r}; choose auto or one of: {', '.join(ISOLATIONS)}")
+    if requested == "namespaces" and not (sys.platform.startswith("linux") and _namespaces_work()):
+        raise InputError("this machine cannot build the namespaces sandbox (user namespaces, unshare and setpriv "
+                         "are needed); use --isolation auto")
+    if requested == "user" and not (hasattr(os, "geteuid") and os.geteuid() == 0):
+        raise InputError("--isolation user runs the child as another user, which needs the grader to run as root")
+    return requested
+
+
+def readable_by_others(path: Path) -> bool:
+    """Whether a user with no relation to ``path``'s owner and group could open it (for ``user`` isolation)."""
+    path = Path(path).resolve()
+    if not path.exists():
+        return False
+    for parent in reversed(path.parents):
+        if not os.stat(parent).st_mode & 0o001:
+            return False                                  # a folder on the way cannot be entered
+    return bool(os.stat(path).st_mode & 0o004)
+
+
+# ---- one run ----
+
+_slots_lock = threading.Lock()
+_busy_slots: set[int] = set()
+
+
+@contextlib.contextmanager
+def _slot():
+    """A slot number free for this run (user isolation gives each concurrent run its own user id)."""
+    with _slots_lock:
+        slot = next(i for i in range(len(_busy_slots) + 1) if i not in _busy_slots)
+        _busy_slots.add(slot)
+    try:
+        yield slot
+    finally:
+        with _slots_lock:
+            _busy_slots.discard(slot)
+
+
+def _environment(work: Path) -> dict[str, str]:
+    return {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(KIT_ROOT), "HOME": str(work), "TMPDIR": str(work),
+            "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "MPLBACKEND": "Agg",
+            "PYTHAINLP_OFFLINE": "1", "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
+            "TF_NUM_INTEROP_THREADS": "1", "TF_NUM_INTRAOP_THREADS": os.environ.get("TF_NUM_INTRAOP_THREADS", "1"),
+            "CUDA_VISIBLE_DEVICES": ""}
+
+
+def _before_exec(limits: Limits, cgroup_files: list[str], uid: int | None) -> None:
+    """In the new process, before it execs: join the cgroup, set the limits, become the sandbox user."""
     import resource
 
+    for path in cgroup_files:   # os-level calls only: this runs between fork and exec
+        fd = os.open(path, os.O_WRONLY)
+        try:
+            os.write(fd, str(os.getpid()).encode())
+        finally:
+            os.close(fd)
     memory = limits.memory_mb << 20
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 5))
     resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_mb << 20, limits.file_mb << 20))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if uid is not None:
+        resource.setrlimit(resource.RLIMIT_NPROC, (limits.tasks, limits.tasks))
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
 
 
-def _environment(home: Path) -> dict[str, str]:
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(KIT_ROOT), "HOME": str(home),
-           "TMPDIR": str(home),   # the only place it can write
-           "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
-           "MPLBACKEND": "Agg", "PYTHAINLP_OFFLINE": "1", "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
-           "TF_NUM_INTEROP_THREADS": "1", "TF_NUM_INTRAOP_THREADS": os.environ.get("TF_NUM_INTRAOP_THREADS", "1")}
-    if "CUDA_VISIBLE_DEVICES" in os.environ:
-        env["CUDA_VISIBLE_DEVICES"] = os.environ["CUDA_VISIBLE_DEVICES"]
-    return env
+def _tail(path: Path, size: int = STDERR_TAIL_BYTES) -> str:
+    with open(path, "rb") as handle:
+        handle.seek(max(0, os.fstat(handle.fileno()).st_size - size))
+        return handle.read().decode("utf-8", errors="replace")
 
 
 def _failure_from_exit(code: int, stderr: str, limits: Limits) -> tuple[str, str]:
+    if code == -signal.SIGXFSZ:
+        return "crashed", f"the model wrote more than {limits.file_mb} MB (to a file or its output)"
     if code in (-signal.SIGXCPU, -signal.SIGKILL) and "Killed" not in stderr:
         return "timeout", f"the model used more than {limits.cpu_seconds} s of CPU time"
     if any(hint in stderr for hint in MEMORY_HINTS) or code in (-signal.SIGABRT, -signal.SIGSEGV, -signal.SIGBUS):
@@ -121,38 +299,192 @@ def _failure_from_exit(code: int, stderr: str, limits: Limits) -> tuple[str, str
     return "crashed", f"the grading process stopped unexpectedly: {last}"
 
 
-def run_child(files: dict[str, Path], job: dict, limits: Limits, hide: list[Path] = ()) -> SandboxResult:
-    """Run the child on ``files`` (name in the sandbox -> path to copy) with ``job``; return its outcome.
+@dataclass
+class _Run:
+    code: int | None
+    status: str | None      # set when the grader stopped the tree (timeout, memory, tasks)
+    message: str
+    seconds: float
+    peak_memory_mb: float
 
-    ``hide``: folders the child must not see (where isolation is available).
+
+def _verdict(status: str, limits: Limits) -> tuple[str, str]:
+    """The status and message of a run the grader stopped."""
+    return status, {
+        "timeout": f"loading and running the model took longer than {limits.wall_seconds:.0f} s",
+        "out-of-memory": f"the model's processes used more than {limits.memory_mb} MB together",
+        "too-many-processes": f"the model started more than {limits.tasks} processes and threads",
+    }[status]
+
+
+def _over_limit(tree: ProcessTree, cgroup: Cgroup | None, limits: Limits, elapsed: float) -> str | None:
+    """Why the tree must stop now, or None: time, memory or tasks (the kernel's count where a cgroup keeps it)."""
+    memory, tasks = tree.measure()
+    if elapsed > limits.wall_seconds:
+        return "timeout"
+    if cgroup.out_of_memory() if cgroup else memory > limits.memory_mb << 20:
+        return "out-of-memory"
+    if cgroup.refused_tasks() if cgroup else tasks > limits.tasks:
+        return "too-many-processes"
+    return None
+
+
+def _contain(command: list[str], private: Path, limits: Limits, isolation: str, slot: int,
+             pass_fds: tuple[int, ...] = ()) -> _Run:
+    """Run ``command`` in ``isolation`` under ``limits``; stdout and stderr go to files in ``private``."""
+    uid = USER_ISOLATION_UID + slot if isolation == "user" else None
+    work = private / "work"
+    if isolation == "namespaces":
+        command = _namespace_command(private, command, limits.file_mb)
+    cgroup = Cgroup.create(f"{TEMP_PREFIX}{os.getpid()}-{slot}-{time.monotonic_ns()}",
+                           TreeLimits(limits.memory_mb << 20, limits.tasks))
+    started = time.perf_counter()
+    with open(private / "stdout", "wb") as stdout, open(private / "stderr", "wb") as stderr:
+        process = subprocess.Popen(command, cwd=work, env=_environment(work), stdin=subprocess.DEVNULL,
+                                   stdout=stdout, stderr=stderr, start_new_session=True, pass_fds=pass_fds,
+                                   preexec_fn=functools.partial(_before_exec, limits,
+                                                                cgroup.procs_files if cgroup else [], uid))
+    how = {"namespaces": "namespace", "user": "user"}.get(isolation, "session")
+    tree = ProcessTree(process.pid, how, uid=uid, cgroup=cgroup)
+    stopped, pause = None, 0.01
+    try:
+        while process.poll() is None:
+            stopped = _over_limit(tree, cgroup, limits, time.perf_counter() - started)
+            if stopped:
+                break
+            time.sleep(pause)
+            pause = min(pause * 1.5, 0.1)
+    finally:
+        tree.kill()                                   # on every exit: nothing it started outlives it
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=30)
+        if cgroup is not None:
+            if stopped is None:                       # the kernel may have acted as the child ended
+                stopped = "out-of-memory" if cgroup.out_of_memory() else \
+                    "too-many-processes" if cgroup.refused_tasks() else None
+            cgroup.remove()
+    status, message = _verdict(stopped, limits) if stopped else (None, "")
+    return _Run(process.returncode, status, message, time.perf_counter() - started, tree.peak_memory_bytes / 2**20)
+
+
+def _private_folder(files: dict[str, Path], isolation: str, slot: int, job: dict | None = None) -> Path:
+    """``attention-lab-<grader pid>-*``: the grader's own (0711), holding ``in/`` (the bundle's files and the
+    job, read-only to the child), ``work/`` (the child's) and ``root/`` (where namespaces build its root).
+
+    Under user isolation, ``in/`` and ``work/`` belong to this run's user alone: a child running at
+    the same time, as another user, can list ``/tmp`` but open nothing of its neighbour's.
     """
-    with tempfile.TemporaryDirectory(prefix="attention-lab-sandbox-") as scratch:
-        folder = Path(scratch)
-        for name, path in files.items():
-            shutil.copyfile(path, folder / name)
-        (folder / "job.json").write_text(json.dumps(job), encoding="utf-8")
-        command = _command(folder, list(hide))
-        started = time.perf_counter()
-        process = subprocess.Popen(command, cwd=folder, env=_environment(folder), stdin=subprocess.DEVNULL,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                   preexec_fn=functools.partial(_set_limits, limits), start_new_session=True)
+    private = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-"))
+    os.chmod(private, 0o711)
+    inputs, work = private / "in", private / "work"
+    inputs.mkdir()
+    for name, path in files.items():
+        shutil.copyfile(path, inputs / name)
+    if job is not None:
+        (inputs / "job.json").write_text(json.dumps(job), encoding="utf-8")
+    (private / "root").mkdir()
+    work.mkdir(mode=0o700)
+    owner = USER_ISOLATION_UID + slot if isolation == "user" else None
+    for path in [*inputs.iterdir(), inputs, work]:
+        if owner is not None:
+            os.chown(path, owner, owner)
+        if path != work:
+            os.chmod(path, (0o500 if path == inputs else 0o400) if owner is not None else
+                     (0o555 if path == inputs else 0o644))
+    return private
+
+
+def _remove(private: Path) -> None:
+    with contextlib.suppress(OSError):
+        os.chmod(private / "in", 0o755)   # read-only to the child, so that it could not add files there
+    shutil.rmtree(private, ignore_errors=True)
+
+
+def _read_json_file(path: Path, limit: int) -> dict | None:
+    """The JSON object in the grader's own file ``path``, or None when it is missing, too large or not JSON."""
+    try:
+        if path.stat().st_size > limit:
+            return None
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def count_parameters(files: dict[str, Path], limits: Limits, isolation: str) -> int | None:
+    """The parameters in ``files["model.keras"]``'s weights, read in a sandbox that runs no student code."""
+    quick = Limits(wall_seconds=min(60.0, limits.wall_seconds), cpu_seconds=60, memory_mb=limits.memory_mb,
+                   file_mb=1, tasks=limits.tasks)
+    with _slot() as slot:
+        private = _private_folder({"model.keras": files["model.keras"]}, isolation, slot)
         try:
-            _, stderr = process.communicate(timeout=limits.wall_seconds)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.communicate()
-            return SandboxResult("timeout", f"loading and running the model took longer than "
-                                            f"{limits.wall_seconds:.0f} s", {}, time.perf_counter() - started)
-        seconds = time.perf_counter() - started
-        result_path = folder / "result.json"
-        if result_path.is_file() and result_path.stat().st_size <= MAX_RESULT_BYTES:
+            run = _contain([sys.executable, "-m", "autograder.weights", str(private / "in" / "model.keras")],
+                           private, quick, isolation, slot)
+            answer = _read_json_file(private / "stdout", 10_000) if run.status is None else None
+        finally:
+            _remove(private)
+    count = (answer or {}).get("parameters")
+    return count if isinstance(count, int) and not isinstance(count, bool) and count >= 0 else None
+
+
+def run_child(files: dict[str, Path], job: dict, limits: Limits, isolation: str) -> SandboxResult:
+    """Run the child on ``files`` (name in the sandbox -> path to copy) with ``job``; return its outcome."""
+    with _slot() as slot:
+        private = _private_folder(files, isolation, slot, job)
+        try:
+            result_fd = os.open(private / "result.json", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             try:
-                data = json.loads(result_path.read_text(encoding="utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError):
-                data = {}
-            if isinstance(data, dict) and data.get("status") == "ok":
-                return SandboxResult("ok", "", data, seconds)
-            if isinstance(data, dict) and isinstance(data.get("status"), str):
-                return SandboxResult(data["status"], str(data.get("message", ""))[:1000], {}, seconds)
-        status, message = _failure_from_exit(process.returncode, stderr or "", limits)
-        return SandboxResult(status, message, {}, seconds)
+                run = _contain([sys.executable, "-m", "autograder.child", str(private / "in"),
+                                "--result-fd", str(result_fd)], private, limits, isolation, slot, (result_fd,))
+            finally:
+                os.close(result_fd)
+            return _outcome(run, private, limits, isolation)
+        finally:
+            _remove(private)
+
+
+def _outcome(run: _Run, private: Path, limits: Limits, isolation: str) -> SandboxResult:
+    def result(status: str, message: str, data: dict | None = None) -> SandboxResult:
+        return SandboxResult(status, message, data or {}, run.seconds, isolation, round(run.peak_memory_mb, 1))
+
+    if run.status is not None:
+        return result(run.status, run.message)
+    data = _read_json_file(private / "result.json", MAX_RESULT_BYTES)
+    if data is not None and data.get("status") == "ok":
+        return result("ok", "", data)
+    if data is not None and "status" in data:
+        return result(*checked_failure(data["status"], data.get("message", "")))
+    if (private / "result.json").stat().st_size > MAX_RESULT_BYTES:
+        return result("error", f"the grading process returned more than {MAX_RESULT_BYTES // 1_000_000} MB")
+    return result(*_failure_from_exit(run.code if run.code is not None else -9, _tail(private / "stderr"), limits))
+
+
+def clean_stale_folders() -> int:
+    """Remove the temporary folders and cgroups of graders that died without cleaning up (killed, say).
+
+    Each is named ``attention-lab-<grader pid>-...``; those of a grader that still runs stay.
+    Returns how many were removed.
+    """
+    pattern = re.compile(rf"^{re.escape(TEMP_PREFIX)}(\d+)-")
+
+    def stale(name: str) -> bool:
+        match = pattern.match(name)
+        if not match or int(match.group(1)) == os.getpid():
+            return False
+        try:
+            os.kill(int(match.group(1)), 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            return False
+        return False
+
+    removed = remove_stale_cgroups(TEMP_PREFIX, stale)
+    for path in Path(tempfile.gettempdir()).glob(f"{TEMP_PREFIX}*"):
+        if stale(path.name):
+            if path.is_dir() and not path.is_symlink():
+                _remove(path)
+            else:
+                path.unlink(missing_ok=True)
+            removed += 1
+    return removed

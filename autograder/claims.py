@@ -1,0 +1,120 @@
+"""What the sandboxed child returns is a claim: check it against a strict schema before anything reads it.
+
+Student code (the homework's ``custom_layers.py``) runs inside the child's interpreter, so it
+can write whatever result it likes. Nothing here is trusted beyond its shape:
+
+- the status comes from a fixed set, and a message is one short line of printable text;
+- outputs are exactly one list per hidden input, each holding 1 to ``beam`` strings no longer
+  than the task's maximum output length; samples and probabilities come in exactly the numbers
+  asked for, probabilities finite and between 0 and 1;
+- examples are at most the few the grader asked for, each output short, its attention a finite
+  matrix of the right shape (one row per output character and ``</s>``, one column per source
+  character) with weights between 0 and 1.
+
+What earns points is only what can be scored against answers the child never saw: its
+predictions. The parameter count comes from the weights file (:mod:`autograder.weights`), the
+architecture from the model's config (:mod:`autograder.allowlist`), the source and expected text
+of examples from the grader's own copy.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+CHILD_STATUSES = ("wrong-signature", "load-failed", "nan-output", "out-of-memory", "error")
+MESSAGE_LENGTH = 300
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2066-\u2069]+")
+
+
+class ClaimError(Exception):
+    """The child's result does not have the shape the grader asked for."""
+
+
+def clean_message(text, limit: int = MESSAGE_LENGTH) -> str:
+    """One line of printable text, at most ``limit`` characters (control and bidi characters become spaces)."""
+    text = _UNPRINTABLE.sub(" ", str(text))
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def checked_failure(status, message) -> tuple[str, str]:
+    """A failure the child reported, as ``(status, message)``: an unknown status becomes ``error``."""
+    if status not in CHILD_STATUSES:
+        return "error", "the grading process returned an unknown status"
+    return status, clean_message(message)
+
+
+def _is_probability(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) \
+        and -1e-6 <= value <= 1 + 1e-6
+
+
+def _strings(values, count: int | None, longest: int, what: str) -> list[str]:
+    if not isinstance(values, list) or (count is not None and len(values) != count):
+        raise ClaimError(f"{what}: expected a list of {count} texts")
+    for value in values:
+        if not isinstance(value, str) or len(value) > longest:
+            raise ClaimError(f"{what}: each must be a text of at most {longest} characters")
+    return values
+
+
+def check_translation(data: dict, job: dict) -> dict:
+    """``{"outputs": [[best, ...], ...], "examples": [{"output", "attention"}, ...]}`` from a translation child."""
+    longest, sources = job["max_length"], job["sources"]
+    outputs = data.get("outputs")
+    if not isinstance(outputs, list) or len(outputs) != len(sources):
+        raise ClaimError(f"outputs: expected one list per hidden input ({len(sources)})")
+    for candidates in outputs:
+        if not isinstance(candidates, list) or not 1 <= len(candidates) <= job["beam"]:
+            raise ClaimError(f"outputs: each input needs 1 to {job['beam']} candidate outputs")
+        _strings(candidates, None, longest, "outputs")
+    examples = data.get("examples", [])
+    if not isinstance(examples, list) or len(examples) > len(job.get("examples", [])):
+        raise ClaimError(f"examples: at most {len(job.get('examples', []))} were asked for")
+    checked = []
+    for example, source in zip(examples, job.get("examples", [])):
+        if not isinstance(example, dict):
+            raise ClaimError("examples: each must be an object")
+        output = _strings([example.get("output")], 1, longest, "examples")[0]
+        checked.append({"output": output, "attention": _attention(example.get("attention"), output, source)})
+    return {"outputs": outputs, "examples": checked}
+
+
+def _attention(weights, output: str, source: str) -> list[list[float]] | None:
+    """A finite matrix of at most ``len(output) + 1`` rows of ``len(source)`` weights in [0, 1], or None."""
+    if weights is None:
+        return None
+    if not isinstance(weights, list) or not 1 <= len(weights) <= len(output) + 1:
+        raise ClaimError("examples: attention must have one row per output character and </s>")
+    for row in weights:
+        if not isinstance(row, list) or len(row) != len(source) or not all(map(_is_probability, row)):
+            raise ClaimError("examples: each attention row must hold one weight in [0, 1] per source character")
+    return weights
+
+
+def check_language_model(data: dict, job: dict) -> dict:
+    """``{"samples": [...], "next_token_probabilities": [[...], ...]}`` from a language-model child."""
+    samples = _strings(data.get("samples"), job["samples"], job["max_length"], "samples")
+    rows = data.get("next_token_probabilities")
+    texts = job["score_texts"]
+    if not isinstance(rows, list) or len(rows) != len(texts):
+        raise ClaimError(f"next_token_probabilities: expected one row per scored text ({len(texts)})")
+    for row, text in zip(rows, texts):
+        if not isinstance(row, list) or len(row) != len(text) + 1 or not all(map(_is_probability, row)):
+            raise ClaimError("next_token_probabilities: each row needs one probability in [0, 1] per character "
+                             "and </s>")
+    return {"samples": samples, "next_token_probabilities": rows}
+
+
+def reported_seconds(data: dict) -> dict | None:
+    """The child's own timing ``{"load": s, "predict": s}`` when it is two finite numbers (for reports only)."""
+    seconds = data.get("seconds")
+    if isinstance(seconds, dict) and set(seconds) == {"load", "predict"} and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and 0 <= v < 1e6
+            for v in seconds.values()):
+        return {key: float(value) for key, value in seconds.items()}
+    return None
+
+
+CHECKS = {"translation": check_translation, "language-model": check_language_model}

@@ -1,0 +1,273 @@
+"""The sandboxed child's process tree: find every process in it, measure it, limit it, kill it.
+
+A student's code may fork, double-fork into a daemon, or start many processes that each stay
+under the per-process limits. So the grader treats everything the child starts as one tree:
+
+- **A cgroup**, where the grader may create one (the v1 ``pids`` and ``memory`` hierarchies, or
+  a v2 cgroup whose controllers are delegated to the grader): the kernel caps the tree's tasks
+  (processes and threads) and its memory, and lists its members wherever they went.
+- **Otherwise the tree is found** by what the sandbox gave it: its PID namespace (namespace
+  isolation), its user id (user isolation) or its session (no isolation), and a watchdog
+  enforces the same two limits by polling.
+
+Either way the watchdog records the tree's peak memory (the sum of its members' resident
+memory), and :meth:`ProcessTree.kill` kills every member, again and again, until none is left.
+It is called on every exit, not only on a timeout, so nothing a bundle starts outlives its run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+PAGE = os.sysconf("SC_PAGE_SIZE")
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+
+
+@dataclass(frozen=True)
+class TreeLimits:
+    memory_bytes: int
+    tasks: int          # processes and threads together, as the kernel counts them
+
+
+def _read(path: Path | str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read()
+    except OSError:
+        return ""
+
+
+def _all_pids() -> list[int]:
+    return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+
+
+def _status_field(pid: int, field: str) -> str:
+    for line in _read(f"/proc/{pid}/status").splitlines():
+        if line.startswith(field + ":"):
+            return line.split(":", 1)[1].strip()
+    return ""
+
+
+def _session(pid: int) -> int | None:
+    stat = _read(f"/proc/{pid}/stat")
+    try:   # "pid (comm) state ppid pgrp session ...": comm may hold spaces and parentheses
+        return int(stat.rsplit(")", 1)[1].split()[3])
+    except (IndexError, ValueError):
+        return None
+
+
+def _pid_namespace(pid: int) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/pid")
+    except OSError:
+        return None
+
+
+def _children(pid: int) -> list[int]:
+    return [int(p) for p in _read(f"/proc/{pid}/task/{pid}/children").split()]
+
+
+class Cgroup:
+    """A cgroup of the grader's own, capping tasks and memory for one child's tree."""
+
+    def __init__(self, folders: dict[str, Path], version: int):
+        self.folders = folders        # controller ("pids", "memory", or "" for v2) -> folder
+        self.version = version
+
+    @classmethod
+    def create(cls, name: str, limits: TreeLimits) -> "Cgroup | None":
+        """A new cgroup ``name`` with ``limits``, or None where this machine lets the grader make none."""
+        for make in (cls._create_v1, cls._create_v2):
+            with contextlib.suppress(OSError, ValueError):
+                group = make(name, limits)
+                if group is not None:
+                    return group
+        return None
+
+    @classmethod
+    def _create_v1(cls, name: str, limits: TreeLimits) -> "Cgroup | None":
+        parents = {c: CGROUP_ROOT / c for c in ("pids", "memory")}
+        if not all((p / "cgroup.procs").is_file() and os.access(p, os.W_OK) for p in parents.values()):
+            return None
+        folders = {}
+        try:
+            for controller, parent in parents.items():
+                folders[controller] = parent / name
+                folders[controller].mkdir()
+            (folders["pids"] / "pids.max").write_text(str(limits.tasks))
+            (folders["memory"] / "memory.limit_in_bytes").write_text(str(limits.memory_bytes))
+            with contextlib.suppress(OSError):   # no swap to escape to, where the kernel accounts it
+                (folders["memory"] / "memory.memsw.limit_in_bytes").write_text(str(limits.memory_bytes))
+        except OSError:
+            cls(folders, 1).remove()
+            raise
+        return cls(folders, 1)
+
+    @classmethod
+    def _create_v2(cls, name: str, limits: TreeLimits) -> "Cgroup | None":
+        if not (CGROUP_ROOT / "cgroup.controllers").is_file():
+            return None
+        own = next((line[3:] for line in _read("/proc/self/cgroup").splitlines() if line.startswith("0::")), None)
+        if own is None:
+            return None
+        parent = CGROUP_ROOT / own.strip().lstrip("/")
+        if not {"pids", "memory"} <= set(_read(parent / "cgroup.subtree_control").split()):
+            return None                      # the controllers are not delegated to the grader
+        folder = parent / name
+        folder.mkdir()
+        try:
+            (folder / "pids.max").write_text(str(limits.tasks))
+            (folder / "memory.max").write_text(str(limits.memory_bytes))
+            with contextlib.suppress(OSError):
+                (folder / "memory.swap.max").write_text("0")
+        except OSError:
+            cls({"": folder}, 2).remove()
+            raise
+        return cls({"": folder}, 2)
+
+    @property
+    def procs_files(self) -> list[str]:
+        """The files a process writes its pid into to join (before it execs anything)."""
+        return [str(folder / "cgroup.procs") for folder in self.folders.values()]
+
+    def pids(self) -> list[int]:
+        folder = next(iter(self.folders.values()))
+        return [int(p) for p in _read(folder / "cgroup.procs").split()]
+
+    def memory_bytes(self) -> int:
+        if self.version == 1:
+            text = _read(self.folders["memory"] / "memory.usage_in_bytes")
+        else:
+            text = _read(self.folders[""] / "memory.current")
+        return int(text) if text.strip().isdigit() else 0
+
+    def _counter(self, controller: str, file: str, key: str) -> int:
+        for line in _read(self.folders[controller] / file).splitlines():
+            parts = line.split()
+            if len(parts) == 2 and parts[0] == key and parts[1].isdigit():
+                return int(parts[1])
+        return 0
+
+    def out_of_memory(self) -> bool:
+        """Whether the kernel killed a member for going over the memory limit."""
+        if self.version == 1:
+            return self._counter("memory", "memory.oom_control", "oom_kill") > 0
+        return self._counter("", "memory.events", "oom_kill") > 0
+
+    def refused_tasks(self) -> bool:
+        """Whether a fork or a new thread was refused for going over the task limit."""
+        return self._counter("pids" if self.version == 1 else "", "pids.events", "max") > 0
+
+    def kill(self) -> None:
+        if self.version == 2:
+            with contextlib.suppress(OSError):
+                (self.folders[""] / "cgroup.kill").write_text("1")
+        for _ in range(200):
+            pids = self.pids()
+            if not pids:
+                return
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.01)
+
+    def remove(self) -> None:
+        for folder in self.folders.values():
+            for _ in range(50):
+                try:
+                    folder.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:          # members still exiting
+                    time.sleep(0.02)
+
+
+class ProcessTree:
+    """Every process a sandboxed child started, however it left its parent.
+
+    ``root``: the process the grader started. ``how``: ``"namespace"`` (its PID namespace is
+    the tree), ``"user"`` (every process of ``uid``) or ``"session"`` (its session).
+    """
+
+    def __init__(self, root: int, how: str, *, uid: int | None = None, cgroup: Cgroup | None = None):
+        self.root, self.how, self.uid, self.cgroup = root, how, uid, cgroup
+        self._namespace: str | None = None
+        self.peak_memory_bytes = 0
+
+    def _namespace_of_tree(self) -> str | None:
+        """The PID namespace of the tree: that of the first child of ``unshare`` (its init)."""
+        if self._namespace is None:
+            own = _pid_namespace(os.getpid())
+            for child in _children(self.root):
+                namespace = _pid_namespace(child)
+                if namespace is not None and namespace != own:
+                    self._namespace = namespace
+        return self._namespace
+
+    def pids(self) -> list[int]:
+        """The tree's processes now (thread-group leaders; their threads come with them)."""
+        if self.cgroup is not None:
+            return sorted(set(self.cgroup.pids()) | ({self.root} if os.path.exists(f"/proc/{self.root}") else set()))
+        members = {self.root} if os.path.exists(f"/proc/{self.root}") else set()
+        if self.how == "namespace":
+            namespace = self._namespace_of_tree()
+            if namespace is not None:
+                members |= {p for p in _all_pids() if _pid_namespace(p) == namespace}
+        elif self.how == "user":
+            uid = str(self.uid)
+            members |= {p for p in _all_pids() if _status_field(p, "Uid").split()[:1] == [uid]}
+        else:
+            members |= {p for p in _all_pids() if _session(p) == self.root}
+        return sorted(members)
+
+    def measure(self) -> tuple[int, int]:
+        """``(memory in bytes, tasks)`` of the tree now; the peak memory is kept."""
+        pids = self.pids()
+        tasks = sum(int(_status_field(p, "Threads") or 0) for p in pids)
+        if self.cgroup is not None:
+            memory = self.cgroup.memory_bytes()
+        else:
+            memory = 0
+            for pid in pids:
+                fields = _read(f"/proc/{pid}/statm").split()
+                memory += int(fields[1]) * PAGE if len(fields) > 1 else 0
+        self.peak_memory_bytes = max(self.peak_memory_bytes, memory)
+        return memory, tasks
+
+    def kill(self) -> None:
+        """SIGKILL every member until none is left (members may fork while being killed)."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(self.root, signal.SIGKILL)
+        if self.cgroup is not None:
+            self.cgroup.kill()
+        for _ in range(200):
+            others = [p for p in self.pids() if p != self.root]
+            if not others:
+                return
+            for pid in others:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.01)
+
+
+def remove_stale_cgroups(prefix: str, is_stale) -> int:
+    """Remove the cgroups named ``prefix...`` for which ``is_stale(name)`` holds, killing what is left in them."""
+    own = next((line[3:].strip().lstrip("/") for line in _read("/proc/self/cgroup").splitlines()
+                if line.startswith("0::")), "")
+    parents = [CGROUP_ROOT / "pids", CGROUP_ROOT / "memory", CGROUP_ROOT / own]
+    removed = 0
+    for parent in parents:
+        with contextlib.suppress(OSError):
+            for folder in parent.glob(f"{prefix}*"):
+                if folder.is_dir() and is_stale(folder.name):
+                    group = Cgroup({"": folder}, 2)
+                    group.kill()
+                    group.remove()
+                    removed += not folder.exists()
+    return removed

