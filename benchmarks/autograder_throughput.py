@@ -6,13 +6,16 @@ The bundles are one trained lab-2 model (the default architecture) exported 50 t
 different student ids, so every bundle costs the same. Reported: wall time of each batch
 (target: at most 5 minutes with --jobs 2), bundles per minute, and per bundle the sandbox's
 wall time split into the child's own work (loading the model, decoding the hidden set) and the
-rest: the sandbox overhead (process start, TensorFlow import, copying files, isolation).
+rest: the sandbox overhead (process start, TensorFlow import, copying files, isolation, counting
+the parameters in a sandbox of their own), and the peak memory of the child's whole tree. The
+time with --jobs 2 is compared with the previous run's (the JSON file this script overwrites).
 
 Prints a table; writes benchmarks/results/autograder_throughput.json.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 import statistics
 import sys
@@ -27,16 +30,18 @@ from results_file import write_results  # noqa: E402
 from autograder.batch import grade_folder  # noqa: E402
 from autograder.hidden import make_hidden_set  # noqa: E402
 from autograder.rubric import load_rubric  # noqa: E402
-from autograder.sandbox import isolation_available  # noqa: E402
+from autograder.sandbox import available_isolation  # noqa: E402
 from labs.common.submission import export  # noqa: E402
 from labs.date_translation.config import DateTranslationConfig  # noqa: E402
 from labs.date_translation.train import train  # noqa: E402
 
 BUNDLES = 50
+PREVIOUS = Path(__file__).resolve().parent / "results" / "autograder_throughput.json"
 
 
 def main() -> None:
     config = DateTranslationConfig(train_size=20_000, epochs=2)   # the default architecture, trained briefly
+    previous = json.loads(PREVIOUS.read_text())["report"]["jobs"]["2"]["seconds"] if PREVIOUS.is_file() else None
     rubric = load_rubric(task="date-translation")
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
@@ -47,7 +52,8 @@ def main() -> None:
         first = export(run.model, run.vocabs, task="date-translation", student_id="student-00", out=subs / "student-00.zip")
         for i in range(1, BUNDLES):
             shutil.copyfile(first, subs / f"student-{i:02d}.zip")
-        report = {"bundles": BUNDLES, "hidden_pairs": 1000, "isolation": isolation_available(),
+        report = {"bundles": BUNDLES, "hidden_pairs": 1000, "isolation": available_isolation(),
+                  "previous_seconds_with_2_jobs": previous,
                   "exact_match_of_the_bundle": None, "jobs": {}}
         for jobs in (1, 2):
             started = time.perf_counter()
@@ -62,6 +68,7 @@ def main() -> None:
                 "sandbox_seconds_median": statistics.median(sandbox),
                 "child_work_seconds_median": statistics.median(child),
                 "sandbox_overhead_seconds_median": statistics.median(s - c for s, c in zip(sandbox, child)),
+                "peak_memory_mb_median": statistics.median(r["peak_memory_mb"] for r in records),
             }
             j = report["jobs"][jobs]
             print(f"--jobs {jobs}: {BUNDLES} bundles in {seconds:.1f} s ({j['bundles_per_minute']:.1f} per minute); "
@@ -69,6 +76,10 @@ def main() -> None:
                   f"{j['child_work_seconds_median']:.2f} s + overhead {j['sandbox_overhead_seconds_median']:.2f} s")
     checks = {"50_bundles_within_5_minutes_with_2_jobs": report["jobs"][2]["seconds"] <= 300,
               "every_bundle_graded": all(j["all_graded"] for j in report["jobs"].values())}
+    if previous:
+        report["ratio_to_previous_with_2_jobs"] = report["jobs"][2]["seconds"] / previous
+        checks["within_25_percent_of_the_previous_run_with_2_jobs"] = report["ratio_to_previous_with_2_jobs"] <= 1.25
+        print(f"--jobs 2 against the previous run ({previous:.1f} s): {report['ratio_to_previous_with_2_jobs']:.2f}x")
     for name, ok in checks.items():
         print(f"  {'PASS' if ok else 'MISS'}  {name}")
     write_results("autograder_throughput", config.to_dict(), report, checks, run.device)

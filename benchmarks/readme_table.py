@@ -111,12 +111,18 @@ def _names(r: dict) -> list[tuple[str, str, str]]:
 def _autograder(r: dict) -> list[tuple[str, str, str]]:
     m = r["report"]
     one, two = m["jobs"]["1"], m["jobs"]["2"]
-    return [(f"autograder: {m['bundles']} lab-2 bundles, {m['hidden_pairs']:,}-pair hidden set",
+    previous = f"; the run before: {m['previous_seconds_with_2_jobs']:.0f} s ({m['ratio_to_previous_with_2_jobs']:.2f}x)" \
+        if m.get("previous_seconds_with_2_jobs") else ""
+    isolation = f", isolation: {m['isolation']}" if isinstance(m.get("isolation"), str) else ""
+    memory = f"; peak memory of the child's processes {two['peak_memory_mb_median']:.0f} MB" \
+        if "peak_memory_mb_median" in two else ""
+    return [(f"autograder: {m['bundles']} lab-2 bundles, {m['hidden_pairs']:,}-pair hidden set{isolation}",
              f"--jobs 1: {one['seconds']:.0f} s ({one['bundles_per_minute']:.1f}/min); --jobs 2: {two['seconds']:.0f} s "
-             f"({two['bundles_per_minute']:.1f}/min): {one['seconds'] / two['seconds']:.1f}x", "≤ 300 s with --jobs 2"),
+             f"({two['bundles_per_minute']:.1f}/min): {one['seconds'] / two['seconds']:.1f}x{previous}",
+             "≤ 300 s with --jobs 2"),
             ("autograder: per bundle, sandbox wall time = model work + overhead",
              f"{two['sandbox_seconds_median']:.1f} s = {two['child_work_seconds_median']:.1f} s + "
-             f"{two['sandbox_overhead_seconds_median']:.1f} s (median, --jobs 2)", "reported")]
+             f"{two['sandbox_overhead_seconds_median']:.1f} s (median, --jobs 2){memory}", "reported")]
 
 
 def _generators(r: dict) -> list[tuple[str, str, str]]:
