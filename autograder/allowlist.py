@@ -82,11 +82,29 @@ def _layer_references(node) -> set[str]:
     return names
 
 
-def graph_classes(model: dict, depth: int = 0) -> set[str]:
-    """The classes of the layers a model's outputs are computed through, nested models and wrapped layers included.
+def _first_output(output_layers) -> set[str]:
+    """The layer behind a model's first output: the probabilities, which decoding reads (a second
+    output, the attention weights say, is never decoded, so what it is computed through earns nothing)."""
+    names = []
+    stack = [output_layers]
+    while stack and not names:
+        item = stack.pop(0)
+        if isinstance(item, list):
+            if len(item) == 3 and isinstance(item[0], str) and all(isinstance(i, int) for i in item[1:]):
+                names.append(item[0])
+            else:
+                stack = item + stack
+        elif isinstance(item, dict):
+            stack = list(item.values()) + stack
+    return set(names)
 
-    A functional model is walked back from its ``output_layers`` along each layer's inbound
-    nodes; a Sequential model uses every layer it lists.
+
+def graph_classes(model: dict, depth: int = 0) -> set[str]:
+    """The classes of the layers a model's first output is computed through, nested models and wrapped
+    layers included.
+
+    A functional model is walked back from its first output along each layer's inbound nodes; a
+    Sequential model uses every layer it lists.
     """
     if depth > 20 or not isinstance(model, dict) or not isinstance(model.get("config"), dict):
         return set()
@@ -96,7 +114,8 @@ def graph_classes(model: dict, depth: int = 0) -> set[str]:
         used = layers
     else:
         by_name = {l.get("name") or l.get("config", {}).get("name"): l for l in layers}
-        seen, todo = set(), list(_layer_references(config.get("output_layers", [])))
+        seen, todo = set(), list(_first_output(config.get("output_layers", [])) if depth == 0 else
+                                 _layer_references(config.get("output_layers", [])))
         while todo:
             name = todo.pop()
             if name in seen or name not in by_name:

@@ -15,7 +15,8 @@ from autograder.grade import (HiddenSet, bundle_digest, cached_result, find_bund
 from autograder.hidden import load_hidden_set
 from autograder.reports import write_gradebook, write_student_files
 from autograder.rubric import Rubric
-from autograder.sandbox import KIT_ROOT, USER_ISOLATION_UID, clean_stale_folders, readable_by_others, resolve_isolation
+from autograder.sandbox import (KIT_ROOT, clean_stale_folders, package_folders, readable_by_others, resolve_isolation,
+                                sandbox_uid)
 from labs.common.errors import InputError
 from labs.common.files import read_csv
 from labs.common.paths import DATASETS_DIR
@@ -49,17 +50,14 @@ def _unique_ids(entries: list[Path]) -> dict[Path, str]:
 
 
 def check_private(paths: list[Path]) -> None:
-    """For ``user`` isolation: the sandbox's user must be able to read none of ``paths``, and run the kit."""
+    """For ``user`` isolation: the sandbox's users must be able to read none of ``paths``, nor the kit's data,
+    its solution or the romanizer packages that the homework's spellings come from."""
+    paths = [*paths, KIT_ROOT / "datasets", KIT_ROOT / "homework", *package_folders()]
     readable = [str(p) for p in paths if readable_by_others(p)]
     if readable:
-        raise InputError(f"the sandbox's user (uid {USER_ISOLATION_UID}) could read {', '.join(readable)}: make "
+        raise InputError(f"the sandbox's users (uids from {sandbox_uid(0)}) could read {', '.join(readable)}: make "
                          f"{'it' if len(readable) == 1 else 'them'} private first (chmod -R go-rwx PATH), or grade "
                          "where user namespaces are available")
-    needed = [KIT_ROOT / "autograder" / "child.py", Path(os.path.realpath(sys.executable))]
-    missing = [str(p) for p in needed if not readable_by_others(p)]
-    if missing:
-        raise InputError(f"the sandbox's user (uid {USER_ISOLATION_UID}) cannot read {', '.join(missing)}; install "
-                         "the kit and its Python where every user can read them (not under /root)")
 
 
 @contextlib.contextmanager
@@ -99,7 +97,7 @@ def grade_folder(submissions: str | Path, rubric: Rubric, hidden_dir: str | Path
         (out / folder).mkdir(parents=True, exist_ok=True)
     if used == "user":
         os.chmod(out, 0o700)
-        check_private([hidden_dir, submissions, out, KIT_ROOT / "datasets", KIT_ROOT / "homework"])
+        check_private([hidden_dir, submissions, out])
     rubric_digest = hashlib.sha256(Path(rubric.path).read_bytes()).hexdigest()
     examples = public_examples(rubric.task)
     records, todo = [], []
@@ -122,30 +120,42 @@ def grade_folder(submissions: str | Path, rubric: Rubric, hidden_dir: str | Path
             bundle, problem = None, f"the submission could not be read ({error.strerror or error})"
         else:
             problem = "the submission folder is empty"
-        if bundle is None:
-            record = missing_bundle(entry.name, rubric, hidden, problem, used)
-        else:
-            record = grade_bundle(bundle, rubric, hidden, examples=examples, isolation=used,
-                                  run_unisolated=isolation == "none", entry_id=ids[entry])
+        try:
+            if bundle is None:
+                record = missing_bundle(entry.name, rubric, hidden, problem, used)
+            else:
+                record = grade_bundle(bundle, rubric, hidden, examples=examples, isolation=used,
+                                      run_unisolated=isolation == "none", entry_id=ids[entry])
+        except Exception:   # grade_bundle has its own barrier; this one is for the grader's own mistakes
+            log.exception("grading %s", entry)
+            record = missing_bundle(entry.name, rubric, hidden, "the grader could not handle this submission", used)
+            record["status"] = "error"
         record.update(student=ids[entry], rubric_sha256=rubric_digest)
         return record
 
-    with _grader_log(out / "grader.log"), ThreadPoolExecutor(max_workers=jobs) as pool, \
-            tqdm(total=len(entries), initial=len(records), desc=f"grading {rubric.task}", unit="bundle",
-                 disable=not progress) as bar:
-        futures = [pool.submit(work, entry) for entry in todo]
-        for future in as_completed(futures):
-            record = future.result()
-            try:
-                write_student_files(record, rubric, out)   # here, in one thread: matplotlib is not thread-safe
-            except Exception:
-                log.exception("writing the feedback of %s", record["student"])
-                record["examples"] = []                     # the heatmaps are what can fail: write without them
-                write_student_files(record, rubric, out)
-            records.append(record)
-            bar.update(1)
-    write_gradebook(records, rubric, out)
+    try:
+        with _grader_log(out / "grader.log"), ThreadPoolExecutor(max_workers=jobs) as pool, \
+                tqdm(total=len(entries), initial=len(records), desc=f"grading {rubric.task}", unit="bundle",
+                     disable=not progress) as bar:
+            futures = [pool.submit(work, entry) for entry in todo]
+            for future in as_completed(futures):
+                record = future.result()
+                _write_student_files(record, rubric, out)   # here, in one thread: matplotlib is not thread-safe
+                records.append(record)
+                bar.update(1)
+    finally:
+        write_gradebook(records, rubric, out)             # also after Ctrl-C: what was graded is kept
     return records
+
+
+def _write_student_files(record: dict, rubric: Rubric, out: Path) -> None:
+    """A student's feedback and results; without the heatmaps if they fail; logged, never fatal, if that fails too."""
+    for attempt in range(2):
+        try:
+            write_student_files(record if attempt == 0 else {**record, "examples": []}, rubric, out)
+            return
+        except Exception:
+            log.exception("writing the feedback of %s", record["student"])
 
 
 def dev_set(task: str) -> HiddenSet:

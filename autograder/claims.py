@@ -24,7 +24,10 @@ import re
 
 CHILD_STATUSES = ("wrong-signature", "load-failed", "nan-output", "out-of-memory", "error")
 MESSAGE_LENGTH = 300
-_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2066-\u2069]+")
+# Control characters, line and paragraph separators, bidi overrides, and lone surrogates (which no
+# UTF-8 file can hold: one in a message would stop the report writers).
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]+")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 class ClaimError(Exception):
@@ -54,7 +57,7 @@ def _strings(values, count: int | None, longest: int, what: str) -> list[str]:
     if not isinstance(values, list) or (count is not None and len(values) != count):
         raise ClaimError(f"{what}: expected a list of {count} texts")
     for value in values:
-        if not isinstance(value, str) or len(value) > longest:
+        if not isinstance(value, str) or len(value) > longest or _SURROGATE.search(value):
             raise ClaimError(f"{what}: each must be a text of at most {longest} characters")
     return values
 

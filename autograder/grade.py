@@ -132,8 +132,13 @@ def _job(rubric: Rubric, hidden: HiddenSet, examples: list[str], allow_custom: b
             "attention_view": ATTENTION_VIEWS.get(task)}
 
 
+def display_name(path: Path) -> str:
+    """A bundle's file name as text any report can hold (a name that is not UTF-8 gets U+FFFD)."""
+    return path.name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def _new_record(path: Path, rubric: Rubric, hidden: HiddenSet, isolation: str) -> dict:
-    return {"student": student_id_for(path), "bundle": path.name, "task": rubric.task, "bundle_sha256": "",
+    return {"student": student_id_for(path), "bundle": display_name(path), "task": rubric.task, "bundle_sha256": "",
             "status": "graded", "message": "", "notes": [],
             "hidden_set": {"size": hidden.manifest.get("size"), "sha256": hidden.manifest.get("sha256", {}),
                            "secret_fingerprint": hidden.manifest.get("secret_fingerprint")},
@@ -159,17 +164,26 @@ def grade_bundle(path: Path, rubric: Rubric, hidden: HiddenSet, *, examples: lis
     except BundleError as error:
         record["status"], record["message"] = error.status, clean_message(error.message, 500)
     except Exception as error:   # a barrier per bundle: whatever it holds, the batch goes on
-        log.exception("grading %s", path)
-        record["status"] = "error"
-        record["message"] = (f"the grader could not handle this bundle ({type(error).__name__}); "
-                             "the instructor's grader.log has the details")
-    lines = [architecture_line(rubric, found["classes"], found["parameters"]), *metric_lines(rubric, found["metrics"])]
+        _could_not_handle(record, path, error)
+    try:
+        lines = [architecture_line(rubric, found["classes"], found["parameters"]), *metric_lines(rubric, found["metrics"])]
+    except Exception as error:
+        _could_not_handle(record, path, error)
+        found["metrics"] = None
+        lines = [architecture_line(rubric, set(), None), *metric_lines(rubric, None)]
     record["metrics"] = found["metrics"] or {}
     record["parameters"] = found["parameters"]
     record["lines"] = [line.to_dict() for line in lines]
     record["score"] = round(sum(line.points for line in lines), 2)
     record["max_score"] = rubric.max_score
     return record
+
+
+def _could_not_handle(record: dict, path: Path, error: Exception) -> None:
+    log.exception("grading %s", display_name(path))
+    record["status"] = "error"
+    record["message"] = (f"the grader could not handle this bundle ({type(error).__name__}); "
+                         "the instructor's grader.log has the details")
 
 
 def _grade(path: Path, work: Path, rubric: Rubric, hidden: HiddenSet, examples: list[dict], isolation: str,
@@ -225,7 +239,7 @@ def _grade(path: Path, work: Path, rubric: Rubric, hidden: HiddenSet, examples: 
 def missing_bundle(name: str, rubric: Rubric, hidden: HiddenSet, message: str, isolation: str = "none") -> dict:
     """The record of a submission that holds no bundle at all: malformed, scored 0."""
     record = grade_bundle(Path("/nonexistent") / name, rubric, hidden, isolation=isolation)   # refused at once
-    record.update(status="malformed", message=message, bundle=name, bundle_sha256="")
+    record.update(status="malformed", message=message, bundle=display_name(Path(name)), bundle_sha256="")
     return record
 
 

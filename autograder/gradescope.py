@@ -13,8 +13,9 @@ Gradescope runs each submission as root in a Docker container whose default secc
 usually blocks user namespaces, so the grader falls back to ``user`` isolation there: the child
 runs as an unprivileged user (see :mod:`autograder.sandbox`). ``run_autograder`` first makes
 everything that user must not read private to root: the hidden set, the rubric, the kit's
-datasets, the student's upload, the results and Gradescope's submission metadata. The grader
-checks that before it runs anything, and refuses otherwise.
+datasets, the romanizer packages (the homework's spellings come from them), the student's
+upload, the results and Gradescope's submission metadata. The grader checks that before it runs
+anything, and refuses otherwise.
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ cd /autograder/source
 mkdir -p /autograder/results
 # The sandboxed model may run as an unprivileged user here: nothing it must not see stays readable.
 chmod 711 /autograder /autograder/source
-chmod -R go-rwx hidden rubric.toml datasets /autograder/submission /autograder/results
+chmod -R go-rwx hidden rubric.toml datasets /autograder/submission /autograder/results \\
+    .venv/lib/python3*/site-packages/pythainlp .venv/lib/python3*/site-packages/onnxruntime
 chmod go-rwx /autograder/submission_metadata.json 2>/dev/null || true
 .venv/bin/python -m autograder gradescope-run --task {task} --hidden hidden --rubric rubric.toml \\
     --submission /autograder/submission --results /autograder/results/results.json
@@ -107,7 +109,7 @@ def run_on_gradescope(task: str, hidden_dir: str | Path, rubric: Rubric, submiss
     submission = Path(submission)
     used = resolve_isolation(isolation)
     if used == "user":
-        check_private([Path(hidden_dir), submission, Path(results).parent, KIT_ROOT / "datasets"])
+        check_private([Path(hidden_dir), submission, Path(results).parent])
     bundle = find_bundle(submission) if submission.is_dir() else None
     if bundle is None:
         record = missing_bundle(submission.name, rubric, hidden, "the submission is empty: upload your submission.zip",

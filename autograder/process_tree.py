@@ -6,13 +6,16 @@ under the per-process limits. So the grader treats everything the child starts a
 - **A cgroup**, where the grader may create one (the v1 ``pids`` and ``memory`` hierarchies, or
   a v2 cgroup whose controllers are delegated to the grader): the kernel caps the tree's tasks
   (processes and threads) and its memory, and lists its members wherever they went.
-- **Otherwise the tree is found** by what the sandbox gave it: its PID namespace (namespace
-  isolation), its user id (user isolation) or its session (no isolation), and a watchdog
-  enforces the same two limits by polling.
+- **Otherwise the tree is found** by what the sandbox gave it: the descendants of the process
+  the grader started (in a PID namespace an orphan is adopted by the namespace's first process,
+  so nothing leaves that line; a nested namespace stays inside it), every process of its user
+  id (user isolation), or its descendants and its session (no isolation); and a watchdog
+  enforces the same two limits by polling, counting both resident memory and memory held in
+  files that only a descriptor keeps (``memfd_create``, deleted temporary files).
 
-Either way the watchdog records the tree's peak memory (the sum of its members' resident
-memory), and :meth:`ProcessTree.kill` kills every member, again and again, until none is left.
-It is called on every exit, not only on a timeout, so nothing a bundle starts outlives its run.
+Either way the watchdog records the tree's peak memory, and :meth:`ProcessTree.kill` kills every
+member, again and again, until none is left. It is called on every exit, not only on a timeout,
+so nothing a bundle starts outlives its run.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import stat
+import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,15 +66,41 @@ def _session(pid: int) -> int | None:
         return None
 
 
-def _pid_namespace(pid: int) -> str | None:
-    try:
-        return os.readlink(f"/proc/{pid}/ns/pid")
-    except OSError:
-        return None
-
-
 def _children(pid: int) -> list[int]:
-    return [int(p) for p in _read(f"/proc/{pid}/task/{pid}/children").split()]
+    """Every thread's children of ``pid``."""
+    children = []
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    for thread in threads:
+        children += [int(p) for p in _read(f"/proc/{pid}/task/{thread}/children").split()]
+    return children
+
+
+def _descendants(root: int) -> set[int]:
+    found, todo = set(), [root]
+    while todo:
+        pid = todo.pop()
+        if pid not in found and os.path.exists(f"/proc/{pid}"):
+            found.add(pid)
+            todo += _children(pid)
+    return found
+
+
+def _held_in_files(pid: int) -> int:
+    """Bytes of files that only ``pid``'s descriptors keep alive (memfds, deleted files): memory RSS misses."""
+    total = 0
+    try:
+        descriptors = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return 0
+    for fd in descriptors:
+        with contextlib.suppress(OSError):
+            info = os.stat(f"/proc/{pid}/fd/{fd}")
+            if stat.S_ISREG(info.st_mode) and info.st_nlink == 0:
+                total += info.st_blocks * 512
+    return total
 
 
 class Cgroup:
@@ -191,38 +222,23 @@ class Cgroup:
 class ProcessTree:
     """Every process a sandboxed child started, however it left its parent.
 
-    ``root``: the process the grader started. ``how``: ``"namespace"`` (its PID namespace is
-    the tree), ``"user"`` (every process of ``uid``) or ``"session"`` (its session).
+    ``root``: the process the grader started. ``how``: ``"namespace"`` (its descendants),
+    ``"user"`` (every process of ``uid``) or ``"session"`` (its descendants and its session).
     """
 
     def __init__(self, root: int, how: str, *, uid: int | None = None, cgroup: Cgroup | None = None):
         self.root, self.how, self.uid, self.cgroup = root, how, uid, cgroup
-        self._namespace: str | None = None
         self.peak_memory_bytes = 0
-
-    def _namespace_of_tree(self) -> str | None:
-        """The PID namespace of the tree: that of the first child of ``unshare`` (its init)."""
-        if self._namespace is None:
-            own = _pid_namespace(os.getpid())
-            for child in _children(self.root):
-                namespace = _pid_namespace(child)
-                if namespace is not None and namespace != own:
-                    self._namespace = namespace
-        return self._namespace
 
     def pids(self) -> list[int]:
         """The tree's processes now (thread-group leaders; their threads come with them)."""
+        members = _descendants(self.root)
         if self.cgroup is not None:
-            return sorted(set(self.cgroup.pids()) | ({self.root} if os.path.exists(f"/proc/{self.root}") else set()))
-        members = {self.root} if os.path.exists(f"/proc/{self.root}") else set()
-        if self.how == "namespace":
-            namespace = self._namespace_of_tree()
-            if namespace is not None:
-                members |= {p for p in _all_pids() if _pid_namespace(p) == namespace}
-        elif self.how == "user":
+            members |= set(self.cgroup.pids())
+        if self.how == "user":
             uid = str(self.uid)
             members |= {p for p in _all_pids() if _status_field(p, "Uid").split()[:1] == [uid]}
-        else:
+        elif self.how == "session":
             members |= {p for p in _all_pids() if _session(p) == self.root}
         return sorted(members)
 
@@ -236,7 +252,7 @@ class ProcessTree:
             memory = 0
             for pid in pids:
                 fields = _read(f"/proc/{pid}/statm").split()
-                memory += int(fields[1]) * PAGE if len(fields) > 1 else 0
+                memory += (int(fields[1]) * PAGE if len(fields) > 1 else 0) + _held_in_files(pid)
         self.peak_memory_bytes = max(self.peak_memory_bytes, memory)
         return memory, tasks
 
@@ -247,6 +263,8 @@ class ProcessTree:
         if self.cgroup is not None:
             self.cgroup.kill()
         for _ in range(200):
+            if self.how == "user":
+                _kill_all_of(self.uid)
             others = [p for p in self.pids() if p != self.root]
             if not others:
                 return
@@ -254,6 +272,19 @@ class ProcessTree:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
             time.sleep(0.01)
+
+
+def _kill_all_of(uid: int) -> None:
+    """``kill(-1, SIGKILL)`` as ``uid``: every process of that user at once (the kernel holds off forks
+    meanwhile), where killing them one by one could be outrun by a process that forks and exits."""
+    def become():
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        subprocess.run(["kill", "-s", "KILL", "--", "-1"], preexec_fn=become, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, timeout=10)
 
 
 def remove_stale_cgroups(prefix: str, is_stale) -> int:

@@ -14,10 +14,10 @@ What the child sees (its *isolation*: the strongest the machine offers, or the o
   folder, no hidden set, no other submission; every capability is dropped before the child
   starts, so it cannot mount, unmount or leave that root.
 - ``user`` (a grader running as root where namespaces are blocked, as in Docker's default
-  seccomp profile, which Gradescope uses): the child runs as a separate unprivileged user
-  (``64000 + slot``) that cannot read files private to root; the grader refuses to start until
-  the hidden set, the submissions, the grades and the kit's data are private. The network is
-  not isolated.
+  seccomp profile, which Gradescope uses): the child runs as an unprivileged user of its own
+  (one per grader and concurrent run) that cannot read files private to root; the grader refuses
+  to start until the hidden set, the submissions, the grades, the kit's data and the romanizer
+  packages are private. The network is not isolated.
 - ``none``: no isolation. A bundle that carries code is then not run unless the instructor asks
   for it (``grade --isolation none``); see :mod:`autograder.grade`.
 
@@ -42,6 +42,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -59,8 +60,9 @@ KIT_CODE = ("labs", "autograder")                 # what the child may import fr
 MASKED_PACKAGES = ("pythainlp", "onnxruntime")    # the homework's spellings come from these
 ISOLATIONS = ("namespaces", "user", "none")
 MAX_RESULT_BYTES = 10_000_000
+OPEN_FILES = 1024
 STDERR_TAIL_BYTES = 16_000
-USER_ISOLATION_UID = int(os.environ.get("ATTENTION_LAB_SANDBOX_UID", "64000"))
+SANDBOX_UID_BASE = int(os.environ.get("ATTENTION_LAB_SANDBOX_UID", "200000"))   # far from real users and nobody
 TEMP_PREFIX = "attention-lab-"
 MEMORY_HINTS = ("MemoryError", "bad_alloc", "Cannot allocate memory", "OOM", "out of memory",
                 "Unable to allocate", "failed to allocate")
@@ -108,17 +110,31 @@ done; shift
 while [ "$1" != "--" ]; do mount -t tmpfs -o ro,size=4k,mode=555 masked "$root$1"; shift; done; shift
 mkdir -p "$root$inputs" "$root$work"
 mount --bind "$inputs" "$root$inputs"
-# Everything shown so far but /tmp becomes read-only (mountinfo's 5th field, octal escapes decoded).
-awk '{print $5}' /proc/self/mountinfo | while read -r point; do
+for device in null zero random urandom; do : > "$root/dev/$device"; mount --bind "/dev/$device" "$root/dev/$device"; done
+if [ -e /etc/ld.so.cache ]; then : > "$root/etc/ld.so.cache"; mount --bind /etc/ld.so.cache "$root/etc/ld.so.cache"; fi
+# Every mount shown so far but /tmp becomes read-only, keeping the flags it had (a user namespace
+# may not clear them); devices stay usable (a read-only mount still lets one write to /dev/null).
+awk '{print $5, $6}' /proc/self/mountinfo | while read -r point flags; do
     point=$(printf '%b' "$point")
-    case "$point" in "$root/tmp") ;; "$root"/*) mount -o remount,bind,ro,nosuid,nodev "$point" 2>/dev/null || true ;; esac
+    case "$point" in
+        "$root/tmp") ;;
+        "$root"/dev/*) mount -o "remount,bind,ro,nosuid" "$point" ;;
+        "$root"/*) kept=$(echo "$flags" | sed 's/^r[ow],\{0,1\}//'); mount -o "remount,bind,ro,nosuid,nodev${kept:+,$kept}" "$point" ;;
+    esac
 done
 mount -t tmpfs -o "size=${work_mb}m,mode=777,nosuid,nodev" work "$root$work"
-for device in null zero random urandom; do : > "$root/dev/$device"; mount --bind "/dev/$device" "$root/dev/$device"; done
-mount -t proc -o nosuid,nodev,noexec proc "$root/proc" 2>/dev/null || true
+mount -t proc -o nosuid,nodev,noexec proc "$root/proc"
+echo 0 > "$root/proc/sys/user/max_user_namespaces" 2>/dev/null || true   # no namespaces of its own
+mount -o remount,ro,nosuid,nodev,noexec "$root/proc"
 printf 'root:x:0:0:sandbox:/:/bin/sh\n' > "$root/etc/passwd"
 printf 'root:x:0:\n' > "$root/etc/group"
-if [ -e /etc/ld.so.cache ]; then : > "$root/etc/ld.so.cache"; mount --bind /etc/ld.so.cache "$root/etc/ld.so.cache"; fi
+# Refuse to run unless all of it is read-only but the work folder and /tmp.
+awk '{print $5, $6}' /proc/self/mountinfo | while read -r point flags; do
+    point=$(printf '%b' "$point")
+    case "$point" in "$root$work"|"$root/tmp"|"$root") ;; "$root"/*)
+        case "$flags" in ro|ro,*) ;; *) echo "sandbox: $point is not read-only" >&2; exit 97 ;; esac ;;
+    esac
+done
 cd "$root"
 pivot_root . .old
 umount -l /.old
@@ -154,18 +170,24 @@ def _outermost(paths) -> list[Path]:
     return kept
 
 
+def package_folders(packages: tuple[str, ...] = MASKED_PACKAGES) -> list[Path]:
+    """Where ``packages`` are installed (found without importing them)."""
+    folders = []
+    for package in packages:
+        with contextlib.suppress(ImportError, ValueError):
+            spec = importlib.util.find_spec(package)
+            if spec is not None and spec.submodule_search_locations:
+                folders += [Path(p) for p in spec.submodule_search_locations]
+    return folders
+
+
 @functools.lru_cache(maxsize=1)
 def view() -> tuple[list[Path], list[Path]]:
     """``(shown, masked)``: what the namespaces child sees read-only, and what is masked inside it."""
     system = [Path(p) for p in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")]
     shown = _outermost([p for p in system if p.exists() or p.is_symlink()] + _python_paths()
                        + [KIT_ROOT / name for name in KIT_CODE])
-    masked = []
-    for package in MASKED_PACKAGES:
-        with contextlib.suppress(ImportError, ValueError):
-            spec = importlib.util.find_spec(package)
-            if spec is not None and spec.submodule_search_locations:
-                masked += [Path(p) for p in spec.submodule_search_locations]
+    masked = package_folders()
     # A kit that lies inside a shown folder (the Python installation, say) keeps only its code visible.
     kit = KIT_ROOT.resolve()
     if any(kit == s or s in kit.parents for s in shown):
@@ -174,23 +196,26 @@ def view() -> tuple[list[Path], list[Path]]:
     return shown, sorted(set(inside))
 
 
-def _namespace_command(private: Path, command: list[str], file_mb: int) -> list[str]:
+def _namespace_command(private: Path, command: list[str], limits: Limits) -> list[str]:
+    """``command`` in new namespaces, in the allow-listed root, with no capabilities; inside its user
+    namespace, its processes and threads are counted apart from the grader's (``RLIMIT_NPROC``)."""
     shown, masked = view()
     return [*UNSHARE, "sh", "-c", _BUILD_ROOT_THEN_EXEC, "sandbox", str(private / "root"), str(private / "in"),
-            str(private / "work"), str(file_mb), *map(str, shown), "--mask", *map(str, masked), "--",
-            *DROP_PRIVILEGES, *command]
+            str(private / "work"), str(limits.file_mb), *map(str, shown), "--mask", *map(str, masked), "--",
+            "prlimit", f"--nproc={limits.tasks}:{limits.tasks}", "--", *DROP_PRIVILEGES, *command]
 
 
 @functools.lru_cache(maxsize=1)
 def _namespaces_work() -> bool:
     """Whether this machine builds the namespaces sandbox, and the kit imports inside it (checked once)."""
-    if not all(shutil.which(tool) for tool in ("unshare", "setpriv", "sh")):
+    if not all(shutil.which(tool) for tool in ("unshare", "setpriv", "prlimit", "sh")):
         return False
     private = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-probe-"))
     try:
         for name in ("root", "in", "work"):
             (private / name).mkdir()
-        command = _namespace_command(private, [sys.executable, "-c", "import labs.common.vocab, autograder.child"], 16)
+        command = _namespace_command(private, [sys.executable, "-c", "import labs.common.vocab, autograder.child"],
+                                     Limits(file_mb=16))
         return subprocess.run(command, env=_environment(private / "work"), capture_output=True,
                               timeout=60).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
@@ -203,9 +228,33 @@ def available_isolation() -> str:
     """The strongest isolation this machine offers: ``namespaces``, ``user`` (as root) or ``none``."""
     if sys.platform.startswith("linux") and _namespaces_work():
         return "namespaces"
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
+    if _user_isolation_works():
         return "user"
     return "none"
+
+
+def sandbox_uid(slot: int) -> int:
+    """The user id of a run under user isolation: one per grader process and concurrent run."""
+    return SANDBOX_UID_BASE + (os.getpid() % 10_000) * 64 + slot
+
+
+@functools.lru_cache(maxsize=1)
+def _user_isolation_works() -> bool:
+    """Whether a root grader can run Python as the sandbox's user (it can read the installation)."""
+    if not (hasattr(os, "geteuid") and os.geteuid() == 0):
+        return False
+    try:
+        return subprocess.run([sys.executable, "-c", "import labs.common.vocab, autograder.child"], cwd="/",
+                              env=_environment(Path("/")), capture_output=True, timeout=60,
+                              preexec_fn=functools.partial(_become, sandbox_uid(0))).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+def _become(uid: int) -> None:
+    os.setgroups([])
+    os.setgid(uid)
+    os.setuid(uid)
 
 
 def resolve_isolation(requested: str = "auto") -> str:
@@ -217,20 +266,31 @@ def resolve_isolation(requested: str = "auto") -> str:
     if requested == "namespaces" and not (sys.platform.startswith("linux") and _namespaces_work()):
         raise InputError("this machine cannot build the namespaces sandbox (user namespaces, unshare and setpriv "
                          "are needed); use --isolation auto")
-    if requested == "user" and not (hasattr(os, "geteuid") and os.geteuid() == 0):
-        raise InputError("--isolation user runs the child as another user, which needs the grader to run as root")
+    if requested == "user" and not _user_isolation_works():
+        raise InputError("--isolation user runs the child as another user: the grader must run as root, and Python "
+                         "and the kit must be readable by every user (not under /root)")
     return requested
 
 
 def readable_by_others(path: Path) -> bool:
-    """Whether a user with no relation to ``path``'s owner and group could open it (for ``user`` isolation)."""
+    """Whether a user unrelated to the owners could open ``path`` or, for a folder, any file under it.
+
+    A file is open to such a user when every folder on its way can be entered by others and the
+    file can be read by others (a folder others may enter but not list still hands out the files
+    whose names are known).
+    """
     path = Path(path).resolve()
-    if not path.exists():
+    if not path.exists() or any(not os.stat(parent).st_mode & 0o001 for parent in path.parents):
         return False
-    for parent in reversed(path.parents):
-        if not os.stat(parent).st_mode & 0o001:
-            return False                                  # a folder on the way cannot be entered
-    return bool(os.stat(path).st_mode & 0o004)
+    if not path.is_dir():
+        return bool(os.stat(path).st_mode & 0o004)
+    for folder, subfolders, files in os.walk(path):
+        if not os.stat(folder).st_mode & 0o001:
+            subfolders.clear()                          # nothing under it can be reached
+            continue
+        if any(os.lstat(Path(folder) / name).st_mode & 0o004 for name in files):
+            return True
+    return False
 
 
 # ---- one run ----
@@ -275,11 +335,10 @@ def _before_exec(limits: Limits, cgroup_files: list[str], uid: int | None) -> No
     resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 5))
     resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_mb << 20, limits.file_mb << 20))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (OPEN_FILES, OPEN_FILES))
     if uid is not None:
         resource.setrlimit(resource.RLIMIT_NPROC, (limits.tasks, limits.tasks))
-        os.setgroups([])
-        os.setgid(uid)
-        os.setuid(uid)
+        _become(uid)
 
 
 def _tail(path: Path, size: int = STDERR_TAIL_BYTES) -> str:
@@ -324,7 +383,7 @@ def _over_limit(tree: ProcessTree, cgroup: Cgroup | None, limits: Limits, elapse
         return "timeout"
     if cgroup.out_of_memory() if cgroup else memory > limits.memory_mb << 20:
         return "out-of-memory"
-    if cgroup.refused_tasks() if cgroup else tasks > limits.tasks:
+    if cgroup.refused_tasks() if cgroup else tasks >= limits.tasks:   # at the limit, forks are already refused
         return "too-many-processes"
     return None
 
@@ -332,10 +391,10 @@ def _over_limit(tree: ProcessTree, cgroup: Cgroup | None, limits: Limits, elapse
 def _contain(command: list[str], private: Path, limits: Limits, isolation: str, slot: int,
              pass_fds: tuple[int, ...] = ()) -> _Run:
     """Run ``command`` in ``isolation`` under ``limits``; stdout and stderr go to files in ``private``."""
-    uid = USER_ISOLATION_UID + slot if isolation == "user" else None
+    uid = sandbox_uid(slot) if isolation == "user" else None
     work = private / "work"
     if isolation == "namespaces":
-        command = _namespace_command(private, command, limits.file_mb)
+        command = _namespace_command(private, command, limits)
     cgroup = Cgroup.create(f"{TEMP_PREFIX}{os.getpid()}-{slot}-{time.monotonic_ns()}",
                            TreeLimits(limits.memory_mb << 20, limits.tasks))
     started = time.perf_counter()
@@ -358,6 +417,8 @@ def _contain(command: list[str], private: Path, limits: Limits, isolation: str, 
         tree.kill()                                   # on every exit: nothing it started outlives it
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(timeout=30)
+        if uid is not None:
+            _remove_files_of(uid)
         if cgroup is not None:
             if stopped is None:                       # the kernel may have acted as the child ended
                 stopped = "out-of-memory" if cgroup.out_of_memory() else \
@@ -384,7 +445,7 @@ def _private_folder(files: dict[str, Path], isolation: str, slot: int, job: dict
         (inputs / "job.json").write_text(json.dumps(job), encoding="utf-8")
     (private / "root").mkdir()
     work.mkdir(mode=0o700)
-    owner = USER_ISOLATION_UID + slot if isolation == "user" else None
+    owner = sandbox_uid(slot) if isolation == "user" else None
     for path in [*inputs.iterdir(), inputs, work]:
         if owner is not None:
             os.chown(path, owner, owner)
@@ -394,10 +455,32 @@ def _private_folder(files: dict[str, Path], isolation: str, slot: int, job: dict
     return private
 
 
-def _remove(private: Path) -> None:
+def _remove(folder: Path) -> None:
+    """Remove ``folder`` whatever a child left in it: read-only folders, links, trees too deep to recurse."""
+    inputs = folder / "in"
     with contextlib.suppress(OSError):
-        os.chmod(private / "in", 0o755)   # read-only to the child, so that it could not add files there
-    shutil.rmtree(private, ignore_errors=True)
+        if stat.S_ISDIR(os.lstat(inputs).st_mode):      # never chmod through a link
+            os.chmod(inputs, 0o755)
+    try:
+        shutil.rmtree(folder)
+    except FileNotFoundError:
+        pass
+    except (OSError, RecursionError):
+        subprocess.run(["rm", "-rf", "--", str(folder)], check=False, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+
+
+def _remove_files_of(uid: int) -> None:
+    """Under user isolation: what the run's user left in the shared temporary folders goes with it."""
+    for shared in (Path(tempfile.gettempdir()), Path("/dev/shm")):
+        with contextlib.suppress(OSError):
+            for entry in shared.iterdir():
+                with contextlib.suppress(OSError):
+                    if os.lstat(entry).st_uid == uid:
+                        if stat.S_ISDIR(os.lstat(entry).st_mode):
+                            _remove(entry)
+                        else:
+                            entry.unlink()
 
 
 def _read_json_file(path: Path, limit: int) -> dict | None:
@@ -424,7 +507,7 @@ def count_parameters(files: dict[str, Path], limits: Limits, isolation: str) -> 
         finally:
             _remove(private)
     count = (answer or {}).get("parameters")
-    return count if isinstance(count, int) and not isinstance(count, bool) and count >= 0 else None
+    return count if isinstance(count, int) and not isinstance(count, bool) and 0 <= count < 2 ** 63 else None
 
 
 def run_child(files: dict[str, Path], job: dict, limits: Limits, isolation: str) -> SandboxResult:
@@ -481,6 +564,9 @@ def clean_stale_folders() -> int:
 
     removed = remove_stale_cgroups(TEMP_PREFIX, stale)
     for path in Path(tempfile.gettempdir()).glob(f"{TEMP_PREFIX}*"):
+        with contextlib.suppress(OSError):
+            if os.lstat(path).st_uid != os.getuid():
+                continue                                # only the grader's own (a child may plant look-alikes)
         if stale(path.name):
             if path.is_dir() and not path.is_symlink():
                 _remove(path)

@@ -40,6 +40,8 @@ def count_parameters(model_path: str) -> int:
                     size *= int(dimension)
                 total += size
         weights.visititems(visit)
+    if total >= 2 ** 63:
+        raise ValueError("the weights file declares more parameters than any model can hold")
     return total
 
 

@@ -98,6 +98,31 @@ def test_the_architecture_is_read_from_the_real_layer_graph_not_from_decoys():
         check_config(deep)
 
 
+def test_a_second_output_earns_no_architecture_points():
+    """Decoding reads the first output; attention computed only for a second one is a decoy."""
+    import keras
+
+    source, target_in = keras.Input((None,), dtype="int32"), keras.Input((None,), dtype="int32")
+    states = keras.layers.LSTM(8, return_sequences=True)(keras.layers.Embedding(20, 4)(target_in))
+    probabilities = keras.layers.Dense(15, activation="softmax")(states)
+    memory = keras.layers.Embedding(20, 8)(source)
+    decoy = keras.layers.AdditiveAttention()([states, memory])
+    classes = check_config(_model_config(keras.Model([source, target_in], [probabilities, decoy]))).classes
+    assert "LSTM" in classes and "AdditiveAttention" not in classes
+
+
+def test_a_parameter_count_too_large_for_a_float_does_not_stop_the_batch(tmp_path, secret_file, monkeypatch):
+    import autograder.grade
+
+    model, vocabs = _lab2_model()
+    export(model, vocabs, task="date-translation", student_id="x", out=tmp_path / "subs" / "x.zip")
+    make_hidden_set("date-translation", secret_file, tmp_path / "hidden", n=20)
+    monkeypatch.setattr(autograder.grade, "count_parameters", lambda *args: 10 ** 400)   # as if the check slipped
+    records = grade_folder(tmp_path / "subs", load_rubric(task="date-translation"), tmp_path / "hidden",
+                           tmp_path / "grades", progress=False)
+    assert records[0]["status"] == "error" and (tmp_path / "grades" / "gradebook.csv").is_file()
+
+
 def _decoyed(config: dict) -> dict:
     """A config with an AdditiveAttention that computes nothing: a top-level object and a layer nothing feeds."""
     decoy = {"class_name": "AdditiveAttention", "module": "keras.layers", "registered_name": None,
@@ -170,11 +195,19 @@ def test_a_killed_graders_leftovers_are_removed_at_the_next_start(tmp_path):
     (stale / "in" / "job.json").write_text("{}")
     (stale / "in").chmod(0o555)
     alive = Path(tempfile.mkdtemp(prefix=f"attention-lab-{os.getppid()}-"))   # a grader that still runs
+    planted = Path(tempfile.mkdtemp(prefix=f"attention-lab-{dead.pid}-"))     # a child's look-alike
+    (planted / "in").symlink_to(tmp_path / "target")
+    (tmp_path / "target").write_text("the grader must not chmod this")
+    (tmp_path / "target").chmod(0o600)
+    if os.geteuid() == 0:
+        os.chown(planted, 54321, 54321, follow_symlinks=False)
     try:
         assert clean_stale_folders() >= 1
         assert not stale.exists() and alive.exists()
+        assert oct((tmp_path / "target").stat().st_mode & 0o777) == "0o600"
+        assert planted.exists() == (os.geteuid() == 0)    # not the grader's own: left alone
     finally:
-        subprocess.run(["rm", "-rf", str(stale), str(alive)], check=False)
+        subprocess.run(["rm", "-rf", str(stale), str(alive), str(planted)], check=False)
 
 
 def test_a_terminated_grader_removes_its_temporary_folders(tmp_path, secret_file):
@@ -364,6 +397,12 @@ def lab2_submissions(tmp_path_factory):
     for name in ('=HYPERLINK("evil.example")&A1.zip', "สมชาย.zip", "สมหญิง.zip", "Alice.zip", "alice.zip"):
         (subs / name).write_bytes(b"not a zip")
     (subs / "submission_metadata.yml").write_text("gradescope's index, not a submission\n")
+
+    def surrogate(config):   # a class name no UTF-8 file can hold, which Keras repeats in its error
+        config["config"]["layers"][1]["class_name"] = "\udcff"
+        return config
+    _zip_with(subs / "surrogate.zip", _replace_in_model(good, surrogate))
+    (subs / os.fsdecode(b"caf\xe9.zip")).write_bytes(b"not a zip")       # a name that is not UTF-8
     return root
 
 
@@ -396,6 +435,8 @@ EXPECTED_LAB2 = {   # entry name -> (status, a phrase of the message)
     "สมหญิง.zip": ("malformed", "not a readable zip file"),
     "Alice.zip": ("malformed", "not a readable zip file"),
     "alice.zip": ("malformed", "not a readable zip file"),
+    "surrogate.zip": ("load-failed", "Keras could not load"),
+    "caf\ufffd.zip": ("malformed", "not a readable zip file"),
 }
 
 

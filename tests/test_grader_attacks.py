@@ -22,7 +22,7 @@ import pytest
 from autograder.batch import grade_folder
 from autograder.hidden import make_hidden_set
 from autograder.rubric import load_rubric
-from autograder.sandbox import available_isolation
+from autograder.sandbox import SANDBOX_UID_BASE, available_isolation, package_folders
 from labs.common.submission import export
 from tests.conftest import REPO_ROOT
 from tests.test_autograder import SECRET, _rubric
@@ -66,8 +66,18 @@ for path in {writes!r}:
 confess()
 '''
 
-# Only a PID and a network namespace hide the grader's processes and the host's sockets.
+# Only a PID and a network namespace hide the grader's processes and the host's sockets; only the
+# read-only root keeps a child that is uid 0 (as a root grader's is) off the host's settings. Each
+# write puts back what is there already, so it changes nothing even where it gets through.
 NAMESPACED = r'''
+def rewrite(path, mode="r+b"):
+    with open(path, mode) as handle:
+        handle.write(handle.read())
+attempt("write a kernel setting", lambda: rewrite("/proc/sys/kernel/core_pattern"))
+attempt("write the loader's cache", lambda: rewrite("/etc/ld.so.cache"))
+attempt("change /dev/null", lambda: os.chmod("/dev/null", 0o666))
+attempt("make a user namespace", lambda: subprocess.run(["unshare", "--user", "true"], check=True,
+                                                          capture_output=True))
 attempt("see the grader", lambda: os.kill({grader}, 0))
 attempt("read the grader's command line", lambda: read("/proc/{grader}/cmdline"))
 socket = __import__("soc" + "ket")
@@ -361,12 +371,18 @@ def test_user_isolation_where_namespaces_are_blocked(tmp_path):
     model = build_model(NameTransliterationConfig.tiny(), len(vocabs["source"]), len(vocabs["target"]))
     layer = (REPO_ROOT / "homework" / "kv_attention.py").read_text(encoding="utf-8")
     daemon = f"96{secrets.randbelow(10 ** 5):05d}7"
+    hopper = r'''
+if os.fork() == 0:              # a process that forks and exits, again and again: a new pid each time
+    while True:
+        if os.fork():
+            os._exit(0)
+'''
     for name, attack in {"honest": "", "snoop": SNOOP.format(
             reads=[str(secret), str(tmp_path / "hidden" / "targets.csv"),
                    str(REPO_ROOT / "datasets" / "thai-names" / "romanization.csv"),
                    str(REPO_ROOT / "homework" / "kv_attention.py"), str(subs / "honest" / "model.keras")],
             writes=[str(REPO_ROOT / "vandal-user.txt")], solution=str(REPO_ROOT / "homework" / "kv_attention.py")),
-            "saboteur": SABOTAGE.format(grader=1, daemon=daemon, hanger=daemon)}.items():
+            "saboteur": SABOTAGE.format(grader=1, daemon=daemon, hanger=daemon) + hopper}.items():
         export(model, vocabs, task="name-transliteration", student_id=name, out=subs / name)
         (subs / name / "custom_layers.py").write_text(layer + PRELUDE + attack, encoding="utf-8")
     subs.chmod(0o700)
@@ -387,6 +403,7 @@ def test_user_isolation_where_namespaces_are_blocked(tmp_path):
     private_data.chmod(0o700)
     script += [f"mount --bind {private_data} {REPO_ROOT / 'datasets'}",
                f"mount -t tmpfs -o mode=700 none {REPO_ROOT / 'homework'}",
+               *[f"mount -t tmpfs -o mode=700 none {folder}" for folder in package_folders()],
                f"exec {sys.executable} -m autograder grade {subs} --task name-transliteration --hidden "
                f"{tmp_path / 'hidden'} --out {tmp_path / 'grades'} --isolation user --jobs 2 --quiet"]
     ran = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", "\n".join(script)],
@@ -400,6 +417,56 @@ def test_user_isolation_where_namespaces_are_blocked(tmp_path):
         assert rows[name]["status"] == "graded", (name, rows[name]["message"])
         assert rows[name]["score"] == rows["honest"]["score"]
     assert _processes_running(daemon) == [] and not (REPO_ROOT / "vandal-user.txt").exists()
+    assert _processes_of_users_from(SANDBOX_UID_BASE) == []      # the pid-hopper went with its user
+
+
+def _processes_of_users_from(first_uid: int) -> list[int]:
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            uid = int(Path(f"/proc/{pid}/status").read_text().split("Uid:")[1].split()[0])
+        except (OSError, IndexError, ValueError):
+            continue
+        if uid >= first_uid:
+            found.append(int(pid))
+    return found
+
+
+@needs_namespaces
+def test_without_a_cgroup_the_watchdog_stops_memory_in_files_and_fork_bombs(tmp_path, monkeypatch):
+    """Where the grader may create no cgroup (a user's laptop), the watchdog keeps the same limits."""
+    import keras
+
+    import autograder.sandbox
+    from labs.name_transliteration.config import NameTransliterationConfig
+    from labs.name_transliteration.data import vocabularies
+    from labs.name_transliteration.model import build_model
+
+    monkeypatch.setattr(autograder.sandbox.Cgroup, "create", classmethod(lambda cls, name, limits: None))
+    (tmp_path / "secret.txt").write_text(SECRET)
+    make_hidden_set("name-transliteration", tmp_path / "secret.txt", tmp_path / "hidden", n=20)
+    keras.utils.set_random_seed(0)
+    vocabs = vocabularies()
+    model = build_model(NameTransliterationConfig.tiny(), len(vocabs["source"]), len(vocabs["target"]))
+    layer = (REPO_ROOT / "homework" / "kv_attention.py").read_text(encoding="utf-8")
+    memfds = r'''
+files = []
+for _ in range(40):                 # 4 GB in anonymous files: no process's resident memory shows them
+    fd = os.memfd_create("hoard")
+    for _ in range(100):
+        os.write(fd, b"1" * (1 << 20))
+    files.append(fd)
+time.sleep(120)
+'''
+    for name, attack in {"memfds": memfds, "forker": FORK}.items():
+        export(model, vocabs, task="name-transliteration", student_id=name, out=tmp_path / "subs" / name)
+        (tmp_path / "subs" / name / "custom_layers.py").write_text(layer + PRELUDE + attack, encoding="utf-8")
+    rubric = load_rubric(_rubric(tmp_path, "name-transliteration", wall_seconds=60, memory_mb=3072, tasks=64))
+    records = {r["student"]: r for r in grade_folder(tmp_path / "subs", rubric, tmp_path / "hidden",
+                                                      tmp_path / "grades", progress=False)}
+    assert records["memfds"]["status"] == "out-of-memory", records["memfds"]["message"]
+    assert records["forker"]["status"] == "too-many-processes", records["forker"]["message"]
+    assert records["forker"]["sandbox_seconds"] < 60
 
 
 def test_user_isolation_refuses_to_start_while_the_hidden_set_is_readable(monkeypatch):
@@ -420,6 +487,19 @@ def test_user_isolation_refuses_to_start_while_the_hidden_set_is_readable(monkey
     monkeypatch.setattr(autograder.batch, "resolve_isolation", lambda requested: "user")
     try:
         with pytest.raises(InputError, match="could read .*hidden"):
+            grade_folder(tmp_path / "subs", load_rubric(task="date-translation"), tmp_path / "hidden",
+                         tmp_path / "out", progress=False)
+        (tmp_path / "hidden").chmod(0o711)              # others cannot list it, but can open what they can name
+        with pytest.raises(InputError, match="could read .*hidden"):
+            grade_folder(tmp_path / "subs", load_rubric(task="date-translation"), tmp_path / "hidden",
+                         tmp_path / "out", progress=False)
+        (tmp_path / "hidden" / "targets.csv").chmod(0o600)
+        (tmp_path / "subs").chmod(0o700)
+        romanizer = tmp_path / "pythainlp"
+        romanizer.mkdir(mode=0o755)
+        (romanizer / "__init__.py").write_text("")
+        monkeypatch.setattr(autograder.batch, "package_folders", lambda: [romanizer])
+        with pytest.raises(InputError, match="could read .*pythainlp"):
             grade_folder(tmp_path / "subs", load_rubric(task="date-translation"), tmp_path / "hidden",
                          tmp_path / "out", progress=False)
     finally:
