@@ -580,3 +580,23 @@ def test_gradescope_package_runs_one_submission(tmp_path, secret_file):
 def test_check_explains_a_missing_bundle_in_one_line(tmp_path):
     result = run_autograder("check", str(tmp_path / "nothing.zip"))
     assert result.returncode == 2 and "no bundle at" in result.stderr and "Traceback" not in result.stderr
+
+
+# ---- bundles from an earlier kit ----
+
+FIXTURES = REPO_ROOT / "tests" / "fixtures"
+
+
+@pytest.mark.parametrize("task,bundle", [("date-translation", "lab2-bundle-kit-0.1.0.zip"),
+                                         ("name-transliteration", "homework-bundle-kit-0.1.0.zip")])
+def test_a_bundle_exported_by_an_earlier_kit_still_grades(task, bundle, tmp_path, secret_file):
+    """Bundles that students exported with kit 0.1.0 (commit 10403d4, before the task registry)."""
+    (tmp_path / "subs").mkdir()
+    (tmp_path / "subs" / bundle).write_bytes((FIXTURES / bundle).read_bytes())
+    make_hidden_set(task, secret_file, tmp_path / "hidden", n=40)
+    record = grade_folder(tmp_path / "subs", load_rubric(task=task), tmp_path / "hidden", tmp_path / "grades",
+                          progress=False)[0]
+    assert record["status"] == "graded", record["message"]
+    assert record["lines"][0]["points"] == 10 and record["examples"]            # architecture, and feedback shown
+    checked = run_autograder("check", str(FIXTURES / bundle))
+    assert checked.returncode == 0 and "status: graded" in checked.stdout, checked.stdout + checked.stderr
