@@ -18,9 +18,12 @@ import threading
 import time
 from pathlib import Path
 
-from autograder.rubric import TASKS, RubricError, load_rubric
+from autograder.rubric import RubricError, load_rubric
 from autograder.sandbox import ISOLATIONS
+from labs import tasks
 from labs.common.errors import InputError
+
+TASKS = tasks.names()
 
 
 class _Parser(argparse.ArgumentParser):
@@ -107,9 +110,8 @@ def _check(args) -> int:
     print(f"status: {record['status']}" + (f": {record['message']}" if record["message"] else "")
           + f"  (isolation: {record['isolation']})")
     for line in record["lines"]:
-        value = "" if line["value"] is None else f"{line['value']:.4f}  "
-        print(f"  {line['points']:5g} / {line['max_points']:<4g} {line['label']}: {value}"
-              f"{line['message'] or ''}".rstrip())
+        note = f"  ({line['message']})" if line["message"] else ""
+        print(f"  {line['points']:5g} / {line['max_points']:<4g} {line['label']}: {line['shown']}{note}".rstrip())
     print(f"score on the public dev set: {record['score']:g} / {record['max_score']:g} "
           "(the hidden test set decides the grade)")
     return 0 if record["status"] == "graded" else 1

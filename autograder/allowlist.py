@@ -60,9 +60,9 @@ def _objects(config):
             stack += [(value, f"{path}[{i}]", depth + 1) for i, value in reversed(list(enumerate(node)))]
 
 
-def _layer_references(node) -> set[str]:
-    """Names of the layers whose outputs ``node`` (inbound nodes, or output_layers) refers to."""
-    names, stack = set(), [(node, 0)]
+def _references(node) -> list[tuple[str, int, int]]:
+    """``(layer, node index, tensor index)`` of every tensor that ``node`` (a layer's inbound node) takes in."""
+    found, stack = [], [(node, 0)]
     while stack:
         item, depth = stack.pop()
         if depth > MAX_DEPTH:
@@ -70,78 +70,79 @@ def _layer_references(node) -> set[str]:
         if isinstance(item, dict):
             history = item.get("config", {}).get("keras_history") if item.get("class_name") == "__keras_tensor__" \
                 else None
-            if isinstance(history, list) and history and isinstance(history[0], str):
-                names.add(history[0])
+            if _is_reference(history):
+                found.append(tuple(history))
             else:
                 stack += [(value, depth + 1) for value in item.values()]
         elif isinstance(item, list):
-            if len(item) == 3 and isinstance(item[0], str) and all(isinstance(i, int) for i in item[1:]):
-                names.add(item[0])                     # [layer name, node index, tensor index]
-            else:
-                stack += [(value, depth + 1) for value in item]
-    return names
+            stack += [(value, depth + 1) for value in item]
+    return found
 
 
-def _first_output(output_layers) -> set[str]:
-    """The layer behind a model's first output: the probabilities, which decoding reads (a second
-    output, the attention weights say, is never decoded, so what it is computed through earns nothing)."""
-    names = []
-    stack = [output_layers]
-    while stack and not names:
-        item = stack.pop(0)
-        if isinstance(item, list):
-            if len(item) == 3 and isinstance(item[0], str) and all(isinstance(i, int) for i in item[1:]):
-                names.append(item[0])
-            else:
-                stack = item + stack
-        elif isinstance(item, dict):
-            stack = list(item.values()) + stack
-    return set(names)
+def _is_reference(item) -> bool:
+    return isinstance(item, list) and len(item) == 3 and isinstance(item[0], str) and \
+        all(isinstance(i, int) and not isinstance(i, bool) for i in item[1:])
 
 
-def graph_classes(model: dict, depth: int = 0) -> set[str]:
-    """The classes of the layers a model's first output is computed through, nested models and wrapped
-    layers included.
+def _flat_outputs(outputs, depth: int = 0) -> list[tuple[str, int, int]]:
+    """A model's ``output_layers`` in the order Keras flattens them (lists in order, dicts by sorted key)."""
+    if depth > MAX_DEPTH:
+        raise ConfigError(f"the model config is nested more than {MAX_DEPTH} levels deep")
+    if _is_reference(outputs):
+        return [tuple(outputs)]
+    if isinstance(outputs, dict):
+        return [r for key in sorted(outputs) for r in _flat_outputs(outputs[key], depth + 1)]
+    if isinstance(outputs, list):
+        return [r for item in outputs for r in _flat_outputs(item, depth + 1)]
+    return []
 
-    A functional model is walked back from its first output along each layer's inbound nodes; a
-    Sequential model uses every layer it lists.
+
+def graph_classes(model: dict, outputs: tuple[int, ...] = (0,), depth: int = 0) -> set[str]:
+    """The classes of the layers a model's outputs (by default the first: the probabilities, which decoding
+    reads) are computed through, nested models and wrapped layers included.
+
+    A functional model is walked back from those outputs along the inbound node each tensor
+    came from; inside a nested model, only from the outputs the outer graph uses. A Sequential
+    model uses every layer it lists. A class named anywhere else in the file earns nothing.
     """
     if depth > 20 or not isinstance(model, dict) or not isinstance(model.get("config"), dict):
         return set()
     config = model["config"]
     layers = [l for l in config.get("layers", []) if isinstance(l, dict)] if isinstance(config.get("layers"), list) else []
     if model.get("class_name") == "Sequential":
-        used = layers
-    else:
-        by_name = {l.get("name") or l.get("config", {}).get("name"): l for l in layers}
-        seen, todo = set(), list(_first_output(config.get("output_layers", [])) if depth == 0 else
-                                 _layer_references(config.get("output_layers", [])))
-        while todo:
-            name = todo.pop()
-            if name in seen or name not in by_name:
-                continue
-            seen.add(name)
-            todo += _layer_references(by_name[name].get("inbound_nodes", []))
-        used = [by_name[name] for name in seen]
-    classes: set[str] = set()
-    for layer in used:
-        classes |= _layer_classes(layer, depth)
+        return {c for layer in layers for c in _layer_classes(layer, (0,), depth)}
+    by_name = {l.get("name") or l.get("config", {}).get("name"): l for l in layers}
+    flat = _flat_outputs(config.get("output_layers", []))
+    todo = [flat[i] for i in outputs if 0 <= i < len(flat)]
+    seen, classes = set(), set()
+    while todo:
+        reference = todo.pop()
+        name, node, tensor = reference
+        if reference in seen or name not in by_name:
+            continue
+        seen.add(reference)
+        layer = by_name[name]
+        classes |= _layer_classes(layer, (tensor,), depth)
+        nodes = layer.get("inbound_nodes") if isinstance(layer.get("inbound_nodes"), list) else []
+        index = node - 1 if layer.get("class_name") in MODEL_CLASSES else node   # a model's node 0 is its own input
+        for inbound in ([nodes[index]] if 0 <= index < len(nodes) else nodes):
+            todo += _references(inbound)
     return classes
 
 
-def _layer_classes(layer: dict, depth: int) -> set[str]:
-    """A used layer's class, and those of the layers it wraps or the model it is."""
+def _layer_classes(layer: dict, outputs: tuple[int, ...], depth: int) -> set[str]:
+    """A used layer's class, and those of the layers it wraps or, for a model, that its used outputs go through."""
     if depth > 20 or not isinstance(layer.get("class_name"), str):
         return set()
     classes = {layer["class_name"]}
     if layer["class_name"] in MODEL_CLASSES:
-        classes |= graph_classes(layer, depth + 1)
+        classes |= graph_classes(layer, outputs, depth + 1)
     inner = layer.get("config") if isinstance(layer.get("config"), dict) else {}
     for key in NESTED_LAYER_KEYS:
         value = inner.get(key)
         for item in value if isinstance(value, list) else [value]:
             if isinstance(item, dict):
-                classes |= _layer_classes(item, depth + 1)
+                classes |= _layer_classes(item, (0,), depth + 1)
     return classes
 
 

@@ -17,9 +17,9 @@ from autograder.reports import write_gradebook, write_student_files
 from autograder.rubric import Rubric
 from autograder.sandbox import (KIT_ROOT, clean_stale_folders, package_folders, readable_by_others, resolve_isolation,
                                 sandbox_uid)
+from labs import tasks
 from labs.common.errors import InputError
 from labs.common.files import read_csv
-from labs.common.paths import DATASETS_DIR
 
 # What a submissions folder may hold beside the students' entries: Gradescope's export index and
 # the files desktops leave behind. Every other entry, odd or not, gets its row in the gradebook.
@@ -160,14 +160,13 @@ def _write_student_files(record: dict, rubric: Rubric, out: Path) -> None:
 
 def dev_set(task: str) -> HiddenSet:
     """The public dev split as a "hidden" set: what ``check`` scores a bundle on."""
-    folder = {"date-generation": "iso-dates", "date-translation": "date-pairs",
-              "name-transliteration": "thai-names"}[task]
-    rows = read_csv(DATASETS_DIR / folder / "dev.csv")
-    if task == "date-generation":
-        rows = [{"source": r["date"], "target": r["date"]} for r in rows]
+    dataset = tasks.get(task).dataset
+    rows = [{**row, "source": row[dataset.input_column], "target": row[dataset.target_column]}
+            for row in read_csv(dataset.path / "dev.csv")]
     ids = [{"id": f"d{i:06d}", **row} for i, row in enumerate(rows)]
-    return HiddenSet(DATASETS_DIR / folder, [{"id": r["id"], "source": r["source"]} for r in ids], ids,
-                     {"task": task, "size": len(ids), "sha256": {}, "secret_fingerprint": "public-dev"})
+    return HiddenSet(dataset.path, [{"id": r["id"], "source": r["source"]} for r in ids], ids,
+                     {"task": task, "size": len(ids), "sha256": {}, "secret_fingerprint": "public-dev"},
+                     "the public dev set")
 
 
 def check_bundle(path: str | Path, rubric: Rubric, *, limit: int | None = 1000) -> dict:
@@ -179,6 +178,7 @@ def check_bundle(path: str | Path, rubric: Rubric, *, limit: int | None = 1000) 
     if not os.path.lexists(path):
         raise InputError(f"no bundle at {str(path)!r}")
     hidden = dev_set(rubric.task)
-    if limit is not None:
-        hidden = HiddenSet(hidden.folder, hidden.inputs[:limit], hidden.targets[:limit], hidden.manifest)
+    if limit is not None and limit < len(hidden.inputs):
+        hidden = HiddenSet(hidden.folder, hidden.inputs[:limit], hidden.targets[:limit], hidden.manifest,
+                           f"the first {limit:,} rows of the public dev set")
     return grade_bundle(path, rubric, hidden, isolation=resolve_isolation("auto"), run_unisolated=True)

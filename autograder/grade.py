@@ -43,12 +43,8 @@ from autograder.claims import CHECKS, ClaimError, clean_message, reported_second
 from autograder.rubric import Rubric
 from autograder.sandbox import TEMP_PREFIX, count_parameters, run_child
 from autograder.scoring import ScoringTimeout, architecture_line, compute_metrics, metric_lines
+from labs import tasks
 
-MAX_OUTPUT_LENGTH = {"date-generation": 14, "date-translation": 11, "name-transliteration": 64}
-SIGNATURES = {"date-generation": "language-model", "date-translation": "translation",
-              "name-transliteration": "translation"}
-ATTENTION_VIEWS = {"date-translation": "labs.date_translation.model:build_attention_model",
-                   "name-transliteration": "labs.name_transliteration.model:build_attention_model"}
 EXAMPLES = 4   # public dev examples shown in each student's feedback
 GRADESCOPE_ENTRY = re.compile(r"submission_\d+")   # the folder names of Gradescope's "export submissions"
 log = logging.getLogger("autograder")
@@ -60,6 +56,7 @@ class HiddenSet:
     inputs: list[dict]
     targets: list[dict]
     manifest: dict
+    name: str = "the hidden test set"      # what a rubric line says it was scored on
 
 
 def student_id_for(path: Path) -> str:
@@ -121,15 +118,16 @@ def _holds_model(folder: Path) -> bool:
 
 
 def _job(rubric: Rubric, hidden: HiddenSet, examples: list[str], allow_custom: bool) -> dict:
-    task, grading = rubric.task, rubric.grading
-    job = {"task": task, "signature": SIGNATURES[task], "allow_custom_layers": allow_custom,
-           "max_length": MAX_OUTPUT_LENGTH[task]}
-    if SIGNATURES[task] == "language-model":
+    """What the child is asked: the task's signature and limits, the hidden inputs, how to decode them."""
+    task, grading = tasks.get(rubric.task), rubric.grading
+    job = {"task": task.name, "signature": task.signature, "allow_custom_layers": allow_custom,
+           "max_length": task.max_output_length}
+    if not task.translates:
         return {**job, "samples": int(grading.get("samples", 2000)), "seed": 0,
                 "score_texts": [row["source"] for row in hidden.inputs[:int(grading.get("score_texts", 2000))]]}
     return {**job, "sources": [row["source"] for row in hidden.inputs], "beam": int(grading.get("beam", 1)),
             "batch_size": int(grading.get("batch_size", 2000)), "examples": examples,
-            "attention_view": ATTENTION_VIEWS.get(task)}
+            "attention_view": task.attention_view}
 
 
 def display_name(path: Path) -> str:
@@ -166,11 +164,12 @@ def grade_bundle(path: Path, rubric: Rubric, hidden: HiddenSet, *, examples: lis
     except Exception as error:   # a barrier per bundle: whatever it holds, the batch goes on
         _could_not_handle(record, path, error)
     try:
-        lines = [architecture_line(rubric, found["classes"], found["parameters"]), *metric_lines(rubric, found["metrics"])]
+        lines = [architecture_line(rubric, found["classes"], found["parameters"]),
+                 *metric_lines(rubric, found["metrics"], hidden.name)]
     except Exception as error:
         _could_not_handle(record, path, error)
         found["metrics"] = None
-        lines = [architecture_line(rubric, set(), None), *metric_lines(rubric, None)]
+        lines = [architecture_line(rubric, set(), None), *metric_lines(rubric, None, hidden.name)]
     record["metrics"] = found["metrics"] or {}
     record["parameters"] = found["parameters"]
     record["lines"] = [line.to_dict() for line in lines]
@@ -252,15 +251,13 @@ def _with_expected(returned: list[dict], examples: list[dict]) -> list[dict]:
 
 def public_examples(task: str, n: int = EXAMPLES) -> list[dict]:
     """A few rows of the public dev split, shown (with heatmaps) in every student's feedback."""
-    if SIGNATURES[task] == "language-model":
-        return []
     from labs.common.files import read_csv
-    from labs.common.paths import DATASETS_DIR
 
-    folder = "date-pairs" if task == "date-translation" else "thai-names"
-    rows = read_csv(DATASETS_DIR / folder / "dev.csv")
-    picked = rows[:n] if task == "date-translation" else \
-        [r for r in rows if r["stratum"] == "seen"][:n // 2] + [r for r in rows if r["stratum"] == "unseen"][:n - n // 2]
+    record = tasks.get(task)
+    if not record.translates:
+        return []
+    rows = read_csv(record.dataset.path / "dev.csv")
+    picked = record.feedback_examples(rows, n) if record.feedback_examples else rows[:n]
     return [{"source": r["source"], "target": r["target"],
              "accepted": [r["target"], *[a for a in r.get("alternatives", "").split("|") if a]]} for r in picked]
 

@@ -28,15 +28,9 @@ import hashlib
 import os
 from pathlib import Path
 
+from labs import tasks
 from labs.common.errors import InputError
 from labs.common.files import folder_written_whole, read_csv, write_csv, write_json
-from labs.common.paths import DATASETS_DIR
-
-DEFAULT_SIZE = {"date-generation": 2000, "date-translation": 1000, "name-transliteration": 1000}
-PUBLIC = {"date-generation": "iso-dates", "date-translation": "date-pairs", "name-transliteration": "thai-names"}
-TARGET_COLUMNS = {"date-generation": ("id", "target"),
-                  "date-translation": ("id", "target", "format_id", "locale"),
-                  "name-transliteration": ("id", "target", "alternatives", "stratum")}
 
 
 def seed_from_secret(secret: bytes, task: str) -> int:
@@ -48,35 +42,19 @@ def fingerprint(secret: bytes) -> str:
     return hashlib.sha256(b"attention-lab fingerprint\0" + secret).hexdigest()[:12]
 
 
-def _public_texts(task: str) -> set[str]:
-    column = "date" if task == "date-generation" else "source"
-    folder = DATASETS_DIR / PUBLIC[task]
-    return {row[column] for split in ("train", "dev", "test") for row in read_csv(folder / f"{split}.csv")}
+def public_inputs(task: str) -> set[str]:
+    """Every input of the task's public splits: a hidden set holds none of them."""
+    dataset = tasks.get(task).dataset
+    return {row[dataset.input_column] for split in dataset.sizes for row in read_csv(dataset.path / f"{split}.csv")}
 
 
-def _rows(task: str, n: int, seed: int) -> list[dict]:
-    """``n`` rows of ``task`` from the test split, none of them in the public files."""
-    public = _public_texts(task)
-    if task == "date-generation":
-        from labs.date_generation.data import IsoDateDistribution
-
-        dates = [d for d in IsoDateDistribution().sample(3 * n, seed) if d not in public]
-        return [{"source": d, "target": d} for d in dict.fromkeys(dates)][:n]
-    if task == "date-translation":
-        from labs.date_translation.data import sample_pairs
-
-        return [dict(p) for p in sample_pairs(2 * n, seed, split="test") if p["source"] not in public][:n]
-    from labs.name_transliteration.data import HIDDEN, sample_names
-
-    rows = [r for r in sample_names(2 * n, seed, split=HIDDEN) if r["source"] not in public]
-    halves = [[r for r in rows if r["stratum"] == s][:n - n // 2 if s == "seen" else n // 2] for s in ("seen", "unseen")]
-    return sorted(halves[0] + halves[1], key=lambda r: rows.index(r))
+def target_columns(task: str) -> tuple[str, ...]:
+    return ("id", "target", *tasks.get(task).hidden_columns)
 
 
 def make_hidden_set(task: str, secret_file: str | Path, out: str | Path, n: int | None = None) -> dict:
     """Write a hidden set for ``task`` into ``out`` (a new or empty folder); returns its manifest."""
-    if task not in DEFAULT_SIZE:
-        raise InputError(f"unknown task {task!r}; choose one of: {', '.join(DEFAULT_SIZE)}")
+    record = tasks.get(task)
     secret_path = Path(secret_file)
     if not secret_path.is_file():
         raise InputError(f"no secret file at {str(secret_path)!r}; write a private random text into one, e.g. "
@@ -84,20 +62,21 @@ def make_hidden_set(task: str, secret_file: str | Path, out: str | Path, n: int 
     secret = secret_path.read_bytes().strip()
     if len(secret) < 16:
         raise InputError(f"{str(secret_path)!r} holds {len(secret)} bytes; use at least 16 random characters")
-    n = DEFAULT_SIZE[task] if n is None else n
+    n = record.hidden_size if n is None else n
     if not 1 <= n <= 100_000:
         raise InputError(f"--n must be between 1 and 100,000, got {n}")
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise InputError(f"--out {str(out)!r} exists and is not an empty folder")
-    rows = _rows(task, n, seed_from_secret(secret, task))
+    rows = record.hidden_rows(n, seed_from_secret(secret, task), public_inputs(task))
     if len(rows) < n:
         raise InputError(f"could only draw {len(rows):,} hidden rows for {task}; ask for fewer")
     for index, row in enumerate(rows):
         row["id"] = f"h{index:06d}"
     with folder_written_whole(out) as folder:
         write_csv(folder / "inputs.csv", ("id", "source"), [{"id": r["id"], "source": r["source"]} for r in rows])
-        write_csv(folder / "targets.csv", TARGET_COLUMNS[task], [{c: r[c] for c in TARGET_COLUMNS[task]} for r in rows])
+        columns = target_columns(task)
+        write_csv(folder / "targets.csv", columns, [{c: r[c] for c in columns} for r in rows])
         manifest = {"format": "attention-lab-hidden-set", "version": 1, "task": task, "size": len(rows),
                     "secret_fingerprint": fingerprint(secret),
                     "sha256": {name: hashlib.sha256((folder / name).read_bytes()).hexdigest()

@@ -14,23 +14,11 @@ import re
 from pathlib import Path
 
 from autograder.rubric import Rubric
+from labs import tasks
 from labs.common.files import write_csv, write_json, write_text
 
-ADVICE = {
-    "architecture": "Build the model the lab describes (see the rubric line) and keep it within the parameter budget.",
-    "validity": "Many samples are not real dates: train longer, or lower the learning rate at the end of training "
-                "(lab 1's cosine decay), and check the month-day combinations in your samples.",
-    "uniqueness": "Your samples repeat: sample at temperature 1.0 rather than greedily, and check that the model is "
-                  "not collapsing onto a few years.",
-    "cross_entropy_gap": "Your model is less certain than the data allows: train on more fresh dates or for more epochs.",
-    "exact_match": "Look at the formats your model gets wrong (python -m labs evaluate date-translation): more "
-                   "training data, more epochs, or a larger attention size usually fix the hardest ones.",
-    "accuracy_seen": "Names whose words occur in training should be nearly perfect: train longer, or check the "
-                     "self-test (python -m labs selftest homework).",
-    "accuracy_unseen": "Unseen words need rules, not memory: more epochs, a larger value_dim, or dropout help the "
-                       "model learn how Thai letters sound.",
-    "cer_unseen": "Near misses on unseen words: compare your outputs with the accepted spellings in the dev set.",
-}
+ARCHITECTURE_ADVICE = ("Build the model the lab describes (see the rubric line) and keep it within the parameter "
+                       "budget.")
 STATUS_ADVICE = {
     "malformed": "Export your bundle with labs.common.submission.export(...) and check it with "
                  "`python -m autograder check BUNDLE` before handing it in.",
@@ -78,7 +66,7 @@ def gradescope_results(record: dict, rubric: Rubric) -> dict:
     """The Gradescope autograder results format: score, tests (one per rubric line), leaderboard."""
     tests = []
     for number, line in enumerate(record["lines"], start=1):
-        value = "" if line["value"] is None else f"value {_fmt(line['value'])}; "
+        value = f"{line['shown']}; " if line.get("shown") else ""
         output = f"{value}rule: {line['rule']}" + (f"\n{line['message']}" if line["message"] else "")
         tests.append({"name": line["label"], "number": str(number), "score": line["points"],
                       "max_score": line["max_points"], "status": "passed" if line["points"] >= line["max_points"] else "failed",
@@ -98,10 +86,6 @@ def gradescope_results(record: dict, rubric: Rubric) -> dict:
 
 def _lower_is_better(name: str, rubric: Rubric) -> bool:
     return any(m.name == name and m.direction == "lower" for m in rubric.metrics)
-
-
-def _fmt(value: float) -> str:
-    return f"{value:.4f}" if abs(value) < 10 else f"{value:,.0f}"
 
 
 def _heatmap_png(example: dict) -> bytes | None:
@@ -125,9 +109,10 @@ def _improvements(record: dict) -> list[str]:
     tips = []
     if record["status"] in STATUS_ADVICE:
         tips.append(STATUS_ADVICE[record["status"]])
+    advice = {"architecture": ARCHITECTURE_ADVICE, **tasks.get(record["task"]).advice}
     for line in record["lines"]:
-        if line["points"] < line["max_points"] and line["name"] in ADVICE and record["status"] == "graded":
-            tips.append(f"**{line['label']}**: {ADVICE[line['name']]}")
+        if line["points"] < line["max_points"] and line["name"] in advice and record["status"] == "graded":
+            tips.append(f"**{line['label']}**: {advice[line['name']]}")
     return tips or ["Nothing: full marks."]
 
 
@@ -140,7 +125,7 @@ def feedback_markdown(record: dict, rubric: Rubric, images: dict[int, str]) -> s
         lines += [f"> {md(record['message'])}", ""]
     lines += ["## Rubric", "", "| item | your value | rule | points |", "|---|---|---|---|"]
     for line in record["lines"]:
-        value = "" if line["value"] is None else _fmt(line["value"])
+        value = line.get("shown", "")
         note = f" ({line['message']})" if line["message"] else ""
         lines.append(f"| {md(line['label'] + note)} | {value} | {md(line['rule'])} | "
                      f"{line['points']:g} / {line['max_points']:g} |")
@@ -159,7 +144,7 @@ def feedback_html(record: dict, rubric: Rubric, pngs: dict[int, bytes]) -> str:
     """The same feedback as one self-contained HTML page (heatmaps inlined)."""
     e = html.escape
     rows = "".join(f"<tr><td>{e(l['label'])}{e(' (' + l['message'] + ')' if l['message'] else '')}</td>"
-                   f"<td>{'' if l['value'] is None else e(_fmt(l['value']))}</td><td>{e(l['rule'])}</td>"
+                   f"<td>{e(l.get('shown', ''))}</td><td>{e(l['rule'])}</td>"
                    f"<td>{l['points']:g} / {l['max_points']:g}</td></tr>" for l in record["lines"])
     examples = "".join(f"<tr><td>{e(x['source'])}</td><td>{e(x['expected'])}</td><td>{e(x['output'])}</td>"
                        f"<td>{'right' if x['output'] in x['accepted'] else 'wrong'}</td></tr>" for x in record["examples"])

@@ -20,15 +20,7 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 from autograder.sandbox import Limits
-
-RUBRICS_DIR = Path(__file__).resolve().parent / "rubrics"
-TASKS = ("date-generation", "date-translation", "name-transliteration")
-METRICS = {
-    "date-generation": ("validity", "uniqueness", "cross_entropy_gap"),
-    "date-translation": ("exact_match",),
-    "name-transliteration": ("accuracy", "accuracy_seen", "accuracy_unseen", "cer", "cer_seen", "cer_unseen",
-                             "exact_match", "mean_f_score", "mrr"),
-}
+from labs import tasks
 
 
 class RubricError(ValueError):
@@ -87,8 +79,9 @@ def _need(table: dict, key: str, kind, where: str, default=None):
 
 def _metric(entry: dict, task: str, where: str) -> Metric:
     name = _need(entry, "name", str, where)
-    if name not in METRICS[task]:
-        raise RubricError(f"{where}: unknown metric {name!r} for {task}; choose from: {', '.join(METRICS[task])}")
+    known = tasks.get(task).metric_names
+    if name not in known:
+        raise RubricError(f"{where}: unknown metric {name!r} for {task}; choose from: {', '.join(known)}")
     direction = entry.get("direction", "higher")
     if direction not in ("higher", "lower"):
         raise RubricError(f"{where}: direction must be 'higher' or 'lower', got {direction!r}")
@@ -108,9 +101,9 @@ def _metric(entry: dict, task: str, where: str) -> Metric:
 def load_rubric(path: str | Path | None = None, task: str | None = None) -> Rubric:
     """Load a rubric file, or the default one of ``task``."""
     if path is None:
-        if task not in TASKS:
-            raise RubricError(f"unknown task {task!r}; choose one of: {', '.join(TASKS)}")
-        path = RUBRICS_DIR / f"{task}.toml"
+        if task not in tasks.names():
+            raise RubricError(f"unknown task {task!r}; choose one of: {', '.join(tasks.names())}")
+        path = tasks.get(task).rubric_path
     path = Path(path)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -120,8 +113,8 @@ def load_rubric(path: str | Path | None = None, task: str | None = None) -> Rubr
         raise RubricError(f"{path}: not valid TOML ({error})") from None
     where = str(path)
     rubric_task = _need(data, "task", str, where)
-    if rubric_task not in TASKS:
-        raise RubricError(f"{where}: unknown task {rubric_task!r}; choose one of: {', '.join(TASKS)}")
+    if rubric_task not in tasks.names():
+        raise RubricError(f"{where}: unknown task {rubric_task!r}; choose one of: {', '.join(tasks.names())}")
     if task is not None and rubric_task != task:
         raise RubricError(f"{where} is a rubric for {rubric_task}, not {task}")
     limits = _need(data, "limits", dict, where)

@@ -1,7 +1,7 @@
-"""The public splits under ``datasets/``: what is generated, with which seeds, and how.
+"""The public splits under ``datasets/``: every task's :class:`labs.tasks.Dataset`, with these seeds.
 
-``python -m labs data build`` rewrites every file listed here from the generators; the same
-code and the same seeds give the same bytes, which a test checks against the shipped files.
+``python -m labs data build`` rewrites every task's splits from its generator; the same code and
+the same seeds give the same bytes, which a test checks against the shipped files.
 The counts table in ``datasets/README.md`` (between the ``counts`` markers) is rewritten from
 the files themselves, so the datasheet cannot drift from the data.
 """
@@ -14,37 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from labs import tasks
 from labs.common.errors import InputError
 from labs.common.files import read_csv, write_csv, write_text
 from labs.common.paths import DATASETS_DIR
 from labs.common.vocab import save_vocabularies
-from labs.date_generation import data as iso_dates
-from labs.date_translation import data as date_pairs
-from labs.name_transliteration import data as thai_names
 
 SPLIT_SEEDS = {"train": 1, "dev": 2, "test": 3}
-
-
-@dataclass(frozen=True)
-class PublicDataset:
-    """One dataset folder: its generator, the rows per split, and the task's vocabularies."""
-
-    name: str  # the folder and the command-line name
-    task: str
-    columns: tuple[str, ...]
-    sizes: dict[str, int]
-    generate: Callable[[int, int, str], list[dict]]
-    vocabularies: Callable[[], dict]
-
-
-PUBLIC_DATASETS = (
-    PublicDataset("iso-dates", iso_dates.TASK, iso_dates.COLUMNS, {"train": 30_000, "dev": 5_000, "test": 10_000},
-                  lambda n, seed, split: iso_dates.generate(n, seed), iso_dates.vocabularies),
-    PublicDataset("date-pairs", date_pairs.TASK, date_pairs.COLUMNS, {"train": 30_000, "dev": 5_000, "test": 10_000},
-                  lambda n, seed, split: date_pairs.generate(n, seed, split=split), date_pairs.vocabularies),
-    PublicDataset("thai-names", thai_names.TASK, thai_names.COLUMNS, {"train": 15_000, "dev": 2_000, "test": 4_000},
-                  lambda n, seed, split: thai_names.generate(n, seed, split=split), thai_names.vocabularies),
-)
 
 
 def build(out_dir: str | Path = DATASETS_DIR, log: Callable[[str], None] = print) -> list[Path]:
@@ -53,7 +29,8 @@ def build(out_dir: str | Path = DATASETS_DIR, log: Callable[[str], None] = print
     if not out_dir.is_dir():
         raise InputError(f"output folder {str(out_dir)!r} does not exist; create it first")
     written = []
-    for dataset in PUBLIC_DATASETS:
+    for task in tasks.all_tasks():
+        dataset = task.dataset
         folder = out_dir / dataset.name
         folder.mkdir(exist_ok=True)
         for split, n in dataset.sizes.items():
@@ -62,7 +39,7 @@ def build(out_dir: str | Path = DATASETS_DIR, log: Callable[[str], None] = print
             log(f"wrote {path} ({n:,} rows, seed {SPLIT_SEEDS[split]})")
             written.append(path)
         path = folder / "vocab.json"
-        save_vocabularies(path, dataset.task, dataset.vocabularies())
+        save_vocabularies(path, task.name, task.vocabularies())
         log(f"wrote {path}")
         written.append(path)
     return written
@@ -72,23 +49,21 @@ def counts_markdown(datasets_dir: str | Path = DATASETS_DIR) -> str:
     """The counts table of the datasheet, computed from the files in ``datasets_dir``."""
     datasets_dir = Path(datasets_dir)
     lines = ["| dataset | split | rows | seed | breakdown |", "|---|---|---:|---:|---|"]
-    for dataset in PUBLIC_DATASETS:
+    for dataset in (task.dataset for task in tasks.all_tasks()):
         for split in dataset.sizes:
             rows = read_csv(datasets_dir / dataset.name / f"{split}.csv")
-            lines.append(f"| {dataset.name} | {split} | {len(rows):,} | {SPLIT_SEEDS[split]} | {_breakdown(dataset.name, rows)} |")
+            lines.append(f"| {dataset.name} | {split} | {len(rows):,} | {SPLIT_SEEDS[split]} | {_breakdown(dataset, rows)} |")
     return "\n".join(lines)
 
 
-def _breakdown(name: str, rows: list[dict]) -> str:
-    if name == "iso-dates":
-        return f"{len({r['date'] for r in rows}):,} distinct dates"
-    if name == "date-pairs":
-        locales = collections.Counter(r["locale"] for r in rows)
-        formats = len({r["format_id"] for r in rows})
-        return f"{formats} formats; " + ", ".join(f"{k} {v:,}" for k, v in sorted(locales.items()))
-    strata = collections.Counter(r["stratum"] for r in rows)
-    genders = collections.Counter(r["gender"] for r in rows)
-    return ", ".join(f"{k} {v:,}" for k, v in sorted((strata + genders).items()))
+def _breakdown(dataset, rows: list[dict]) -> str:
+    """Distinct inputs, then each of the dataset's ``breakdown`` columns: counts per value, or how many values."""
+    parts = [f"{len({r[dataset.input_column] for r in rows}):,} distinct inputs"]
+    for column in dataset.breakdown:
+        counts = collections.Counter(r[column] for r in rows)
+        parts.append(", ".join(f"{k} {v:,}" for k, v in sorted(counts.items())) if len(counts) <= 6
+                     else f"{len(counts)} {column} values")
+    return "; ".join(parts)
 
 
 _COUNTS_BLOCK = re.compile(r"(<!-- counts:begin -->\n)(?:.*?\n)?(<!-- counts:end -->)", re.S)

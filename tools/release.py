@@ -22,10 +22,10 @@ is left in any released file.
 
 The release copies what students need (``labs/``, ``homework/``, ``demos/``, ``datasets/``,
 ``autograder/``, the README, requirements and Makefile) and never the instructor's tests,
-trained models, run folders or secret seeds. The homework's name table loses the grader's
-hidden words (:data:`labs.name_transliteration.data.HIDDEN`), so that the hidden set's unseen
-names are spelled in no file a student has; the release checks that no released file names one
-and that the table still gives the same vocabularies. Notebooks whose source held a solution
+trained models, run folders or secret seeds. A task may keep more out of the student kit (its
+``student_kit`` in the task registry): the homework's name table loses the grader's hidden words,
+so that the hidden set's unseen names are spelled in no file a student has; the release checks
+that no released file names one. Notebooks whose source held a solution
 are regenerated from the stripped source. The output folder is written whole or not at all.
 """
 
@@ -37,14 +37,15 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from labs.colab import Repository, write_colab_links
+from labs import tasks
 from labs.common.errors import InputError
-from labs.common.files import folder_written_whole, read_csv, write_csv
-from labs.common.notebooks import paired_notebook
+from labs.common.files import folder_written_whole
 from labs.common.paths import REPO_ROOT
+from tools.colab import Repository, write_colab_links
+from tools.notebooks import build
 
 INCLUDED = ("README.md", "requirements.txt", "requirements-dev.txt", "Makefile", ".gitignore", "labs", "homework",
-            "demos", "datasets", "autograder")
+            "demos", "datasets", "autograder", "tools")
 # Never released, wherever they sit: folders of runs, hidden sets and caches; trained weights,
 # secrets and hidden targets.
 EXCLUDED_FOLDERS = ("runs", "hidden*", "__pycache__", ".ipynb_checkpoints", ".pytest_cache")
@@ -107,36 +108,19 @@ def strip_solutions(text: str, where: str) -> Stripped:
     return Stripped("".join(out), blocks, solution)
 
 
-NAME_TABLE = Path("datasets") / "thai-names" / "romanization.csv"
 _THAI_WORD = re.compile(r"[\u0e00-\u0e7f]+")
 
 
-def _leaks(folder: Path, solution: set[str], hidden_words: set[str]) -> list[str]:
-    """Released files that still hold a marker line, a line of a solution or one of the hidden words."""
+def _leaks(folder: Path, solution: set[str], withheld_words: set[str]) -> list[str]:
+    """Released files that still hold a marker line, a line of a solution or one of the withheld words."""
     marker = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$", re.MULTILINE)
     leaks = []
     for path in sorted(p for p in folder.rglob("*") if p.suffix in (".py", ".ipynb", ".md", ".txt", ".json", ".csv")):
         text = path.read_text(encoding="utf-8", errors="replace")
         if marker.search(text) or any(line in text for line in solution) or \
-                not hidden_words.isdisjoint(_THAI_WORD.findall(text)):
+                not withheld_words.isdisjoint(_THAI_WORD.findall(text)):
             leaks.append(path.relative_to(folder).as_posix())
     return leaks
-
-
-def _student_name_table(source: Path, target: Path) -> set[str]:
-    """Write the name table without the grader's hidden words; returns the words left out.
-
-    The vocabularies must not change (the student's model and the grader read the same ones).
-    """
-    from labs.name_transliteration.data import HIDDEN, vocabularies, word_group
-    from labs.name_transliteration.romanization import TABLE_COLUMNS
-
-    rows = read_csv(source)
-    hidden = {row["word"] for row in rows if word_group(row["word"]) == HIDDEN}
-    write_csv(target, TABLE_COLUMNS, [row for row in rows if row["word"] not in hidden])
-    if vocabularies(target) != vocabularies(source):
-        raise InputError(f"without its hidden words, {source} gives other vocabularies; the release was not written")
-    return hidden
 
 
 def _excluded(path: Path) -> bool:
@@ -172,13 +156,11 @@ def release_homework(out: str | Path, root: Path = REPO_ROOT, log=print, colab: 
     out = Path(out)
     _check_out_folder(out, root)
     with folder_written_whole(out) as scratch:
-        stripped, solution, hidden_words, files = {}, set(), set(), _files(root)
+        stripped, solution, files = {}, set(), _files(root)
         for relative in files:
             source, target = root / relative, scratch / relative
             target.parent.mkdir(parents=True, exist_ok=True)
-            if relative == NAME_TABLE:
-                hidden_words = _student_name_table(source, target)
-            elif relative.suffix == ".py":
+            if relative.suffix == ".py":
                 result = strip_solutions(source.read_text(encoding="utf-8"), relative.as_posix())
                 target.write_text(result.text, encoding="utf-8")
                 if result.blocks:
@@ -186,20 +168,23 @@ def release_homework(out: str | Path, root: Path = REPO_ROOT, log=print, colab: 
                     solution.update(result.solution)
             else:
                 shutil.copyfile(source, target)
+        withheld = set()   # what a task keeps out of the student kit (the homework's hidden words)
+        for task in tasks.all_tasks():
+            if task.student_kit is not None:
+                withheld |= task.student_kit(root, scratch)
         for name in stripped:   # a notebook whose source held a solution is rebuilt from the stripped source
             notebook = (scratch / name).with_suffix(".ipynb")
             if notebook.is_file():
-                notebook.write_text(paired_notebook((scratch / name).read_text(encoding="utf-8"), notebook),
-                                    encoding="utf-8")
+                notebook.write_text(build((scratch / name).read_text(encoding="utf-8"), notebook), encoding="utf-8")
         if colab is not None:
             write_colab_links(scratch, colab, log=lambda _: None)
-        leaks = _leaks(scratch, solution, hidden_words)
+        leaks = _leaks(scratch, solution, withheld)
         if leaks:
             raise InputError(f"a solution would leak through {', '.join(leaks)}; the release was not written")
     for name, blocks in stripped.items():
         log(f"  {name}: {blocks} solution block(s) replaced by TODOs")
-    if hidden_words:
-        log(f"  {NAME_TABLE.as_posix()}: {len(hidden_words):,} hidden words left out (the grader's unseen names)")
+    if withheld:
+        log(f"  {len(withheld):,} hidden words left out of the name table (the grader's unseen names)")
     if colab is not None:
         log(f"  Colab links point at {colab.name} (branch {colab.branch}): push the kit there")
     log(f"Wrote the student kit ({len(files):,} files) to {out}. Check it: cd {out} && python -m labs selftest homework "

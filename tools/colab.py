@@ -7,9 +7,10 @@ Colab opens a notebook straight from a public GitHub repository, at
 ``https://colab.research.google.com/github/OWNER/NAME/blob/BRANCH/PATH``, but it opens the
 notebook alone, without the kit that the notebook imports. So two things are written:
 
-- each notebook's first code cell gets the repository (``KIT_REPOSITORY, KIT_BRANCH = ...``);
-  run in Colab without the kit around it, that cell clones the kit and installs its
-  requirements before importing anything;
+- each notebook's setup cell gets the repository (``KIT_REPOSITORY, KIT_BRANCH = ...``, in the
+  notebook's source; :mod:`tools.notebooks` builds the rest of the cell): run in Colab without
+  the kit around it, that cell clones the kit and installs its requirements before importing
+  anything;
 - the README's notebook table (between ``<!-- colab:start -->`` and ``<!-- colab:end -->``)
   gets an "Open in Colab" badge per notebook.
 
@@ -27,7 +28,7 @@ from pathlib import Path
 
 from labs.common.errors import InputError
 from labs.common.files import write_text
-from labs.common.notebooks import paired_notebook
+from tools.notebooks import REPOSITORY_LINE, build
 
 # The notebooks, in the README's order, with what each shows.
 NOTEBOOKS = {
@@ -42,8 +43,6 @@ NOTEBOOKS = {
 }
 START, END = "<!-- colab:start -->", "<!-- colab:end -->"
 BADGE = "https://colab.research.google.com/assets/colab-badge.svg"
-# The line of each notebook's first code cell that names the repository (rewritten, never edited by hand).
-_REPOSITORY_LINE = re.compile(r"^KIT_REPOSITORY, KIT_BRANCH = (.*)$", re.MULTILINE)
 _NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$")
 _BRANCH = re.compile(r"^[A-Za-z0-9._/-]{1,200}$")
 
@@ -77,17 +76,17 @@ def parse_repository(text: str, branch: str = "main") -> Repository:
 
 def set_kit_repository(source: str, repository: Repository | None, where: str = "notebook") -> str:
     """A notebook's jupytext source with its ``KIT_REPOSITORY, KIT_BRANCH = ...`` line set to ``repository``."""
-    if len(_REPOSITORY_LINE.findall(source)) != 1:
+    if len(REPOSITORY_LINE.findall(source)) != 1:
         raise InputError(f"{where} should have exactly one line starting 'KIT_REPOSITORY, KIT_BRANCH = ' "
                          "in its first code cell")
     url, branch = (repository.clone_url, repository.branch) if repository else ("", "")
     line = f"KIT_REPOSITORY, KIT_BRANCH = {json.dumps(url)}, {json.dumps(branch)}"
-    return _REPOSITORY_LINE.sub(lambda _: line, source)
+    return REPOSITORY_LINE.sub(lambda _: line, source)
 
 
 def read_kit_repository(source: str) -> Repository | None:
     """The repository a notebook's jupytext source names (``None`` when it names none)."""
-    match = _REPOSITORY_LINE.search(source)
+    match = REPOSITORY_LINE.search(source)
     url, branch = ast.literal_eval(match.group(1)) if match else ("", "")
     return parse_repository(url, branch) if url else None
 
@@ -128,7 +127,7 @@ def write_colab_links(root: Path, repository: Repository | None, log=print) -> l
             raise InputError(f"{source} is missing; run this from a complete kit")
         text = set_kit_repository(source.read_text(encoding="utf-8"), repository, where=str(source))
         changes[source] = text
-        changes[root / notebook] = paired_notebook(text, root / notebook)
+        changes[root / notebook] = build(text, root / notebook)
     readme = root / "README.md"
     if readme.is_file():
         changes[readme] = readme_with_table(readme.read_text(encoding="utf-8"), repository)

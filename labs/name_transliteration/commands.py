@@ -1,0 +1,84 @@
+"""Homework 3.1's commands: ``data thai-names``, ``data romanization-table``, ``selftest homework`` and
+``evaluate name-transliteration``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from labs.name_transliteration.task import TASK
+from labs.common.arguments import Commands, positive_int, rows
+from labs.common.paths import DATASETS_DIR
+
+
+def add_commands(commands: Commands) -> None:
+    data = commands.add("data", "thai-names", generate_csv, help="Thai name -> English name pairs for homework 3.1",
+                        description="Write Thai name -> English name pairs for homework 3.1 as CSV.")
+    data.add_argument("--n", type=rows, required=True, help="number of rows")
+    data.add_argument("--seed", type=int, default=0, help="random seed (default 0); same seed, same bytes")
+    data.add_argument("--out", required=True, help="output CSV file")
+    data.add_argument("--split", default="train", help="train, dev or test (default train)")
+    data.add_argument("--table", default=None, help="romanization table (default: the shipped one)")
+
+    table = commands.add("data", "romanization-table", build_table,
+                         help="romanize every Thai name word (pythainlp, ~1 minute)")
+    table.add_argument("--out", default=str(DATASETS_DIR / "thai-names" / "romanization.csv"), help="output CSV")
+
+    selftest = commands.add("top", "selftest", selftest_command, help="check your key-value attention layer (homework 3.1)")
+    selftest.add_argument("what", choices=["homework"], help="what to check")
+
+    evaluate = commands.add("evaluate", TASK.name, evaluate_command,
+                            help="homework 3.1: accuracy, CER, mean F, MRR, per stratum and length")
+    evaluate.add_argument("--model", required=True, help="run folder written by `train name-transliteration`")
+    evaluate.add_argument("--data", default=str(DATASETS_DIR / "thai-names" / "test.csv"),
+                          help="CSV of names to score (default: the public test split)")
+    evaluate.add_argument("--beam", type=positive_int, default=3, help="beam width; MRR and top-k use the beams (default 3)")
+
+
+def generate_csv(args) -> None:
+    from labs.common.files import check_writable, write_csv
+    from labs.name_transliteration.data import COLUMNS, DEFAULT_TABLE, generate
+
+    check_writable(args.out)  # fail before generating, not after
+    rows = generate(args.n, args.seed, split=args.split, table=args.table or DEFAULT_TABLE)
+    print(f"wrote {write_csv(args.out, COLUMNS, rows):,} rows to {args.out}", file=sys.stderr)
+
+
+def build_table(args) -> None:
+    from labs.name_transliteration.romanization import build_table as build
+
+    print(f"wrote {build(args.out):,} words to {args.out}")
+
+
+def selftest_command(args) -> int:
+    from labs.name_transliteration.selftest import main
+
+    return main()
+
+
+def evaluate_command(args) -> None:
+    from labs.common.errors import InputError
+    from labs.common.files import read_csv, write_json
+    from labs.name_transliteration import evaluate
+    from labs.name_transliteration.data import COLUMNS
+    from labs.name_transliteration.train import load_run
+    from labs.name_transliteration.transliterate import transliterate
+
+    if not Path(args.data).is_file():
+        raise InputError(f"no CSV file at {args.data!r}")
+    names = read_csv(args.data)
+    missing = [c for c in ("source", "target") if names and c not in names[0]]
+    if not names or missing:
+        raise InputError(f"{args.data!r} holds no names (expected the columns {', '.join(COLUMNS)})")
+    model, vocabs, _ = load_run(args.model)
+    candidates = [r.alternatives for r in transliterate(model, vocabs, [r["source"] for r in names], beam=args.beam)]
+    result = evaluate.summary(names, candidates)
+    print(evaluate.format_summary(result))
+    table = evaluate.results_table(names, candidates)
+    wrong = table[~table["correct"]].head(8)
+    if len(wrong):
+        print("\nsome wrong outputs:")
+        for _, row in wrong.iterrows():
+            print(f"  {row['source']}  ->  {row['prediction']}   (expected {row['target']}, {row['stratum']} words)")
+    write_json(Path(args.model) / "evaluation.json", result)
+    print(f"\nSaved {Path(args.model) / 'evaluation.json'}")
