@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from results_file import write_results  # noqa: E402
 from labs.date_generation.config import DateGenerationConfig  # noqa: E402
 from labs.date_generation.evaluate import FIELDS, evaluate, field_distances, format_report  # noqa: E402
-from labs.date_generation.sampling import sample_dates  # noqa: E402
+from labs.date_generation.sampling import sample  # noqa: E402
 from labs.date_generation.train import distribution, train  # noqa: E402
 
 TARGETS = {"training_seconds": ("<=", 180), "validity": (">=", 0.995), "uniqueness": (">=", 0.95),
@@ -35,10 +35,9 @@ TARGETS = {"training_seconds": ("<=", 180), "validity": (">=", 0.995), "uniquene
 def main() -> None:
     config = DateGenerationConfig()
     run = train(config, verbose=0)
-    report = evaluate(run.model, run.vocab, config, n=10_000, temperature=1.0, seed=0,
-                      training_dates=run.training_dates)
+    report = evaluate(run.model, run.vocabs, config, n=10_000, temperature=1.0, seed=0)
     started = time.perf_counter()
-    large = sample_dates(run.model, run.vocab, 100_000, seed=1)
+    large = sample(run.model, run.vocabs, 100_000, seed=1)
     sampling_seconds = time.perf_counter() - started
     perfect = distribution(config).sample(100_000, seed=10_009)
     report.update({f"tv_{field}_100k": d for field, d in field_distances(large, distribution(config)).items()})

@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from results_file import write_results  # noqa: E402
-from labs.common.seq2seq import make_dataset  # noqa: E402
+from labs.common.pipeline import translation_batches  # noqa: E402
 from labs.common.training import compile_for_training, device_description, set_seed  # noqa: E402
 from labs.date_translation.config import DateTranslationConfig  # noqa: E402
 from labs.date_translation.data import sample_pairs, vocabularies  # noqa: E402
@@ -98,7 +98,7 @@ def run_kit(config, train_pairs, test_pairs, vocabs) -> list[dict]:
     model = build_model(config, len(vocabs["source"]), len(vocabs["target"]))
     compile_for_training(model, learning_rate=config.learning_rate, epochs=config.epochs,
                          train_size=len(train_pairs), batch_size=config.batch_size)
-    dataset = make_dataset(train_pairs, vocabs, config.batch_size, shuffle_seed=config.seed)
+    dataset = translation_batches(train_pairs, vocabs, config.batch_size, shuffle_seed=config.seed)
     log, trained = [], 0.0
     for epoch in range(config.epochs):
         started = time.perf_counter()

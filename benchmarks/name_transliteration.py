@@ -60,13 +60,11 @@ def main() -> None:
     run = train(config, verbose=2)
     greedy, greedy_seconds = timed(run.model, run.vocabs, names)
     beam, beam_seconds = timed(run.model, run.vocabs, names, beam=3)
-    table = evaluate.results_table(test, [r.alternatives for r in beam])
-    greedy_table = evaluate.results_table(test, [[r.output] for r in greedy])
-    result = evaluate.summary(table)
+    result = evaluate.summary(test, [r.alternatives for r in beam])
     report = {
         "training_seconds": run.seconds, "parameters": run.model.count_params(),
         "validation_loss": run.history["validation"][-1],
-        "beam3": result, "greedy": evaluate.summary(greedy_table),
+        "beam3": result, "greedy": evaluate.summary(test, [[r.output] for r in greedy]),
         "names_per_second": {"greedy": len(names) / greedy_seconds, "beam3": len(names) / beam_seconds},
     }
     print(f"\ntrained in {run.seconds:.0f} s on the {run.device} ({run.model.count_params():,} parameters)")
@@ -77,7 +75,7 @@ def main() -> None:
     report["pythainlp"] = {}
     for engine in ("thai2rom_onnx", "royin"):
         predictions, seconds = romanizer_predictions(names, engine)
-        summary = evaluate.summary(evaluate.results_table(test, [[p] for p in predictions]))
+        summary = evaluate.summary(test, [[p] for p in predictions])
         report["pythainlp"][engine] = {"summary": summary, "names_per_second": len(names) / seconds}
         print(evaluate.format_summary(summary, f"pythainlp {engine}").splitlines()[0]
               + f"; {len(names) / seconds:,.0f} names/s")

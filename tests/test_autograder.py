@@ -109,6 +109,14 @@ def test_a_second_output_earns_no_architecture_points():
     decoy = keras.layers.AdditiveAttention()([states, memory])
     classes = check_config(_model_config(keras.Model([source, target_in], [probabilities, decoy]))).classes
     assert "LSTM" in classes and "AdditiveAttention" not in classes
+    # The same inside a nested model: an output of the decoder that the model never uses is a decoy too.
+    y, h = keras.Input((None,), dtype="int32", name="y"), keras.Input((None, 8), name="h")
+    s = keras.layers.LSTM(8, return_sequences=True)(keras.layers.Embedding(20, 8)(y))
+    decoder = keras.Model({"y": y, "h": h}, {"p": keras.layers.Dense(15, activation="softmax")(s),
+                                             "z": keras.layers.AdditiveAttention()([s, h])}, name="decoder")
+    nested = keras.Model([source, target_in], decoder({"y": target_in, "h": memory})["p"])
+    classes = check_config(_model_config(nested)).classes
+    assert "LSTM" in classes and "AdditiveAttention" not in classes
 
 
 def test_a_parameter_count_too_large_for_a_float_does_not_stop_the_batch(tmp_path, secret_file, monkeypatch):
@@ -368,7 +376,7 @@ def lab2_submissions(tmp_path_factory):
     _zip_with(subs / "wrong-signature.zip", {**good, "model.keras": (root / "lm.keras").read_bytes()})
 
     broken, _ = _lab2_model()
-    kernel = broken.get_layer("next_char").kernel
+    kernel = broken.get_layer("decoder").get_layer("W_o").kernel
     kernel.assign(np.full(kernel.shape, np.nan, "float32"))
     broken.save(root / "nan.keras")
     _zip_with(subs / "nan-output.zip", {**good, "model.keras": (root / "nan.keras").read_bytes()})

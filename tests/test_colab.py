@@ -1,30 +1,28 @@
 """Open-in-Colab links: the README's badges, the notebooks' setup cell, and the cell fetching the kit in Colab."""
 
-import base64
-import hashlib
 import json
 import re
 import shutil
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
-import jupytext
 import nbformat
 import pytest
 
-from labs.colab import (NOTEBOOKS, Repository, notebook_table, parse_repository, read_kit_repository,
+from tools.colab import (NOTEBOOKS, Repository, notebook_table, parse_repository, read_kit_repository,
                         readme_with_table, write_colab_links)
 from labs.common.errors import InputError
+from tools.notebooks import build
 from tests.conftest import REPO_ROOT, run_cli
 
 SOURCES = [REPO_ROOT / Path(notebook).with_suffix(".py") for notebook in NOTEBOOKS]
 
 
 def _setup_cell(source: Path) -> str:
-    """The code cell of a notebook that finds (or in Colab fetches) the kit."""
-    cells = [c.source for c in jupytext.read(source).cells if c.cell_type == "code" and "def find_kit" in c.source]
+    """The code cell of a built notebook that finds (or in Colab fetches) the kit."""
+    notebook = nbformat.read(source.with_suffix(".ipynb"), as_version=4)
+    cells = [c.source for c in notebook.cells if c.cell_type == "code" and "KIT_REPOSITORY, KIT_BRANCH =" in c.source]
     assert len(cells) == 1, f"{source.name} should have one setup cell"
     return cells[0]
 
@@ -52,9 +50,15 @@ def test_a_bad_branch_is_refused():
             parse_repository("a/b", branch)
 
 
-def test_every_notebook_has_the_same_setup_cell():
-    cells = {source.name: _setup_cell(source) for source in SOURCES}
-    assert len(set(cells.values())) == 1, "the notebooks' setup cells differ; keep them identical"
+def test_every_notebook_has_the_setup_cell_the_builder_writes():
+    """The setup lines are written once (tools.notebooks.SETUP): a source holds only its repository line."""
+    from tools.notebooks import SETUP
+
+    for source in SOURCES:
+        cell = _setup_cell(source)
+        assert cell.endswith(SETUP) and len(cell.splitlines()) <= 10, source.name
+        assert "KIT_REPOSITORY, KIT_BRANCH" in source.read_text(encoding="utf-8")
+        assert "git clone" not in source.read_text(encoding="utf-8")      # not pasted into the source by hand
 
 
 def test_the_readme_table_matches_the_repository_the_notebooks_name():
@@ -92,7 +96,8 @@ def test_links_go_into_the_readme_and_every_notebook_and_come_out_again(kit_copy
         source = (kit_copy / notebook).with_suffix(".py")
         assert read_kit_repository(source.read_text(encoding="utf-8")) == repository
         paired = nbformat.read(kit_copy / notebook, as_version=4)
-        assert [c.source for c in paired.cells] == [c.source for c in jupytext.read(source).cells]
+        built = nbformat.reads(build(source.read_text(encoding="utf-8")), as_version=4)
+        assert [c.source for c in paired.cells] == [c.source for c in built.cells]
         assert 'KIT_REPOSITORY, KIT_BRANCH = "https://github.com/course-org/attention-lab.git", "fall-2026"' in \
             _setup_cell(source)
     write_colab_links(kit_copy, None, log=lambda line: None)
@@ -133,16 +138,16 @@ def _fake_kit_repository(folder: Path, requirements: str = "# nothing to install
     return folder.as_uri()
 
 
-def _run_setup_cell(cell: str, cwd: Path, repository: str, in_colab: bool, python: str = sys.executable,
-                    prelude: str = "") -> subprocess.CompletedProcess:
-    """Run the setup cell in a fresh interpreter in ``cwd``; in Colab, ``google.colab`` is already imported."""
+def _run_setup_cell(cell: str, cwd: Path, repository: str, in_colab: bool) -> subprocess.CompletedProcess:
+    """Run the setup cell under IPython (it holds magics) in ``cwd``; in Colab, ``google.colab`` is already imported."""
     cell, replaced = re.subn(r"^KIT_REPOSITORY, KIT_BRANCH = .*$",
                              lambda _: f"KIT_REPOSITORY, KIT_BRANCH = {json.dumps(repository)}, \"fall-2026\"",
                              cell, flags=re.MULTILINE)
     assert replaced == 1
     program = ("import sys, types\n" + ("sys.modules['google.colab'] = types.ModuleType('google.colab')\n" if in_colab else "")
-               + prelude + cell + "\nimport os\nprint('CWD', os.getcwd())\n")
-    return subprocess.run([python, "-c", program], cwd=cwd, capture_output=True, text=True, timeout=120)
+               + cell + "\nimport os\nprint('KIT', KIT)\nprint('CWD', os.getcwd())\n")
+    return subprocess.run([sys.executable, "-m", "IPython", "--no-banner", "--quick", "-c", program], cwd=cwd,
+                          capture_output=True, text=True, timeout=120)
 
 
 def test_in_colab_the_setup_cell_clones_the_kit_installs_and_moves_into_it(tmp_path):
@@ -151,61 +156,22 @@ def test_in_colab_the_setup_cell_clones_the_kit_installs_and_moves_into_it(tmp_p
     content = tmp_path / "content"
     content.mkdir()
     first = _run_setup_cell(cell, content, url, in_colab=True)
-    assert first.returncode == 0, first.stderr
+    assert first.returncode == 0, first.stdout + first.stderr
     kit = content / "attention-lab"
     assert (kit / "labs" / "__init__.py").is_file()
-    assert "Fetching the kit from" in first.stdout and "Installing what Colab lacks" in first.stdout
-    assert f"The kit: {kit}" in first.stdout and f"CWD {kit}" in first.stdout
+    assert f"KIT {kit}" in first.stdout and f"CWD {kit}" in first.stdout
     # After a runtime restart Colab starts again in /content: the clone is reused, not fetched again.
     shutil.rmtree(tmp_path / "origin")
     again = _run_setup_cell(cell, content, url, in_colab=True)
-    assert again.returncode == 0, again.stderr
-    assert "Fetching" not in again.stdout and f"The kit: {kit}" in again.stdout
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert f"KIT {kit}" in again.stdout and "Could not fetch" not in again.stdout
 
 
 def test_in_colab_a_repository_that_cannot_be_cloned_says_what_to_do(tmp_path):
     result = _run_setup_cell(_setup_cell(SOURCES[0]), tmp_path, (tmp_path / "nowhere").as_uri(), in_colab=True)
     assert result.returncode == 1
-    assert "Fetching the kit from" in result.stderr and "failed" in result.stderr
-    assert "upload the kit to Colab and %cd into it instead" in result.stderr
-    assert not (tmp_path / "nowhere").exists()
-
-
-def _wheel(folder: Path, version: str) -> Path:
-    """A tiny pure-Python wheel, ``attentionlab-probe`` at ``version``, built by hand (no network, no build tools)."""
-    files = {"attentionlab_probe/__init__.py": f"VERSION = {version!r}\n",
-             f"attentionlab_probe-{version}.dist-info/METADATA":
-                 f"Metadata-Version: 2.1\nName: attentionlab-probe\nVersion: {version}\n",
-             f"attentionlab_probe-{version}.dist-info/WHEEL":
-                 "Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
-    record = "".join(f"{name},sha256={base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b'=').decode()},"
-                     f"{len(text.encode())}\n" for name, text in files.items())
-    files[f"attentionlab_probe-{version}.dist-info/RECORD"] = record + f"attentionlab_probe-{version}.dist-info/RECORD,,\n"
-    path = folder / f"attentionlab_probe-{version}-py3-none-any.whl"
-    with zipfile.ZipFile(path, "w") as archive:
-        for name, text in files.items():
-            archive.writestr(name, text)
-    return path
-
-
-def test_in_colab_an_upgrade_of_an_imported_package_asks_for_a_restart(tmp_path):
-    """As Colab's own %pip does: a package imported before pip ran is stale until the session restarts."""
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
-    python = str(venv / "bin" / "python")
-    old, new = _wheel(tmp_path, "1.0"), _wheel(tmp_path, "2.0")
-    subprocess.run([python, "-m", "pip", "install", "--quiet", "--no-index", str(old)], check=True, timeout=120)
-    url = _fake_kit_repository(tmp_path / "origin" / "attention-lab", requirements=f"{new}\n")
-    content = tmp_path / "content"
-    content.mkdir()
-    cell, prelude = _setup_cell(SOURCES[0]), "import attentionlab_probe\n"
-    first = _run_setup_cell(cell, content, url, in_colab=True, python=python, prelude=prelude)
-    assert first.returncode == 1
-    assert "pip upgraded attentionlab-probe, which this session had already imported" in first.stderr
-    assert "Restart the session" in first.stderr
-    restarted = _run_setup_cell(cell, content, url, in_colab=True, python=python, prelude=prelude)
-    assert restarted.returncode == 0, restarted.stderr
-    assert "Fetching" not in restarted.stdout and f"The kit: {content / 'attention-lab'}" in restarted.stdout
+    assert "Could not fetch the kit: if its repository is private, upload the kit to Colab and %cd into it." in result.stdout
+    assert "Cannot find the Attention Lab kit" in result.stdout + result.stderr
 
 
 def test_outside_colab_the_setup_cell_never_clones_and_says_where_to_open_the_notebook(tmp_path):
@@ -213,14 +179,14 @@ def test_outside_colab_the_setup_cell_never_clones_and_says_where_to_open_the_no
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     result = _run_setup_cell(_setup_cell(SOURCES[0]), elsewhere, url, in_colab=False)
-    assert result.returncode == 1 and "Cannot find the Attention Lab kit" in result.stderr
+    assert result.returncode == 1 and "Cannot find the Attention Lab kit" in result.stdout + result.stderr
     assert list(elsewhere.iterdir()) == []
 
 
 def test_inside_the_kit_the_setup_cell_finds_it_without_fetching():
     result = _run_setup_cell(_setup_cell(SOURCES[0]), REPO_ROOT / "demos", "file:///nowhere", in_colab=True)
-    assert result.returncode == 0, result.stderr
-    assert f"The kit: {REPO_ROOT}" in result.stdout and "Fetching" not in result.stdout
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"KIT {REPO_ROOT}" in result.stdout and f"CWD {REPO_ROOT / 'demos'}" in result.stdout
 
 
 def test_release_refuses_a_bad_colab_repository_before_writing_anything(tmp_path):

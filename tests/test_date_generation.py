@@ -14,9 +14,10 @@ from labs.common.vocab import END_ID, PAD_ID, START_ID, UNK_ID
 from labs.date_generation.config import DateGenerationConfig
 from labs.date_generation.data import IsoDateDistribution, vocabularies
 from labs.date_generation.evaluate import copied_share, field_distances, uniqueness, validity
-from labs.date_generation.model import build_model, build_step_model, step_function
-from labs.date_generation.sampling import sample_dates
-from labs.date_generation.train import load_run, teacher_forcing_arrays, train
+from labs.date_generation.model import build_model, step_decoder
+from labs.date_generation.sampling import sample
+from labs.common.pipeline import language_model_arrays
+from labs.date_generation.train import load_run, train
 
 VOCAB = vocabularies()["target"]
 
@@ -30,14 +31,14 @@ def tiny_run(tmp_path_factory):
 @pytest.mark.parametrize("cell", ["lstm", "gru"])
 def test_model_signature_tokens_to_next_token_probabilities(cell):
     model = build_model(DateGenerationConfig.tiny(cell=cell), len(VOCAB))
-    inputs, _ = teacher_forcing_arrays(["2018-03-19", "1800-01-01", "2199-12-31"], VOCAB)
+    inputs, _ = language_model_arrays(["2018-03-19", "1800-01-01", "2199-12-31"], VOCAB)
     probabilities = np.asarray(model(inputs))
     assert probabilities.shape == (3, 11, len(VOCAB))
     np.testing.assert_allclose(probabilities.sum(axis=-1), 1.0, rtol=1e-5)
 
 
 def test_teacher_forcing_shifts_targets_by_one():
-    inputs, targets = teacher_forcing_arrays(["2018-03-19"], VOCAB)
+    inputs, targets = language_model_arrays(["2018-03-19"], VOCAB)
     assert VOCAB.decode(inputs[0]) == "2018-03-19" == VOCAB.decode(targets[0])
     assert inputs[0, 0] == START_ID and targets[0, -1] == END_ID
     np.testing.assert_array_equal(inputs[0, 1:], targets[0, :-1])  # the input at t+1 is the target at t
@@ -49,9 +50,9 @@ def test_step_model_agrees_with_the_full_model_on_the_same_prefix(cell):
 
     keras.utils.set_random_seed(0)
     model = build_model(DateGenerationConfig.tiny(cell=cell), len(VOCAB))
-    inputs, _ = teacher_forcing_arrays(["2018-03-19", "1999-12-31"], VOCAB)
+    inputs, _ = language_model_arrays(["2018-03-19", "1999-12-31"], VOCAB)
     full = np.asarray(model(inputs))  # (2, 11, vocab)
-    step, state = step_function(build_step_model(model)), None
+    step, state = step_decoder(model)
     for t in range(inputs.shape[1]):
         probabilities, state, attention = step(inputs[:, t], state)
         np.testing.assert_allclose(probabilities, full[:, t], atol=1e-5)
@@ -60,10 +61,10 @@ def test_step_model_agrees_with_the_full_model_on_the_same_prefix(cell):
 
 def test_sampling_is_deterministic_for_a_seed(tiny_run):
     run, _ = tiny_run
-    first = sample_dates(run.model, VOCAB, 50, seed=3)
-    assert first == sample_dates(run.model, VOCAB, 50, seed=3)
-    assert first != sample_dates(run.model, VOCAB, 50, seed=4)
-    assert len(set(sample_dates(run.model, VOCAB, 20, greedy=True))) == 1  # greedy: one answer
+    first = sample(run.model, {'target': VOCAB}, 50, seed=3)
+    assert first == sample(run.model, {'target': VOCAB}, 50, seed=3)
+    assert first != sample(run.model, {'target': VOCAB}, 50, seed=4)
+    assert len(set(sample(run.model, {'target': VOCAB}, 20, greedy=True))) == 1  # greedy: one answer
 
 
 def test_choose_next_greedy_top_k_temperature_and_banned_tokens():
@@ -134,8 +135,8 @@ def test_training_writes_the_run_folder_and_reloads(tiny_run):
     assert len(metrics["bits_per_token"]["validation"]) == DateGenerationConfig.tiny().epochs
     assert metrics["entropy_bound_bits_per_token"] == pytest.approx(math.log2(146_097) / 11, abs=1e-5)
     assert (out / "training_curve.png").read_bytes()[:4] == b"\x89PNG"
-    model, vocab, config = load_run(out)
-    inputs, _ = teacher_forcing_arrays(["2018-03-19"], vocab)
+    model, vocabs, config = load_run(out)
+    inputs, _ = language_model_arrays(["2018-03-19"], vocabs["target"])
     np.testing.assert_allclose(np.asarray(model(inputs)), np.asarray(run.model(inputs)), atol=1e-6)
     assert config == DateGenerationConfig.tiny()
 
@@ -170,7 +171,8 @@ def test_cli_train_sample_evaluate(cli, tmp_path):
     report = json.loads((out / "evaluation.json").read_text())
     assert 0.0 <= report["validity"] <= 1.0 and report["samples"] == 300
     bad = cli("sample", "--model", str(out), "--temperature", "0")
-    assert bad.returncode == 2 and bad.stderr.strip().splitlines()[-1].startswith("python -m labs: error: temperature must be")
+    assert bad.returncode == 2 and "argument --temperature: must be greater than 0, got 0.0" in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1
 
 
 def test_cli_errors_for_missing_models_and_bad_config(cli, tmp_path):

@@ -10,8 +10,9 @@ from labs.common.errors import InputError
 from labs.date_translation import evaluate
 from labs.date_translation.config import DateTranslationConfig
 from labs.date_translation.data import sample_pairs, vocabularies
-from labs.date_translation.model import build_attention_model, build_model, step_decoder
-from labs.common.seq2seq import teacher_forcing_arrays
+from labs.date_translation.model import build_model
+from labs.common.pipeline import translation_arrays
+from labs.common.seq2seq import attention_model as build_attention_model, step_decoder
 from labs.date_translation.train import TARGET_LENGTH, load_run, train
 from labs.date_translation.translate import translate
 
@@ -35,7 +36,7 @@ def tiny_run(tmp_path_factory):
 
 def _arrays(texts, length=None):
     pairs = [{"source": s, "target": "2018-01-27"} for s in texts]
-    return teacher_forcing_arrays(pairs, VOCABS, source_length=length)
+    return translation_arrays(pairs, VOCABS, source_length=length)
 
 
 @pytest.mark.parametrize("attention", [True, False])
@@ -182,4 +183,4 @@ def test_cli_train_translate_evaluate(cli, tmp_path):
     assert "exact match per format" in evaluated.stdout and "by source length" in evaluated.stdout
     assert json.loads((attention / "evaluation.json").read_text())["examples"] == 200
     bad = cli("translate", "--model", str(attention), "x", "--beam", "0")
-    assert bad.returncode == 2 and "--beam must be 1 or more" in bad.stderr
+    assert bad.returncode == 2 and "argument --beam: must be 1 or more" in bad.stderr

@@ -7,11 +7,13 @@ import numpy as np
 import pytest
 
 from homework.kv_attention import KeyValueAttention
-from labs.common.seq2seq import teacher_forcing_arrays
+from labs.common.files import read_csv
+from labs.common.pipeline import translation_arrays
+from labs.common.seq2seq import attention_model as build_attention_model, step_decoder
 from labs.name_transliteration import evaluate, selftest
 from labs.name_transliteration.config import NameTransliterationConfig
 from labs.name_transliteration.data import sample_names, vocabularies
-from labs.name_transliteration.model import build_attention_model, build_model, step_decoder
+from labs.name_transliteration.model import build_model
 from labs.name_transliteration.train import load_run, train
 from labs.name_transliteration.transliterate import MAX_OUTPUT_LENGTH, transliterate
 from tests.conftest import REPO_ROOT
@@ -35,7 +37,7 @@ def tiny_run(tmp_path_factory):
 
 
 def _arrays(names, length=None):
-    return teacher_forcing_arrays([{"source": n, "target": "Somchai Jaidee"} for n in names], VOCABS, source_length=length)
+    return translation_arrays([{"source": n, "target": "Somchai Jaidee"} for n in names], VOCABS, source_length=length)
 
 
 # ---- the layer ----
@@ -142,13 +144,33 @@ def test_news_f_score_and_mrr():
 
 def test_summary_reports_each_stratum_and_length():
     seen = dict(ROW, stratum="seen", source="สมชาย ใจดี", target="Somchai Jaidee", alternatives="")
-    table = evaluate.results_table([ROW, seen, seen], [["Tanapong Detnarong"], ["Somchai Jaidee", "x"], ["Somchay"]])
-    result = evaluate.summary(table)
+    result = evaluate.summary([ROW, seen, seen], [["Tanapong Detnarong"], ["Somchai Jaidee", "x"], ["Somchay"]])
     assert result["per_stratum"]["unseen"]["accuracy"] == 1.0
     assert result["per_stratum"]["seen"]["accuracy"] == 0.5
     assert result["all"]["top_2_accuracy"] == pytest.approx(2 / 3)
     assert set(result["by_length"]) == {"(0, 10]", "(15, 20]"}   # 10 and 16 Thai characters
     assert "unseen words: accuracy 100.00%" in evaluate.format_summary(result)
+
+
+def test_what_rubrics_score_is_what_the_metric_functions_compute():
+    """One code path: the grader's figures are the evaluate module's own functions, per stratum."""
+    import tomllib
+
+    from labs import tasks
+
+    rows = read_csv(REPO_ROOT / "datasets" / "thai-names" / "dev.csv")[:300]
+    outputs = [[row["target"] if i % 3 else row["target"][::-1], "x"] for i, row in enumerate(rows)]
+    graded = tasks.get("name-transliteration").grading_metrics({"outputs": outputs}, rows)
+    for stratum in ("seen", "unseen"):
+        picked = [i for i, row in enumerate(rows) if row["stratum"] == stratum]
+        best, chosen = [outputs[i][0] for i in picked], [rows[i] for i in picked]
+        assert graded[f"accuracy_{stratum}"] == evaluate.accuracy(best, chosen)
+        assert graded[f"cer_{stratum}"] == evaluate.character_error_rate(best, chosen)
+        assert graded[f"mean_f_score_{stratum}"] == evaluate.mean_f_score(best, chosen)
+        assert graded[f"mrr_{stratum}"] == evaluate.mean_reciprocal_rank([outputs[i] for i in picked], chosen)
+    assert 0 < graded["accuracy"] < 1 and graded["cer"] > 0
+    rubric = tomllib.loads((REPO_ROOT / "autograder" / "rubrics" / "name-transliteration.toml").read_text())
+    assert {metric["name"] for metric in rubric["metric"]} <= set(graded)
 
 
 # ---- the self-test ----

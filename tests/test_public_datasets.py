@@ -2,7 +2,8 @@
 
 import filecmp
 
-from labs.public_datasets import PUBLIC_DATASETS, build, counts_markdown
+from labs import tasks
+from tools.public_datasets import build, counts_markdown
 from tests.conftest import DATASETS
 
 
@@ -21,8 +22,8 @@ def test_datasheet_counts_match_the_files():
 
 def test_every_dataset_has_a_datasheet_section():
     readme = (DATASETS / "README.md").read_text(encoding="utf-8")
-    for dataset in PUBLIC_DATASETS:
-        assert f"## {dataset.name}" in readme
+    for task in tasks.all_tasks():
+        assert f"## {task.dataset.name}" in readme
 
 
 def test_datasets_are_small_enough_for_git():

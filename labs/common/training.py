@@ -1,4 +1,15 @@
-"""Training helpers shared by the labs: seeding, the device in use, and saving a run's files."""
+"""What every lab's ``train.py`` shares: seeding, the compile recipe, a timed fit, and the run folder.
+
+A lab's ``train`` reads top to bottom (data, model, compile, fit, save); the steps that are the
+same for every lab are the functions here:
+
+    set_seed(config.seed)
+    model = build_model(...)
+    compile_for_training(model, config, train_batches)
+    history, seconds = fit(model, train_batches, validation_batches, config, description="an LSTM")
+    run = TrainedRun(TASK, model, vocabs, config, history, "nats per character", seconds, device_description())
+    save_run(run, out_dir, title="...", history_key="loss_nats_per_char")
+"""
 
 from __future__ import annotations
 
@@ -7,11 +18,32 @@ import json
 import os
 import shutil
 import tempfile
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from labs.common.errors import InputError
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # keep TensorFlow's C++ start-up chatter out of lab output
+
+
+@dataclass
+class TrainedRun:
+    """What every lab's ``train`` returns: the model and everything needed to use, judge or save it."""
+
+    task: str
+    model: object
+    vocabs: dict                          # name ("source", "target") -> Vocabulary
+    config: object                        # the lab's configuration dataclass
+    history: dict[str, list[float]]       # "train" and "validation" loss, one value per epoch, in ``unit``
+    unit: str                             # "bits per token" or "nats per character"
+    seconds: float
+    device: str
+
+    def summary(self) -> str:
+        """One line for the end of training."""
+        return (f"Trained in {self.seconds:.1f} s on the {self.device}; validation loss "
+                f"{self.history['validation'][-1]:.4f} {self.unit}.")
 
 
 def set_seed(seed: int) -> None:
@@ -26,50 +58,37 @@ def set_seed(seed: int) -> None:
     tf.config.experimental.enable_op_determinism()
 
 
-def compile_for_training(model, *, learning_rate: float, epochs: int, train_size: int, batch_size: int,
-                         metrics: list[str] | None = None) -> None:
+def compile_for_training(model, config, train_batches, *, metrics: list[str] | None = None) -> None:
     """Compile with Adam whose learning rate decays to zero along a cosine over the whole run.
 
-    Late, small steps stop the gradient noise from blurring the fine detail of what the model
-    has learned (lab 1: how often September comes up; lab 2: the last digit of a year).
+    ``config`` gives ``learning_rate`` and ``epochs``; the run is ``epochs`` passes over
+    ``train_batches``. Late, small steps stop the gradient noise from blurring the fine detail of
+    what the model has learned (lab 1: how often September comes up; lab 2: the last digit of a year).
     """
-    import math
-
     import keras
 
-    steps = epochs * math.ceil(train_size / batch_size)
-    schedule = keras.optimizers.schedules.CosineDecay(learning_rate, decay_steps=steps)
+    steps = config.epochs * int(train_batches.cardinality())
+    schedule = keras.optimizers.schedules.CosineDecay(config.learning_rate, decay_steps=steps)
     model.compile(optimizer=keras.optimizers.Adam(schedule), loss="sparse_categorical_crossentropy",
                   metrics=metrics or [])
 
 
-def fit_timed(model, train_batches, validation_batches, epochs: int, verbose: int):
-    """``model.fit`` on tf.data batches; returns ``(keras History, seconds)``."""
-    import time
+def fit(model, train_batches, validation_batches, config, *, description: str,
+        verbose: int = 1) -> tuple[dict[str, list[float]], float]:
+    """``model.fit`` for ``config.epochs``; returns the loss per epoch in nats and the seconds it took.
 
-    started = time.perf_counter()
-    fit = model.fit(train_batches, validation_data=validation_batches, epochs=epochs, verbose=verbose,
-                    shuffle=False)  # the pipeline shuffles
-    return fit, time.perf_counter() - started
-
-
-def train_model(model, config, train_batches, validation_batches, *, examples: int, description: str,
-                metrics: list[str] | None = None, verbose: int = 1) -> tuple[dict[str, list[float]], float, str]:
-    """Compile ``model`` for ``config`` (its learning rate, epochs, batch size) and train it.
-
-    Returns the loss per epoch in nats (``{"train": [...], "validation": [...]}``), the training
-    time in seconds and the device. ``description`` completes "Training ..." in the first line
-    printed (with ``verbose``), e.g. ``"an LSTM"`` or ``"the attention model"``.
+    ``description`` completes "Training ..." in the first line printed (with ``verbose``), e.g.
+    ``"an LSTM"`` or ``"the attention model"``.
     """
-    compile_for_training(model, learning_rate=config.learning_rate, epochs=config.epochs, train_size=examples,
-                         batch_size=config.batch_size, metrics=metrics)
-    device = device_description()
     if verbose:
-        print(f"Training {description} ({model.count_params():,} parameters) on {examples:,} examples, "
-              f"{config.epochs} epochs, on the {device}.")
-    fit, seconds = fit_timed(model, train_batches, validation_batches, config.epochs, verbose)
-    history = {"train": list(map(float, fit.history["loss"])), "validation": list(map(float, fit.history["val_loss"]))}
-    return history, seconds, device
+        print(f"Training {description} ({model.count_params():,} parameters), {config.epochs} epochs of "
+              f"{int(train_batches.cardinality()):,} batches, on the {device_description()}.")
+    started = time.perf_counter()
+    fitted = model.fit(train_batches, validation_data=validation_batches, epochs=config.epochs, verbose=verbose,
+                       shuffle=False)  # the pipeline shuffles
+    seconds = time.perf_counter() - started
+    return {"train": list(map(float, fitted.history["loss"])),
+            "validation": list(map(float, fitted.history["val_loss"]))}, seconds
 
 
 def device_description() -> str:
@@ -107,6 +126,32 @@ def save_model_atomically(model, path: str | Path) -> None:
     finally:
         with contextlib.suppress(FileNotFoundError):
             shutil.rmtree(scratch)
+
+
+def save_run(run: TrainedRun, out_dir: str | Path, *, title: str, history_key: str, extra: dict | None = None,
+             bound: float | None = None, bound_label: str = "lower bound") -> None:
+    """Write ``model.keras``, ``vocab.json``, ``metrics.json`` and ``training_curve.png`` into ``out_dir``.
+
+    ``metrics.json`` holds the task, the configuration, the device, the training time, the
+    parameters, the losses per epoch under ``history_key``, and ``extra``.
+    """
+    import matplotlib.pyplot as plt
+
+    from labs.common.files import write_json
+    from labs.common.plots import plot_training_curves
+    from labs.common.vocab import save_vocabularies
+
+    out_dir = Path(out_dir)
+    save_model_atomically(run.model, out_dir / "model.keras")
+    save_vocabularies(out_dir / "vocab.json", run.task, run.vocabs)
+    write_json(out_dir / "metrics.json", {
+        "task": run.task, "config": run.config.to_dict(), "device": run.device,
+        "training_seconds": round(run.seconds, 2), "parameters": run.model.count_params(),
+        history_key: {name: [round(v, 6) for v in values] for name, values in run.history.items()}, **(extra or {}),
+    })
+    figure = plot_training_curves(run.history, unit=f"cross-entropy ({run.unit})", bound=bound, bound_label=bound_label,
+                                  title=title, path=out_dir / "training_curve.png")
+    plt.close(figure)
 
 
 def load_run_folder(model_dir: str | Path, task: str, config_class):

@@ -25,7 +25,7 @@ from labs.common.seeding import rng_for
 from labs.common.validation import check_row_count
 from labs.common.vocab import Vocabulary
 
-TASK = "date-generation"
+from labs.date_generation.task import TASK
 COLUMNS = ("date",)
 DEFAULT_START = date(1800, 1, 1)
 DEFAULT_END = date(2199, 12, 31)
@@ -66,9 +66,8 @@ class IsoDateDistribution:
     def sample(self, n: int, seed: int) -> list[str]:
         """``n`` dates as ``YYYY-MM-DD`` strings, i.i.d. uniform; the same seed gives the same list."""
         check_row_count(n)
-        rng = rng_for(seed, f"{TASK}/{self.start.isoformat()}/{self.end.isoformat()}")
+        rng = rng_for(seed, f"{TASK.name}/{self.start.isoformat()}/{self.end.isoformat()}")
         return [(self.start + timedelta(days=rng.randrange(self.n_days))).isoformat() for _ in range(n)]
-
 
 
 def generate(n: int, seed: int, start: date = DEFAULT_START, end: date = DEFAULT_END) -> list[dict]:
@@ -76,6 +75,17 @@ def generate(n: int, seed: int, start: date = DEFAULT_START, end: date = DEFAULT
     return [{"date": d} for d in IsoDateDistribution(start, end).sample(n, seed)]
 
 
+def public_split(n: int, seed: int, split: str) -> list[dict]:
+    """A public split's rows: dates have no split of their own, the seed alone tells them apart."""
+    return generate(n, seed)
+
+
+def hidden_rows(n: int, seed: int, public: set[str]) -> list[dict]:
+    """``n`` distinct dates for a hidden set, none of them in ``public``: ``{"source": d, "target": d}``."""
+    dates = [d for d in IsoDateDistribution().sample(3 * n, seed) if d not in public]
+    return [{"source": d, "target": d} for d in dict.fromkeys(dates)][:n]
+
+
 def vocabularies() -> dict[str, Vocabulary]:
     """The task's fixed vocabulary: digits and the hyphen, after the special tokens."""
-    return {"target": Vocabulary.from_characters("0123456789-", name=f"{TASK} target")}
+    return {"target": Vocabulary.from_characters("0123456789-", name=f"{TASK.name} target")}

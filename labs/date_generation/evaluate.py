@@ -10,6 +10,9 @@
   report gives the distance a perfect sampler gets with the same number of samples beside it;
 - **held-out cross-entropy** in bits per token, beside the exact lower bound, the entropy of
   the generator's distribution divided by 11 tokens per date.
+
+:func:`grading_metrics` gives the autograder the same figures from what the sandboxed model
+returned (its samples, and the probability it gave each true next character of the hidden dates).
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from __future__ import annotations
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Iterable
+
+import math
 
 import numpy as np
 
@@ -66,25 +71,28 @@ def field_distances(samples: list[str], dist: IsoDateDistribution) -> dict[str, 
 
 def heldout_bits_per_token(model, vocab, dates: list[str], batch_size: int = 1_000) -> float:
     """Teacher-forced cross-entropy of held-out ``dates``, in bits per predicted token."""
-    from labs.date_generation.train import teacher_forcing_arrays
+    from labs.common.pipeline import language_model_arrays
 
-    inputs, targets = teacher_forcing_arrays(dates, vocab)
+    inputs, targets = language_model_arrays(dates, vocab)
     probabilities = model.predict(inputs, batch_size=batch_size, verbose=0)  # (n, 11, vocab)
     return bits_per_token(probabilities, targets)
 
 
-def evaluate(model, vocab, config, *, n: int = 10_000, temperature: float = 1.0, top_k: int | None = None,
+def evaluate(model, vocabs, config, *, n: int = 10_000, temperature: float = 1.0, top_k: int | None = None,
              seed: int = 0, training_dates: list[str] | None = None, held_out: int = 10_000) -> dict:
-    """All of lab 1's metrics for ``model`` as one flat dict (what ``evaluate`` prints and saves)."""
-    from labs.date_generation.sampling import sample_dates
+    """All of lab 1's metrics for ``model`` as one flat dict (what ``evaluate`` prints and saves).
+
+    ``training_dates``: to measure copying (default: the dates the run's seed trained on).
+    """
+    from labs.date_generation.sampling import sample
     from labs.date_generation.train import HELD_OUT_SEED_OFFSET, distribution
 
     dist = distribution(config)
-    samples = sample_dates(model, vocab, n, temperature=temperature, top_k=top_k, seed=seed)
+    samples = sample(model, vocabs, n, temperature=temperature, top_k=top_k, seed=seed)
     if training_dates is None:
         training_dates = dist.sample(config.train_size, config.seed)
     held_out_dates = dist.sample(held_out, config.seed + HELD_OUT_SEED_OFFSET)
-    bits = heldout_bits_per_token(model, vocab, held_out_dates)
+    bits = heldout_bits_per_token(model, vocabs["target"], held_out_dates)
     report = {"samples": n, "temperature": temperature, "top_k": top_k,
               "validity": validity(samples), "uniqueness": uniqueness(samples),
               "copied_from_training": copied_share(samples, training_dates),
@@ -115,6 +123,34 @@ def format_report(report: dict) -> str:
                  f"   (lower bound {report['entropy_bound_bits_per_token']:.4f}; "
                  f"{report['heldout_over_bound']:+.2%})")
     return "\n".join(lines)
+
+
+def cross_entropy_gap(next_token_probabilities: list[list[float]], bound_bits: float) -> float:
+    """Held-out cross-entropy in bits per token, relative to the entropy bound: 0 is as good as it gets."""
+    probabilities = [p for row in next_token_probabilities for p in row]
+    bits = -sum(math.log2(min(max(p, 1e-30), 1.0)) for p in probabilities) / max(len(probabilities), 1)
+    return bits / bound_bits - 1
+
+
+def grading_metrics(result: dict, targets: list[dict]) -> dict:
+    """The rubric's metrics of a graded model: validity and uniqueness of its samples, and its cross-entropy gap
+    on the hidden dates (from the probability it gave each of their true next characters)."""
+    samples = result["samples"]
+    return {"validity": validity(samples), "uniqueness": uniqueness(samples),
+            "cross_entropy_gap": cross_entropy_gap(result["next_token_probabilities"],
+                                                   IsoDateDistribution().entropy_bits_per_token),
+            "samples": len(samples)}
+
+
+def showcase(run, tiny: bool):
+    """What ``make demo`` shows of a trained run: its metrics and a few samples."""
+    from labs.tasks import Showcase
+
+    report = evaluate(run.model, run.vocabs, run.config, n=2000, training_dates=[], held_out=2000)
+    lines = [f"validity {report['validity']:.2%}, uniqueness {report['uniqueness']:.2%} (2,000 samples at t = 1.0)",
+             f"held-out cross-entropy {report['heldout_bits_per_token']:.4f} bits/token "
+             f"(bound {report['entropy_bound_bits_per_token']:.4f})"]
+    return Showcase(lines, samples=report["examples"])
 
 
 def save_report(report: dict, path: str | Path) -> None:

@@ -9,8 +9,8 @@ input at each step is the *true* previous character (teacher forcing):
     target   2   0  1  8  -  0  3  -  1  9  </s>
 
 At inference there is no true previous character: the model samples one from its own softmax
-and feeds it back in, until it writes ``</s>``. :func:`build_step_model` makes that loop cheap
-by carrying the RNN state from step to step.
+and feeds it back in, until it writes ``</s>``. :func:`step_decoder` makes that loop cheap by
+carrying the RNN state from step to step.
 
 The recurrent layer keeps Keras' default activations, no recurrent dropout and no unrolling,
 so that on a GPU TensorFlow runs it with the fast cuDNN kernel.
@@ -40,30 +40,28 @@ def build_model(config: DateGenerationConfig, vocab_size: int):
     return keras.Model(tokens, probabilities, name=f"date_{config.cell}")
 
 
-def build_step_model(model):
-    """A one-step model that shares ``model``'s layers: ``(token[B, 1], *state) -> (probs[B, V], *state)``."""
+def step_decoder(model):
+    """A :mod:`labs.common.decoding` step function over ``model``'s layers, and its first state (None).
+
+    One step reads one token per sequence and the RNN state, and gives the next token's
+    probabilities and the new state: ``(token[B, 1], *state) -> (probabilities[B, V], *state)``.
+    """
     import keras
 
     embedding = model.get_layer(LAYER_NAMES["embedding"])
     rnn = model.get_layer(LAYER_NAMES["rnn"])
     head = model.get_layer(LAYER_NAMES["head"])
-    n_states = 2 if isinstance(rnn, keras.layers.LSTM) else 1
+    n_states = 2 if isinstance(rnn, keras.layers.LSTM) else 1                            # LSTM: h and c; GRU: h
     token = keras.Input(shape=(1,), dtype="int32", name="token")                           # (batch, 1)
     state_in = [keras.Input(shape=(rnn.units,), name=f"state_{i}") for i in range(n_states)]  # (batch, units) each
     output, *state_out = rnn(embedding(token), initial_state=state_in)                     # (batch, 1, units)
     probabilities = head(output[:, 0])                                                     # (batch, vocab)
-    return keras.Model([token, *state_in], [probabilities, *state_out], name="step")
-
-
-def step_function(step_model):
-    """Wrap a step model as the :mod:`labs.common.decoding` contract ``step(tokens, state)``."""
-    units = step_model.inputs[1].shape[-1]
-    n_states = len(step_model.inputs) - 1
+    step_model = keras.Model([token, *state_in], [probabilities, *state_out], name="step")
 
     def step(tokens: np.ndarray, state):
         if state is None:
-            state = [np.zeros((len(tokens), units), dtype=np.float32) for _ in range(n_states)]
+            state = [np.zeros((len(tokens), rnn.units), dtype=np.float32) for _ in range(n_states)]
         probabilities, *state = step_model([tokens[:, None], *state], training=False)
         return np.asarray(probabilities), [np.asarray(s) for s in state], None  # no attention in lab 1
 
-    return step
+    return step, None

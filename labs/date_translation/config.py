@@ -39,6 +39,11 @@ class DateTranslationConfig(LabConfig):
         return replace(cls(units=16, embedding_dim=16, attention_units=16, train_size=30_000, epochs=4), **overrides)
 
     @classmethod
+    def demo(cls, **overrides) -> "DateTranslationConfig":
+        """``make demo``'s configuration: half the training pairs, four epochs."""
+        return replace(cls(train_size=30_000, epochs=4), **overrides)
+
+    @classmethod
     def tiny(cls, **overrides) -> "DateTranslationConfig":
         """A seconds-long configuration for tests and CI: it runs everything, learns little."""
         return replace(cls(embedding_dim=8, units=16, attention_units=16, train_size=2_000, val_size=200, epochs=1,

@@ -29,7 +29,7 @@ from labs.common.validation import check_choices, check_row_count
 from labs.common.vocab import Vocabulary
 from labs.date_translation.formats import FORMATS, FORMATS_BY_ID, LOCALES, TWO_DIGIT_WINDOW, DateFormat, render
 
-TASK = "date-translation"
+from labs.date_translation.task import TASK
 COLUMNS = ("source", "target", "format_id", "locale")
 FIRST_DAY, LAST_DAY = date(1900, 1, 1), date(2099, 12, 31)
 SPLITS = ("train", "dev", "test")
@@ -79,7 +79,7 @@ def sample_pairs(n: int, seed: int, split: str = "train", locales: Sequence[str]
     formats = select_formats(locales, format_ids)
     days = split_days(split)
     window = _window_bounds(split)
-    rng = rng_for(seed, f"{TASK}/{split}")
+    rng = rng_for(seed, f"{TASK.name}/{split}")
     rows, seen = [], set()
     attempts, max_attempts = 0, 20 * n + 1000
     while len(rows) < n:
@@ -95,6 +95,11 @@ def sample_pairs(n: int, seed: int, split: str = "train", locales: Sequence[str]
         seen.add(source)
         rows.append({"source": source, "target": day.isoformat(), "format_id": fmt.id, "locale": fmt.locale})
     return rows
+
+
+def hidden_rows(n: int, seed: int, public: set[str]) -> list[dict]:
+    """``n`` pairs of the test split's days for a hidden set, none of whose sources is in ``public``."""
+    return [dict(p) for p in sample_pairs(2 * n, seed, split="test") if p["source"] not in public][:n]
 
 
 def generate(n: int, seed: int, split: str = "train", locales: Sequence[str] | None = None,
@@ -131,6 +136,6 @@ class _FixedCase:
 def vocabularies() -> dict[str, Vocabulary]:
     """The task's fixed vocabularies: every character the formats can write, and ISO targets."""
     return {
-        "source": Vocabulary.from_characters(source_characters(), name=f"{TASK} source"),
-        "target": Vocabulary.from_characters("0123456789-", name=f"{TASK} target"),
+        "source": Vocabulary.from_characters(source_characters(), name=f"{TASK.name} source"),
+        "target": Vocabulary.from_characters("0123456789-", name=f"{TASK.name} target"),
     }

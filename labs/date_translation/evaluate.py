@@ -6,6 +6,8 @@
   gets no field right);
 - **by input length**: where a model without attention, squeezing the whole date into one
   vector, loses most.
+
+:func:`grading_metrics` gives the autograder the same figures from a graded model's outputs.
 """
 
 from __future__ import annotations
@@ -75,3 +77,31 @@ def compare_by_length(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     frame["examples"] = counts
     order = sorted(frame.index, key=lambda b: float(b.strip("(]").split(",")[0]))
     return frame.loc[order]
+
+
+def grading_metrics(result: dict, targets: list[dict]) -> dict:
+    """The rubric's metrics of a graded model's best outputs against the hidden set's rows (``target``, ``locale``)."""
+    best = [candidates[0] if candidates else "" for candidates in result["outputs"]]
+    truth = [t["target"] for t in targets]
+    per_locale = {locale: exact_match([best[i] for i, t in enumerate(targets) if t["locale"] == locale],
+                                      [truth[i] for i, t in enumerate(targets) if t["locale"] == locale])
+                  for locale in sorted({t["locale"] for t in targets})}
+    return {"exact_match": exact_match(best, truth),
+            **{f"{field}_accuracy": value for field, value in field_accuracy(best, truth).items()},
+            "per_locale": per_locale, "examples": len(best)}
+
+
+SHOWN = ["Saturday, 27 January 2018", "๒๗ ม.ค. ๒๕๖๑"]
+
+
+def showcase(run, tiny: bool):
+    """What ``make demo`` shows of a trained run: exact match on the public test split, and two heatmaps."""
+    from labs.common.files import read_csv
+    from labs.common.paths import DATASETS_DIR
+    from labs.date_translation.translate import translate
+    from labs.tasks import Showcase
+
+    test = read_csv(DATASETS_DIR / "date-pairs" / "test.csv")[:200 if tiny else 2000]
+    table = results_table(test, [t.output for t in translate(run.model, run.vocabs, [r["source"] for r in test])])
+    return Showcase(format_summary(summary(table), "attention model").splitlines(),
+                    translations=translate(run.model, run.vocabs, SHOWN))

@@ -1,132 +1,90 @@
-"""Lab 2's model: an encoder-decoder that reads a human date and writes it as ISO 8601.
+"""Lab 2's model: an encoder-decoder with additive attention that reads a human date and writes ISO 8601.
 
-    source (batch, S) -> Embedding -> bidirectional LSTM -> encoder states (batch, S, 2u)
-    target_in (batch, T) -> Embedding -> LSTM (starts from the encoder's final states)
-        -> decoder states (batch, T, 2u)
-    attention: each decoder state asks "which source characters matter now?"
-        score(s_t, h_j) = v . tanh(W s_t + U h_j)             (Bahdanau's additive score)
-        weights a_t = softmax over the real source positions  (padding masked out)
-        context c_t = sum_j a_tj h_j
-    output: softmax(Dense(tanh(Dense([s_t; c_t]))))            (batch, T, vocab)
+    source     "27 January 2018"        --encoder-->  h_1 ... h_S   one vector per source character
+    target_in  <s> 2 0 1 8 - 0 1 - 2    --decoder-->  s_1 ... s_T   one state per output step
 
-The encoder, the decoder LSTM and the output layers are shared with homework 3.1 and live in
-:mod:`labs.common.seq2seq`; this file builds the attention.
+At every output step t, the decoder asks which source characters matter now (Bahdanau's additive
+score), and reads a weighted average of them:
 
-Where this sits between the two classic designs: the *score* is Bahdanau's (additive), but the
-*placement* is Luong's: the decoder attends with its current state s_t and combines the context
-after the RNN, rather than attending with the previous state and feeding the context into the
-RNN's input. Luong's placement lets teacher-forced training run the decoder LSTM over the whole
-target in one call (fast, cuDNN on a GPU); Bahdanau's needs a Python loop over time steps,
-because each step's input depends on the previous step's attention.
+    e_tj = v_a . tanh(W_a s_t + U_a h_j)        how well source position j fits output step t
+    a_t  = softmax_j(e_t)                       the weights, over the real source positions only
+    c_t  = sum_j a_tj h_j                       the context: what step t reads from the source
+    p_t  = softmax(W_o tanh(W_c [s_t; c_t]))    the next character's probabilities
 
-``keras.layers.AdditiveAttention`` computes ``sum(scale * tanh(query + key))`` without learned
-matrices, so the model projects the query (W s_t) and the keys (U h_j) with Dense layers first.
+``keras.layers.AdditiveAttention`` computes the last three steps of the score, ``v_a . tanh(query +
+key)`` (``v_a`` is its ``scale`` vector), the masked softmax and the weighted sum; the decoder
+hands it ``W_a s_t`` as the query, ``U_a h_j`` as the keys and ``h_j`` as the values. ``U_a h_j``
+does not change from one output step to the next, so the encoder computes it once.
 
-The baseline (``attention=False``) is the same network without the attention: everything the
-decoder knows about the source is the encoder's final state, one fixed-size vector.
+Where this sits between the two classic designs: the *score* is Bahdanau's, the *placement* is
+Luong's: the decoder attends with its current state s_t and combines the context after the RNN,
+rather than attending with the previous state and feeding the context into the RNN's input.
+Luong's placement lets teacher-forced training run the decoder LSTM over the whole target in
+one call (fast, cuDNN on a GPU); Bahdanau's needs a loop over the output steps, because each
+step's input depends on the previous step's attention.
+
+The baseline (``attention=False``) is the same network without attention: all the decoder knows
+of the source is the encoder's final state, one fixed-size vector: ``p_t = softmax(W_o tanh(W_c s_t))``.
+
+The network is two Keras models, an encoder and a decoder, wired once; the training model, the
+attention view and the step decoder all come from that one definition (:mod:`labs.common.seq2seq`).
 """
 
 from __future__ import annotations
 
-import numpy as np
-
 from labs.common import seq2seq
 from labs.date_translation.config import DateTranslationConfig
-
-ATTENTION_LAYERS = ("query_projection", "key_projection", "attention")
-
-
-def _create_layers(config: DateTranslationConfig, source_vocab_size: int, target_vocab_size: int) -> dict:
-    import keras
-
-    layers = seq2seq.create_core_layers(config.embedding_dim, config.units, source_vocab_size, target_vocab_size)
-    if config.attention:
-        layers["query_projection"] = keras.layers.Dense(config.attention_units, use_bias=False, name="query_projection")
-        layers["key_projection"] = keras.layers.Dense(config.attention_units, use_bias=False, name="key_projection")
-        layers["attention"] = keras.layers.AdditiveAttention(name="attention")
-    return layers
-
-
-def _layers_of(model) -> dict:
-    return seq2seq.layers_of(model, seq2seq.CORE_LAYERS + ATTENTION_LAYERS)
-
-
-def _decode(layers: dict, target_in, initial, encoder_states, keys, source_mask):
-    """Decoder over target_in (batch, T) -> probabilities (batch, T, V), weights (batch, T, S) or None, [h, c]."""
-    decoder_states, final_state = seq2seq.run_decoder(layers, target_in, initial)   # (batch, T, 2u)
-    if "attention" not in layers:
-        return seq2seq.next_char_probabilities(layers, decoder_states), None, final_state
-    query = layers["query_projection"](decoder_states)                               # (batch, T, a)
-    context, weights = layers["attention"]([query, encoder_states, keys], mask=[None, source_mask],
-                                           return_attention_scores=True)             # (batch, T, 2u), (batch, T, S)
-    return seq2seq.next_char_probabilities(layers, decoder_states, context), weights, final_state
-
-
-def _forward(layers: dict, source, target_in):
-    encoder_states, initial, source_mask = seq2seq.encode(layers, source)
-    keys = layers["key_projection"](encoder_states) if "attention" in layers else None  # (batch, S, a)
-    probabilities, weights, _ = _decode(layers, target_in, initial, encoder_states, keys, source_mask)
-    return probabilities, weights
 
 
 def build_model(config: DateTranslationConfig, source_vocab_size: int, target_vocab_size: int):
     """The training model: ``(source[B, S], target_in[B, T]) -> probabilities[B, T, V]``."""
     import keras
 
-    source, target_in = seq2seq.model_inputs()
-    probabilities, _ = _forward(_create_layers(config, source_vocab_size, target_vocab_size), source, target_in)
+    encoder = build_encoder(config, source_vocab_size)
+    decoder = build_decoder(config, target_vocab_size)
+    source, target_in = seq2seq.inputs()
+    probabilities = seq2seq.connect(encoder, decoder, source, target_in)["probabilities"]
     return keras.Model([source, target_in], probabilities, name="date_translator" if config.attention else "date_baseline")
 
 
-def has_attention(model) -> bool:
-    return any(layer.name == "attention" for layer in model.layers)
-
-
-def build_attention_model(model):
-    """The same network with a second output: ``(source, target_in) -> (probabilities, weights[B, T, S])``."""
+def build_encoder(config: DateTranslationConfig, source_vocab_size: int):
+    """source (B, S) -> memory [h_j (B, S, 2u), U_a h_j (B, S, a), source mask (B, S)], state [h, c] (B, 2u) each."""
     import keras
 
-    source, target_in = seq2seq.model_inputs()
-    probabilities, weights = _forward(_layers_of(model), source, target_in)
-    return keras.Model([source, target_in], [probabilities, weights], name="with_attention")
+    source = keras.Input(shape=(None,), dtype="int32", name="source")                               # (B, S)
+    h, state, source_mask = seq2seq.encode_source(source, source_vocab_size, config.embedding_dim, config.units)
+    if not config.attention:
+        return keras.Model(source, {"state": state}, name="encoder")
+    U_a = keras.layers.Dense(config.attention_units, use_bias=False, name="U_a")
+    keys = U_a(h)                                                  # U_a h_j (B, S, a): once per input, not per step
+    return keras.Model(source, {"memory": [h, keys, source_mask], "state": state}, name="encoder")
 
 
-def build_step_models(model):
-    """Two models sharing ``model``'s layers, for fast decoding.
-
-    - encoder: ``source[B, S] -> (encoder_states, keys, source_mask, h, c)``, run once per input
-      (the keys ``U h_j`` too: they do not change from one output step to the next);
-    - step: ``(token[B, 1], encoder_states, keys, source_mask, h, c) -> (probabilities[B, V],
-      weights[B, S], h, c)``, run once per output character.
-    """
+def build_decoder(config: DateTranslationConfig, target_vocab_size: int):
+    """{target_in (B, T), memory, state} -> {probabilities (B, T, V), attention a (B, T, S), state}."""
     import keras
 
-    layers = _layers_of(model)
-    attention = "attention" in layers
-    source = keras.Input(shape=(None,), dtype="int32", name="source")
-    encoder_states, (h, c), source_mask = seq2seq.encode(layers, source)
-    keys = layers["key_projection"](encoder_states) if attention else keras.ops.zeros_like(encoder_states[..., :1])
-    encoder = keras.Model(source, [encoder_states, keys, source_mask, h, c], name="encoder")
+    units = 2 * config.units                                       # the decoder is as wide as both encoder directions
+    y = keras.Input(shape=(None,), dtype="int32", name="target_in")                 # (B, T): <s>, then the previous characters
+    s_0 = [keras.Input(shape=(units,), name="s_0"), keras.Input(shape=(units,), name="c_0")]   # the LSTM's first state
+    embedded = keras.layers.Embedding(target_vocab_size, config.embedding_dim, mask_zero=True,
+                                      name="target_embedding")(y)                   # (B, T, e)
+    s, *s_T = keras.layers.LSTM(units, return_sequences=True, return_state=True,
+                                name="decoder_lstm")(embedded, initial_state=s_0)   # s_t (B, T, 2u)
+    W_c = keras.layers.Dense(units, activation="tanh", name="W_c")
+    W_o = keras.layers.Dense(target_vocab_size, activation="softmax", name="W_o")
+    if not config.attention:
+        probabilities = W_o(W_c(s))                                                  # (B, T, V)
+        return keras.Model({"target_in": y, "state": s_0}, {"probabilities": probabilities, "state": s_T},
+                           name="decoder")
 
-    units = encoder_states.shape[-1]
-    token, (states_in, keys_in, mask_in), h_in, c_in = seq2seq.step_inputs(units, {
-        "encoder_states": ((None, units), "float32"),      # (batch, S, 2u)
-        "keys": ((None, keys.shape[-1]), "float32"),       # (batch, S, a)
-        "source_mask": ((None,), "bool"),                  # (batch, S)
-    })
-    probabilities, weights, (h_out, c_out) = _decode(layers, token, [h_in, c_in], states_in,
-                                                     keys_in if attention else None, mask_in)
-    if weights is None:
-        weights = keras.ops.zeros_like(keras.ops.cast(mask_in, "float32"))[:, None, :]  # (batch, 1, S): no attention
-    step = keras.Model([token, states_in, keys_in, mask_in, h_in, c_in],
-                       [probabilities[:, 0], weights[:, 0], h_out, c_out], name="step")
-    return encoder, step
-
-
-def step_decoder(model, source: np.ndarray):
-    """A :mod:`labs.common.decoding` step function for ``source`` (batch, S), and its first state.
-
-    The encoder runs once; each step runs only the decoder for one character, carrying
-    ``[encoder_states, keys, source_mask, h, c]`` as the state (see :func:`labs.common.seq2seq.step_decoder`).
-    """
-    return seq2seq.step_decoder(model, source, build_step_models, attention=has_attention(model))
+    h = keras.Input(shape=(None, units), name="h")                                  # (B, S, 2u) encoder states h_j
+    keys = keras.Input(shape=(None, config.attention_units), name="keys")           # (B, S, a)  U_a h_j
+    source_mask = keras.Input(shape=(None,), dtype="bool", name="source_mask")      # (B, S)
+    W_a = keras.layers.Dense(config.attention_units, use_bias=False, name="W_a")
+    attention = keras.layers.AdditiveAttention(name="attention")                    # v_a . tanh(query + key), softmax, sum
+    c, a = attention([W_a(s), h, keys], mask=[None, source_mask], return_attention_scores=True)
+    #                 query   values keys                          -> c_t (B, T, 2u), a_t (B, T, S)
+    probabilities = W_o(W_c(keras.layers.Concatenate()([s, c])))                   # (B, T, V)
+    return keras.Model({"target_in": y, "memory": [h, keys, source_mask], "state": s_0},
+                       {"probabilities": probabilities, "attention": a, "state": s_T}, name="decoder")

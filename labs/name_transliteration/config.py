@@ -35,6 +35,11 @@ class NameTransliterationConfig(LabConfig):
             raise InputError(f"dropout must be at least 0 and below 1, got {self.dropout}")
 
     @classmethod
+    def demo(cls, **overrides) -> "NameTransliterationConfig":
+        """``make demo``'s configuration: 40,000 training names, four epochs."""
+        return replace(cls(train_size=40_000, epochs=4), **overrides)
+
+    @classmethod
     def tiny(cls, **overrides) -> "NameTransliterationConfig":
         """A seconds-long configuration for tests and CI: it runs everything, learns little."""
         return replace(cls(embedding_dim=8, units=16, key_dim=16, value_dim=16, train_size=1_000, val_size=100,

@@ -12,7 +12,7 @@ pythainlp version a student has. A name is a given name of one gender and a fami
 - About 9 % of all words are *held out*: they never occur in training under any role. A third
   of them belong to dev, a third to test, and a third to the grader's **hidden** pool: no
   public file holds a name with one of those, and the student kit's table leaves them out
-  (:func:`labs.release.release_homework`), so the hidden test set's ``unseen`` stratum asks
+  (:func:`tools.release.release_homework`), so the hidden test set's ``unseen`` stratum asks
   for spellings that no file a student has contains.
 - Every other name (both words seen) belongs to one split by a hash of the full name:
   about 90 % train, 5 % dev, 5 % test. So splits are disjoint by full name.
@@ -42,7 +42,7 @@ from labs.common.validation import check_choices, check_row_count
 from labs.common.vocab import Vocabulary
 from labs.name_transliteration.romanization import TABLE_COLUMNS, base_spelling, spelling_variants
 
-TASK = "name-transliteration"
+from labs.name_transliteration.task import TASK
 COLUMNS = ("source", "target", "alternatives", "gender", "stratum")
 SPLITS = ("train", "dev", "test")
 HIDDEN = "hidden"          # the grader's split: seen names like test's, unseen ones from the hidden words
@@ -206,7 +206,7 @@ def sample_names(n: int, seed: int, split: str = "train", table: str | Path = DE
     check_row_count(n)
     check_choices([split], SPLITS + (HIDDEN,), "split")
     lexicon = load_lexicon(table)
-    rng = rng_for(seed, f"{TASK}/{split}")
+    rng = rng_for(seed, f"{TASK.name}/{split}")
     if split == "train":
         names = [(g, f, gender, "seen") for g, f, gender in _covering_training_names(lexicon, n, rng)]
     else:
@@ -214,6 +214,32 @@ def sample_names(n: int, seed: int, split: str = "train", table: str | Path = DE
     rows = [_row(lexicon, *name) for name in names]
     rng.shuffle(rows)
     return rows
+
+
+def hidden_rows(n: int, seed: int, public: set[str]) -> list[dict]:
+    """``n`` names for a grader's hidden set, none of them in ``public``: half seen, half with hidden words."""
+    rows = [r for r in sample_names(2 * n, seed, split=HIDDEN) if r["source"] not in public]
+    halves = [[r for r in rows if r["stratum"] == s][:n - n // 2 if s == "seen" else n // 2] for s in ("seen", "unseen")]
+    return sorted(halves[0] + halves[1], key=lambda r: rows.index(r))
+
+
+def student_kit(kit: Path, student_kit: Path) -> set[str]:
+    """For the student kit: the name table without the grader's hidden words; returns the words left out.
+
+    The vocabularies must not change (the student's model and the grader read the same ones).
+    """
+    from labs.common.files import write_csv
+    from labs.name_transliteration.romanization import TABLE_COLUMNS
+
+    source = kit / DEFAULT_TABLE.relative_to(DATASETS_DIR.parent)
+    target = student_kit / DEFAULT_TABLE.relative_to(DATASETS_DIR.parent)
+    rows = read_csv(source)
+    hidden = {row["word"] for row in rows if word_group(row["word"]) == HIDDEN}
+    target.parent.mkdir(parents=True, exist_ok=True)
+    write_csv(target, TABLE_COLUMNS, [row for row in rows if row["word"] not in hidden])
+    if vocabularies(target) != vocabularies(source):
+        raise InputError(f"without its hidden words, {source} gives other vocabularies; the release was not written")
+    return hidden
 
 
 def generate(n: int, seed: int, split: str = "train", table: str | Path = DEFAULT_TABLE) -> list[dict]:
@@ -224,6 +250,6 @@ def generate(n: int, seed: int, split: str = "train", table: str | Path = DEFAUL
 def vocabularies(table: str | Path = DEFAULT_TABLE) -> dict[str, Vocabulary]:
     """Source: every character of the table's Thai words and the space; target: ASCII letters, space, hyphen."""
     return {
-        "source": Vocabulary.from_characters(load_lexicon(table).source_characters, name=f"{TASK} source"),
-        "target": Vocabulary.from_characters(TARGET_CHARACTERS, name=f"{TASK} target"),
+        "source": Vocabulary.from_characters(load_lexicon(table).source_characters, name=f"{TASK.name} source"),
+        "target": Vocabulary.from_characters(TARGET_CHARACTERS, name=f"{TASK.name} target"),
     }

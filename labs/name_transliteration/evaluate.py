@@ -15,7 +15,9 @@ metrics accept any spelling in a row's ``target`` or ``alternatives`` column:
   first accepted output, 0 when none is; and **top-k accuracy**: some output in the top k is accepted.
 
 Each is reported for all names, for the ``seen`` stratum (both words occur in training) and the
-``unseen`` stratum (a word never seen in training), and by name length.
+``unseen`` stratum (a word never seen in training), and by name length. The headline figures
+(:func:`headline`) are computed by the functions below, and so are the grades
+(:func:`grading_metrics`): one definition of each metric.
 """
 
 from __future__ import annotations
@@ -72,6 +74,7 @@ def f_score(prediction: str, row: dict) -> float:
 
 
 def mean_f_score(predictions: list[str], rows: list[dict]) -> float:
+    """The NEWS mean F-score: :func:`f_score` of each output, averaged over names (1 = every output exact)."""
     scores = [f_score(p, row) for p, row in zip(predictions, rows, strict=True)]
     return sum(scores) / len(scores) if scores else 0.0
 
@@ -80,6 +83,11 @@ def reciprocal_rank(candidates: list[str], row: dict) -> float:
     """``1 / rank`` of the first accepted spelling among ``candidates`` (best first); 0 when none is."""
     accepted = set(accepted_spellings(row))
     return next((1 / rank for rank, c in enumerate(candidates, start=1) if c in accepted), 0.0)
+
+
+def top_k_accuracy(candidate_lists: list[list[str]], rows: list[dict]) -> float:
+    """Share of names with an accepted spelling among their outputs (best first, up to k of them)."""
+    return share(reciprocal_rank(c, row) > 0 for c, row in zip(candidate_lists, rows, strict=True))
 
 
 def mean_reciprocal_rank(candidate_lists: list[list[str]], rows: list[dict]) -> float:
@@ -107,14 +115,16 @@ def results_table(rows: list[dict], candidate_lists: list[list[str]]) -> pd.Data
     return pd.DataFrame.from_records(records)
 
 
-def _headline(table: pd.DataFrame) -> dict:
-    if table.empty:
+def headline(rows: list[dict], candidate_lists: list[list[str]]) -> dict:
+    """The headline figures of a set of names (best output first in each list); these are what rubrics score."""
+    if not rows:
         return {"examples": 0}
-    return {"examples": int(len(table)), "exact_match": float(table["exact"].mean()),
-            "accuracy": float(table["correct"].mean()),
-            "cer": float(table["edits"].sum() / max(int(table["reference_length"].sum()), 1)),
-            "mean_f_score": float(table["f_score"].mean()), "mrr": float(table["reciprocal_rank"].mean()),
-            f"top_{int(table['candidates'].max())}_accuracy": float(table["in_top_k"].mean())}
+    predictions = [candidates[0] if candidates else "" for candidates in candidate_lists]
+    k = max(len(candidates) for candidates in candidate_lists)
+    return {"examples": len(rows), "exact_match": exact_match(predictions, [row["target"] for row in rows]),
+            "accuracy": accuracy(predictions, rows), "cer": character_error_rate(predictions, rows),
+            "mean_f_score": mean_f_score(predictions, rows), "mrr": mean_reciprocal_rank(candidate_lists, rows),
+            f"top_{k}_accuracy": top_k_accuracy(candidate_lists, rows)}
 
 
 def by_length(table: pd.DataFrame) -> pd.DataFrame:
@@ -128,11 +138,45 @@ def by_length(table: pd.DataFrame) -> pd.DataFrame:
     return frame.loc[order, ["accuracy", "cer", "examples"]]
 
 
-def summary(table: pd.DataFrame) -> dict:
-    """The headline numbers for all names, per stratum and by length (what ``evaluate`` saves as JSON)."""
-    return {"all": _headline(table),
-            "per_stratum": {s: _headline(table[table["stratum"] == s]) for s in STRATA if (table["stratum"] == s).any()},
-            "by_length": by_length(table).to_dict(orient="index") if len(table) else {}}
+def summary(rows: list[dict], candidate_lists: list[list[str]]) -> dict:
+    """The headline figures for all names, per stratum and by length (what ``evaluate`` saves as JSON)."""
+    strata = {stratum: [i for i, row in enumerate(rows) if row.get("stratum", "seen") == stratum] for stratum in STRATA}
+    return {"all": headline(rows, candidate_lists),
+            "per_stratum": {stratum: headline([rows[i] for i in picked], [candidate_lists[i] for i in picked])
+                            for stratum, picked in strata.items() if picked},
+            "by_length": by_length(results_table(rows, candidate_lists)).to_dict(orient="index") if rows else {}}
+
+
+def grading_metrics(result: dict, targets: list[dict]) -> dict:
+    """The rubric's metrics of a graded model's outputs (best first) against the hidden rows: the headline
+    figures of all names, and per stratum as ``accuracy_seen``, ``cer_unseen``, ..."""
+    figures = summary(targets, result["outputs"])
+    metrics = dict(figures["all"])
+    for stratum, values in figures["per_stratum"].items():
+        metrics.update({f"{name}_{stratum}": value for name, value in values.items() if name != "examples"})
+    return metrics
+
+
+def feedback_examples(rows: list[dict], n: int) -> list[dict]:
+    """The public examples every student's feedback shows: half with seen words, half with unseen ones."""
+    return [r for r in rows if r["stratum"] == "seen"][:n // 2] + [r for r in rows if r["stratum"] == "unseen"][:n - n // 2]
+
+
+SHOWN = ["สมชาย ใจดี", "ปวีณา รัตนพงศ์"]
+
+
+def showcase(run, tiny: bool):
+    """What ``make demo`` shows of a trained run: the NEWS metrics on the public test split (beam 3), two heatmaps."""
+    from labs.common.files import read_csv
+    from labs.common.paths import DATASETS_DIR
+    from labs.name_transliteration.transliterate import transliterate
+    from labs.tasks import Showcase
+
+    test = read_csv(DATASETS_DIR / "thai-names" / "test.csv")
+    test = test[:100] + test[-100:] if tiny else test   # both strata
+    results = transliterate(run.model, run.vocabs, [r["source"] for r in test], beam=3)
+    return Showcase(format_summary(summary(test, [r.alternatives for r in results])).splitlines(),
+                    translations=transliterate(run.model, run.vocabs, SHOWN))
 
 
 def format_summary(result: dict, title: str = "name transliteration") -> str:

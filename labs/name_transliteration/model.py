@@ -1,28 +1,29 @@
 """Homework 3.1's model: an encoder-decoder with key-value attention that writes Thai names in English.
 
-    source (batch, S) -> Embedding -> bidirectional LSTM -> encoder states h_j (batch, S, 2u)
-    target_in (batch, T) -> Embedding -> LSTM (starts from the encoder's final states)
-        -> decoder states s_t (batch, T, 2u)
-    key-value attention (``homework/kv_attention.py``), the decoder state as the query:
-        keys k_j = W_k h_j (score only), values v_j = W_v h_j (context only), query q_t = W_q s_t
-        weights a_t = softmax over the real source positions of q_t . k_j / sqrt(key_dim)
-        context c_t = sum_j a_tj v_j                              (batch, T, value_dim)
-    output: softmax(Dense(tanh(Dense([s_t; c_t]))))             (batch, T, vocab)
+    source     "สมชาย ใจดี"               --encoder-->  h_1 ... h_S   one vector per Thai character
+    target_in  <s> S o m c h a i ...      --decoder-->  s_1 ... s_T   one state per output step
 
-Everything but the attention is lab 2's network (:mod:`labs.common.seq2seq`), so the two labs
-differ exactly where the lecture says they do. The layer is the one the homework asks students
-to write: in the instructor's kit it holds the solution, in the released kit the student's code.
+The decoder's state is the query; the encoder states give keys, which only score, and values,
+which only build the context (``homework/kv_attention.py``, the layer the homework asks for):
+
+    k_j = W_k h_j,  v_j = W_v h_j,  q_t = W_q s_t
+    e_tj = q_t . k_j / sqrt(key_dim)            (or additive: w . tanh(q_t + k_j))
+    a_t  = softmax_j(e_t)                       over the real source positions only
+    c_t  = sum_j a_tj v_j                       (value_dim)
+    p_t  = softmax(W_o tanh(W_c [s_t; c_t]))    the next character's probabilities
+
+Everything but the attention is lab 2's network (:mod:`labs.common.seq2seq`, and
+:mod:`labs.date_translation.model` for the same layout), so the two labs differ exactly where the
+lecture says they do. In the instructor's kit the layer holds the solution; in the released kit,
+the student's code. Dropout on the source embeddings and on the decoder's features helps the
+model spell words it never saw.
 """
 
 from __future__ import annotations
 
-import numpy as np
-
 from labs.common import seq2seq
 from labs.common.errors import InputError
 from labs.name_transliteration.config import NameTransliterationConfig
-
-ATTENTION_LAYERS = ("attention",)
 
 
 def key_value_attention_class():
@@ -37,79 +38,47 @@ def key_value_attention_class():
     return KeyValueAttention
 
 
-def _create_layers(config: NameTransliterationConfig, source_vocab_size: int, target_vocab_size: int) -> dict:
-    layers = seq2seq.create_core_layers(config.embedding_dim, config.units, source_vocab_size, target_vocab_size,
-                                        dropout=config.dropout)
-    layers["attention"] = key_value_attention_class()(config.key_dim, config.value_dim, score=config.score,
-                                                      name="attention")
-    return layers
-
-
-def _decode(layers: dict, target_in, initial, encoder_states, source_mask):
-    """Decoder over target_in (batch, T) -> probabilities (batch, T, V), weights (batch, T, S), [h, c]."""
-    decoder_states, final_state = seq2seq.run_decoder(layers, target_in, initial)    # (batch, T, 2u)
-    context, weights = layers["attention"](decoder_states, encoder_states, memory_mask=source_mask,
-                                           return_attention_scores=True)             # (batch, T, value_dim), (batch, T, S)
-    return seq2seq.next_char_probabilities(layers, decoder_states, context), weights, final_state
-
-
-def _forward(layers: dict, source, target_in):
-    encoder_states, initial, source_mask = seq2seq.encode(layers, source)
-    probabilities, weights, _ = _decode(layers, target_in, initial, encoder_states, source_mask)
-    return probabilities, weights
-
-
 def build_model(config: NameTransliterationConfig, source_vocab_size: int, target_vocab_size: int):
     """The training model: ``(source[B, S], target_in[B, T]) -> probabilities[B, T, V]``."""
     import keras
 
-    source, target_in = seq2seq.model_inputs()
-    probabilities, _ = _forward(_create_layers(config, source_vocab_size, target_vocab_size), source, target_in)
+    encoder = build_encoder(config, source_vocab_size)
+    decoder = build_decoder(config, target_vocab_size)
+    source, target_in = seq2seq.inputs()
+    probabilities = seq2seq.connect(encoder, decoder, source, target_in)["probabilities"]
     return keras.Model([source, target_in], probabilities, name="name_transliterator")
 
 
-def _layers_of(model) -> dict:
-    return seq2seq.layers_of(model, seq2seq.CORE_LAYERS + ATTENTION_LAYERS)
-
-
-def build_attention_model(model):
-    """The same network with a second output: ``(source, target_in) -> (probabilities, weights[B, T, S])``."""
+def build_encoder(config: NameTransliterationConfig, source_vocab_size: int):
+    """source (B, S) -> memory [h_j (B, S, 2u), source mask (B, S)], state [h, c] (B, 2u) each."""
     import keras
 
-    source, target_in = seq2seq.model_inputs()
-    probabilities, weights = _forward(_layers_of(model), source, target_in)
-    return keras.Model([source, target_in], [probabilities, weights], name="with_attention")
+    source = keras.Input(shape=(None,), dtype="int32", name="source")                          # (B, S)
+    h, state, source_mask = seq2seq.encode_source(source, source_vocab_size, config.embedding_dim, config.units,
+                                                  dropout=config.dropout)
+    return keras.Model(source, {"memory": [h, source_mask], "state": state}, name="encoder")
 
 
-def build_step_models(model):
-    """Two models sharing ``model``'s layers, for fast decoding.
-
-    - encoder: ``source[B, S] -> (encoder_states, source_mask, h, c)``, run once per input;
-    - step: ``(token[B, 1], encoder_states, source_mask, h, c) -> (probabilities[B, V],
-      weights[B, S], h, c)``, run once per output character.
-    """
+def build_decoder(config: NameTransliterationConfig, target_vocab_size: int):
+    """{target_in (B, T), memory, state} -> {probabilities (B, T, V), attention a (B, T, S), state}."""
     import keras
 
-    layers = _layers_of(model)
-    source = keras.Input(shape=(None,), dtype="int32", name="source")
-    encoder_states, (h, c), source_mask = seq2seq.encode(layers, source)
-    encoder = keras.Model(source, [encoder_states, source_mask, h, c], name="encoder")
-
-    units = encoder_states.shape[-1]
-    token, (states_in, mask_in), h_in, c_in = seq2seq.step_inputs(units, {
-        "encoder_states": ((None, units), "float32"),      # (batch, S, 2u)
-        "source_mask": ((None,), "bool"),                  # (batch, S)
-    })
-    probabilities, weights, (h_out, c_out) = _decode(layers, token, [h_in, c_in], states_in, mask_in)
-    step = keras.Model([token, states_in, mask_in, h_in, c_in],
-                       [probabilities[:, 0], weights[:, 0], h_out, c_out], name="step")
-    return encoder, step
-
-
-def step_decoder(model, source: np.ndarray):
-    """A :mod:`labs.common.decoding` step function for ``source`` (batch, S), and its first state.
-
-    The encoder runs once; each step runs only the decoder for one character, carrying
-    ``[encoder_states, source_mask, h, c]`` as the state (see :func:`labs.common.seq2seq.step_decoder`).
-    """
-    return seq2seq.step_decoder(model, source, build_step_models)
+    units = 2 * config.units                                       # the decoder is as wide as both encoder directions
+    y = keras.Input(shape=(None,), dtype="int32", name="target_in")                 # (B, T): <s>, then the previous letters
+    s_0 = [keras.Input(shape=(units,), name="s_0"), keras.Input(shape=(units,), name="c_0")]   # the LSTM's first state
+    h = keras.Input(shape=(None, units), name="h")                                  # (B, S, 2u) encoder states h_j
+    source_mask = keras.Input(shape=(None,), dtype="bool", name="source_mask")      # (B, S)
+    embedded = keras.layers.Embedding(target_vocab_size, config.embedding_dim, mask_zero=True,
+                                      name="target_embedding")(y)                   # (B, T, e)
+    s, *s_T = keras.layers.LSTM(units, return_sequences=True, return_state=True,
+                                name="decoder_lstm")(embedded, initial_state=s_0)   # s_t (B, T, 2u)
+    attention = key_value_attention_class()(config.key_dim, config.value_dim, score=config.score, name="attention")
+    c, a = attention(s, h, memory_mask=source_mask, return_attention_scores=True)   # c_t (B, T, value_dim), a_t (B, T, S)
+    features = keras.layers.Concatenate()([s, c])                                  # [s_t; c_t]
+    if config.dropout:
+        features = keras.layers.Dropout(config.dropout, name="feature_dropout")(features)
+    W_c = keras.layers.Dense(units, activation="tanh", name="W_c")
+    W_o = keras.layers.Dense(target_vocab_size, activation="softmax", name="W_o")
+    probabilities = W_o(W_c(features))                                              # (B, T, V)
+    return keras.Model({"target_in": y, "memory": [h, source_mask], "state": s_0},
+                       {"probabilities": probabilities, "attention": a, "state": s_T}, name="decoder")

@@ -2,32 +2,53 @@
 
     python -m labs train name-transliteration --out runs/names
 
-Training names come fresh from the name generator's train split (the public
-``datasets/thai-names/train.csv`` is one such draw); validation names from the dev split. A run
-folder holds ``model.keras``, ``vocab.json``, ``metrics.json`` and ``training_curve.png``.
+Read :func:`train` top to bottom: data, model, compile, fit, save. Training names come fresh
+from the name generator's train split (the public ``datasets/thai-names/train.csv`` is one such
+draw); validation names from the dev split. A run folder holds ``model.keras``, ``vocab.json``,
+``metrics.json`` and ``training_curve.png``.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from labs.common.seq2seq import TrainedTranslator, train_translator
-from labs.common.training import load_run_folder
+from labs.common.pipeline import translation_batches
+from labs.common.training import (TrainedRun, compile_for_training, device_description, fit, load_run_folder,
+                                  prepare_run_folder, save_run, set_seed)
 from labs.name_transliteration.config import NameTransliterationConfig
 from labs.name_transliteration.data import TASK, sample_names, vocabularies
 from labs.name_transliteration.model import build_model, key_value_attention_class
 
 
 def train(config: NameTransliterationConfig = NameTransliterationConfig(), out_dir: str | Path | None = None,
-          verbose: int = 1) -> TrainedTranslator:
+          verbose: int = 1) -> TrainedRun:
     """Train on names from the train split (validation: the dev split); save to ``out_dir`` when given."""
-    return train_translator(config, out_dir, task=TASK, vocabularies=vocabularies, build_model=build_model,
-                            sample=sample_names, verbose=verbose,
-                            description=f"key-value attention model ({config.score} score)",
-                            title="Thai -> English names (key-value attention)")
+    out_dir = prepare_run_folder(out_dir) if out_dir is not None else None
+    set_seed(config.seed)
+
+    # Data: ("สมชาย ใจดี", "Somchai Jaidee") pairs; training names use every seen word before repeating one.
+    vocabs = vocabularies()                              # {"source": Thai letters and the space, "target": ASCII}
+    train_batches = translation_batches(sample_names(config.train_size, config.seed, split="train"), vocabs,
+                                        config.batch_size, shuffle_seed=config.seed)
+    validation_batches = translation_batches(sample_names(config.val_size, config.seed, split="dev"), vocabs,
+                                             config.batch_size)
+
+    # Model: the encoder-decoder with the key-value attention of homework/kv_attention.py.
+    model = build_model(config, len(vocabs["source"]), len(vocabs["target"]))
+
+    # Compile and fit: Adam with a cosine-decaying learning rate; teacher forcing.
+    compile_for_training(model, config, train_batches, metrics=["accuracy"])
+    history, seconds = fit(model, train_batches, validation_batches, config, verbose=verbose,
+                           description=f"the key-value attention model ({config.score} score)")
+
+    # Save: the model, its vocabularies, the losses per epoch and the training curve.
+    run = TrainedRun(TASK.name, model, vocabs, config, history, "nats per character", seconds, device_description())
+    if out_dir is not None:
+        save_run(run, out_dir, history_key="loss_nats_per_char", title="Thai -> English names (key-value attention)")
+    return run
 
 
 def load_run(model_dir: str | Path):
     """Load ``(model, vocabs, config)`` from a run folder written by :func:`train`."""
     key_value_attention_class()   # registers the layer, so that Keras can rebuild the model
-    return load_run_folder(model_dir, TASK, NameTransliterationConfig)
+    return load_run_folder(model_dir, TASK.name, NameTransliterationConfig)
