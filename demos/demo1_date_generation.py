@@ -34,68 +34,18 @@
 # *Runs on a GPU when one is there (Colab: Runtime → Change runtime type → GPU) and on a CPU.*
 
 # %% [markdown]
-# ### Setup: find the kit
+# ### Setup
 #
-# The notebook imports the kit's code (`labs/`), so it first finds the folder that holds it: here
-# or above. Opened in Colab from the course's GitHub repository, the notebook arrives alone; then
-# this cell clones the kit and installs what Colab lacks (a minute or two, once per session).
+# The notebook imports the kit's code (`labs/`), so the first cell finds it, here or above. Opened in
+# Colab from the course's GitHub repository, the notebook arrives alone: then the cell fetches the
+# kit and installs what Colab lacks (a minute, once per session).
+
+# %%
+KIT_REPOSITORY, KIT_BRANCH = "", ""
 
 # %%
 import os
-import subprocess
-import sys
-from importlib import metadata
-from pathlib import Path
 
-# Where the course hosts the kit (written by `python -m labs colab-links`; used in Colab only).
-KIT_REPOSITORY, KIT_BRANCH = "", ""
-
-
-def run_step(what: str, command: list[str], advice: str) -> None:
-    print(what, "...")
-    done = subprocess.run(command, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"{what} failed:\n{done.stderr[-2000:]}\n{advice}")
-
-
-def imported_versions() -> dict[str, str]:
-    """The installed versions of the packages this session has already imported."""
-    imported = {name.partition(".")[0] for name in sys.modules}
-    return {dist: metadata.version(dist) for module, dists in metadata.packages_distributions().items()
-            if module in imported for dist in dists}
-
-
-def find_kit() -> Path:
-    """The folder holding `labs/`: here or above, or (in Colab) a clone of KIT_REPOSITORY."""
-    for folder in [Path.cwd(), *Path.cwd().parents]:
-        if (folder / "labs" / "__init__.py").is_file():
-            return folder
-    if not (KIT_REPOSITORY and "google.colab" in sys.modules):
-        raise RuntimeError("Cannot find the Attention Lab kit (a folder with labs/ inside). Open this "
-                           "notebook from inside the kit, or upload the kit and %cd into it first.")
-    kit = Path.cwd() / KIT_REPOSITORY.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
-    if not kit.is_dir():
-        run_step(f"Fetching the kit from {KIT_REPOSITORY}",
-                 ["git", "clone", "--quiet", "--depth", "1", "--branch", KIT_BRANCH, KIT_REPOSITORY, str(kit)],
-                 "If the repository is private, upload the kit to Colab and %cd into it instead.")
-    before = imported_versions()
-    run_step("Installing what Colab lacks (pip install -r requirements.txt)",
-             [sys.executable, "-m", "pip", "install", "--quiet", "-r", str(kit / "requirements.txt")],
-             "Check the message above; Runtime → Disconnect and delete runtime starts a clean machine.")
-    changed = sorted(dist for dist, version in imported_versions().items() if before.get(dist, version) != version)
-    if changed:
-        raise RuntimeError(f"pip upgraded {', '.join(changed)}, which this session had already imported. "
-                           "Restart the session (Runtime → Restart session) and run this notebook again; "
-                           "the kit is in place now.")
-    os.chdir(kit)
-    return kit
-
-
-KIT = find_kit()
-sys.path.insert(0, str(KIT))
-print("The kit:", KIT)
-
-# %%
 # CI runs this notebook in a tiny configuration; you get the real one.
 TINY = os.environ.get("ATTENTION_LAB_TINY") == "1"
 
@@ -104,8 +54,9 @@ from labs.date_generation.config import DateGenerationConfig
 from labs.date_generation.data import IsoDateDistribution, vocabularies
 from labs.date_generation.evaluate import evaluate, format_report, uniqueness, validity
 from labs.date_generation.model import build_model
-from labs.date_generation.sampling import sample_dates
-from labs.date_generation.train import teacher_forcing_arrays, train
+from labs.date_generation.sampling import sample
+from labs.common.pipeline import language_model_arrays
+from labs.date_generation.train import train
 
 print("Running on the", device_description(), "(tiny configuration)" if TINY else "")
 
@@ -132,7 +83,7 @@ print(f"lower bound on cross-entropy: {dates.entropy_bits_per_token:.4f} bits pe
 
 # %%
 vocab = vocabularies()["target"]
-inputs, targets = teacher_forcing_arrays(["2018-03-19"], vocab)
+inputs, targets = language_model_arrays(["2018-03-19"], vocab)
 print("input :", [vocab.tokens[i] for i in inputs[0]])
 print("target:", [vocab.tokens[i] for i in targets[0]])
 
@@ -178,7 +129,7 @@ n_show = 8
 for name, settings in [("greedy", dict(greedy=True)), ("t = 0.5", dict(temperature=0.5)),
                        ("t = 0.8", dict(temperature=0.8)), ("t = 1.0", dict(temperature=1.0)),
                        ("t = 1.5", dict(temperature=1.5))]:
-    samples = sample_dates(run.model, vocab, 1_000, seed=1, **settings)
+    samples = sample(run.model, run.vocabs, 1_000, seed=1, **settings)
     print(f"{name:8} valid {validity(samples):6.1%}  unique {uniqueness(samples):6.1%}   {'  '.join(samples[:n_show])}")
 
 # %% [markdown]
@@ -193,7 +144,7 @@ for name, settings in [("greedy", dict(greedy=True)), ("t = 0.5", dict(temperatu
 # - **held-out cross-entropy** beside the lower bound.
 
 # %%
-report = evaluate(run.model, vocab, config, n=500 if TINY else 10_000, training_dates=run.training_dates,
+report = evaluate(run.model, run.vocabs, config, n=500 if TINY else 10_000,
                   held_out=1_000 if TINY else 10_000)
 print(format_report(report))
 
@@ -205,4 +156,4 @@ print(format_report(report))
 # 3. Sample 10,000 dates at `t = 0.5`. Validity goes up; what happens to uniqueness and to the
 #    TV distances, and why?
 # 4. Teacher forcing trains on true prefixes only. What does the model do after a prefix it
-#    never saw, like `2018-1`? (Hint: `sample_dates` is built on `labs.common.decoding`.)
+#    never saw, like `2018-1`? (Hint: `sample` is built on `labs.common.decoding`.)

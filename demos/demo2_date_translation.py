@@ -33,68 +33,18 @@
 # run the decoder over the whole target at once; Bahdanau's needs a loop over time steps.
 
 # %% [markdown]
-# ### Setup: find the kit
+# ### Setup
 #
-# The notebook imports the kit's code (`labs/`), so it first finds the folder that holds it: here
-# or above. Opened in Colab from the course's GitHub repository, the notebook arrives alone; then
-# this cell clones the kit and installs what Colab lacks (a minute or two, once per session).
+# The notebook imports the kit's code (`labs/`), so the first cell finds it, here or above. Opened in
+# Colab from the course's GitHub repository, the notebook arrives alone: then the cell fetches the
+# kit and installs what Colab lacks (a minute, once per session).
+
+# %%
+KIT_REPOSITORY, KIT_BRANCH = "", ""
 
 # %%
 import os
-import subprocess
-import sys
-from importlib import metadata
-from pathlib import Path
 
-# Where the course hosts the kit (written by `python -m labs colab-links`; used in Colab only).
-KIT_REPOSITORY, KIT_BRANCH = "", ""
-
-
-def run_step(what: str, command: list[str], advice: str) -> None:
-    print(what, "...")
-    done = subprocess.run(command, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"{what} failed:\n{done.stderr[-2000:]}\n{advice}")
-
-
-def imported_versions() -> dict[str, str]:
-    """The installed versions of the packages this session has already imported."""
-    imported = {name.partition(".")[0] for name in sys.modules}
-    return {dist: metadata.version(dist) for module, dists in metadata.packages_distributions().items()
-            if module in imported for dist in dists}
-
-
-def find_kit() -> Path:
-    """The folder holding `labs/`: here or above, or (in Colab) a clone of KIT_REPOSITORY."""
-    for folder in [Path.cwd(), *Path.cwd().parents]:
-        if (folder / "labs" / "__init__.py").is_file():
-            return folder
-    if not (KIT_REPOSITORY and "google.colab" in sys.modules):
-        raise RuntimeError("Cannot find the Attention Lab kit (a folder with labs/ inside). Open this "
-                           "notebook from inside the kit, or upload the kit and %cd into it first.")
-    kit = Path.cwd() / KIT_REPOSITORY.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
-    if not kit.is_dir():
-        run_step(f"Fetching the kit from {KIT_REPOSITORY}",
-                 ["git", "clone", "--quiet", "--depth", "1", "--branch", KIT_BRANCH, KIT_REPOSITORY, str(kit)],
-                 "If the repository is private, upload the kit to Colab and %cd into it instead.")
-    before = imported_versions()
-    run_step("Installing what Colab lacks (pip install -r requirements.txt)",
-             [sys.executable, "-m", "pip", "install", "--quiet", "-r", str(kit / "requirements.txt")],
-             "Check the message above; Runtime → Disconnect and delete runtime starts a clean machine.")
-    changed = sorted(dist for dist, version in imported_versions().items() if before.get(dist, version) != version)
-    if changed:
-        raise RuntimeError(f"pip upgraded {', '.join(changed)}, which this session had already imported. "
-                           "Restart the session (Runtime → Restart session) and run this notebook again; "
-                           "the kit is in place now.")
-    os.chdir(kit)
-    return kit
-
-
-KIT = find_kit()
-sys.path.insert(0, str(KIT))
-print("The kit:", KIT)
-
-# %%
 TINY = os.environ.get("ATTENTION_LAB_TINY") == "1"  # CI runs a tiny configuration
 
 from dataclasses import replace

@@ -61,73 +61,25 @@
 # where the softmax still has useful gradients.
 
 # %% [markdown]
-# ### Setup: find the kit
+# ### Setup
 #
-# The notebook imports the kit's code (`labs/`), so it first finds the folder that holds it: here
-# or above. Opened in Colab from the course's GitHub repository, the notebook arrives alone; then
-# this cell clones the kit and installs what Colab lacks (a minute or two, once per session).
+# The notebook imports the kit's code (`labs/`), so the first cell finds it, here or above. Opened in
+# Colab from the course's GitHub repository, the notebook arrives alone: then the cell fetches the
+# kit and installs what Colab lacks (a minute, once per session).
+
+# %%
+KIT_REPOSITORY, KIT_BRANCH = "", ""
 
 # %%
 import os
-import subprocess
-import sys
-from importlib import metadata
 from pathlib import Path
 
-# Where the course hosts the kit (written by `python -m labs colab-links`; used in Colab only).
-KIT_REPOSITORY, KIT_BRANCH = "", ""
-
-
-def run_step(what: str, command: list[str], advice: str) -> None:
-    print(what, "...")
-    done = subprocess.run(command, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"{what} failed:\n{done.stderr[-2000:]}\n{advice}")
-
-
-def imported_versions() -> dict[str, str]:
-    """The installed versions of the packages this session has already imported."""
-    imported = {name.partition(".")[0] for name in sys.modules}
-    return {dist: metadata.version(dist) for module, dists in metadata.packages_distributions().items()
-            if module in imported for dist in dists}
-
-
-def find_kit() -> Path:
-    """The folder holding `labs/`: here or above, or (in Colab) a clone of KIT_REPOSITORY."""
-    for folder in [Path.cwd(), *Path.cwd().parents]:
-        if (folder / "labs" / "__init__.py").is_file():
-            return folder
-    if not (KIT_REPOSITORY and "google.colab" in sys.modules):
-        raise RuntimeError("Cannot find the Attention Lab kit (a folder with labs/ inside). Open this "
-                           "notebook from inside the kit, or upload the kit and %cd into it first.")
-    kit = Path.cwd() / KIT_REPOSITORY.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
-    if not kit.is_dir():
-        run_step(f"Fetching the kit from {KIT_REPOSITORY}",
-                 ["git", "clone", "--quiet", "--depth", "1", "--branch", KIT_BRANCH, KIT_REPOSITORY, str(kit)],
-                 "If the repository is private, upload the kit to Colab and %cd into it instead.")
-    before = imported_versions()
-    run_step("Installing what Colab lacks (pip install -r requirements.txt)",
-             [sys.executable, "-m", "pip", "install", "--quiet", "-r", str(kit / "requirements.txt")],
-             "Check the message above; Runtime → Disconnect and delete runtime starts a clean machine.")
-    changed = sorted(dist for dist, version in imported_versions().items() if before.get(dist, version) != version)
-    if changed:
-        raise RuntimeError(f"pip upgraded {', '.join(changed)}, which this session had already imported. "
-                           "Restart the session (Runtime → Restart session) and run this notebook again; "
-                           "the kit is in place now.")
-    os.chdir(kit)
-    return kit
-
-
-KIT = find_kit()
-sys.path.insert(0, str(KIT))
-print("The kit:", KIT)
-
-# %%
 TINY = os.environ.get("ATTENTION_LAB_TINY") == "1"  # CI runs a tiny configuration
 
 from autograder.batch import check_bundle
 from autograder.rubric import load_rubric
 from labs.common.files import read_csv
+from labs.common.paths import DATASETS_DIR
 from labs.common.fonts import use_thai_font
 from labs.common.plots import plot_attention, plot_training_curves
 from labs.common.submission import export
@@ -155,7 +107,7 @@ print("Thai font for the heatmaps:", use_thai_font() or "none found (labels fall
 # whether the model remembers; the second whether it learned how Thai letters sound.
 
 # %%
-test = read_csv(KIT / "datasets" / "thai-names" / "test.csv")
+test = read_csv(DATASETS_DIR / "thai-names" / "test.csv")
 if TINY:
     test = test[:100] + test[-100:]   # both strata
 for row in sample_names(8, seed=0, split="train"):
@@ -199,8 +151,9 @@ plot_training_curves(run.history, unit="loss (nats per character)", title="Thai 
 
 # %%
 results = transliterate(run.model, run.vocabs, [row["source"] for row in test], beam=3)
-table = evaluate.results_table(test, [r.alternatives for r in results])
-print(evaluate.format_summary(evaluate.summary(table)))
+candidates = [r.alternatives for r in results]
+print(evaluate.format_summary(evaluate.summary(test, candidates)))
+table = evaluate.results_table(test, candidates)   # one row per name: its output, right or wrong, its length
 evaluate.by_length(table)
 
 # %% [markdown]
@@ -244,11 +197,11 @@ else:
     bundle = Path("submission.zip")
     bundle.unlink(missing_ok=True)   # a fresh export replaces the last one
     predictions = [{"source": r.source, "prediction": r.output} for r in results]
-    export(run.model, run.vocabs, task="name-transliteration", student_id=STUDENT_ID, out=bundle,
+    export(run.model, run.vocabs, task=run.task, student_id=STUDENT_ID, out=bundle,
            predictions=predictions, device=run.device)
     print(f"wrote {bundle.resolve()} ({bundle.stat().st_size / 1e6:.1f} MB)")
     # The autograder's own check: the same validation and sandbox as grading, scored on the public dev set.
-    check = check_bundle(bundle, load_rubric(task="name-transliteration"))
+    check = check_bundle(bundle, load_rubric(task=run.task))
     print(f"check: {check['status']} {check['message']}".rstrip(), f"- {check['score']:g} / {check['max_score']:g} "
           "points on the public dev set (your grade comes from a hidden test set)")
 
