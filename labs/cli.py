@@ -34,8 +34,13 @@ def _add_config_flags(parser: argparse.ArgumentParser, config_class) -> None:
             parser.add_argument("--" + field.name.replace("_", "-"), dest=f"config_{field.name}", default=None,
                                 action=argparse.BooleanOptionalAction, help=f"(default {'on' if default else 'off'})")
             continue
+        choices = field.metadata.get("choices")
         parser.add_argument("--" + field.name.replace("_", "-"), dest=f"config_{field.name}", type=type(default),
-                            metavar=field.name.upper(), default=None, help=f"(default {default})")
+                            choices=choices, metavar=field.name.upper() if choices is None else None, default=None,
+                            help=f"(default {default})")
+        for alias, value in field.metadata.get("aliases", {}).items():     # --no-attention: --attention none
+            parser.add_argument("--" + alias, dest=f"config_{field.name}", action="store_const", const=value,
+                                help=f"the same as --{field.name.replace('_', '-')} {value}")
 
 
 def _build_parser() -> argparse.ArgumentParser:

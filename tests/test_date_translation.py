@@ -13,7 +13,8 @@ from labs.date_translation.data import sample_pairs, vocabularies
 from labs.date_translation.model import build_model
 from labs.common.pipeline import translation_arrays
 from labs.common.seq2seq import attention_model as build_attention_model, step_decoder
-from labs.date_translation.train import TARGET_LENGTH, load_run, train
+from labs.date_translation.model import TARGET_LENGTH
+from labs.date_translation.train import load_run, train
 from labs.date_translation.translate import translate
 
 VOCABS = vocabularies()
@@ -171,7 +172,7 @@ def test_cli_train_translate_evaluate(cli, tmp_path):
     assert cli("train", "date-translation", "--tiny", "--quiet", "--out", str(attention)).returncode == 0
     result = cli("train", "date-translation", "--tiny", "--quiet", "--no-attention", "--out", str(baseline))
     assert result.returncode == 0, result.stderr
-    assert json.loads((baseline / "metrics.json").read_text())["config"]["attention"] is False
+    assert json.loads((baseline / "metrics.json").read_text())["config"]["attention"] == "none"
     translated = cli("translate", "--model", str(attention), "27 January 2018", "๒๗ ม.ค. ๖๑", "--beam", "2",
                      "--plot", str(tmp_path / "heat.png"))
     assert translated.returncode == 0, translated.stderr

@@ -12,6 +12,7 @@ from tools.notebooks import build
 SOURCES = sorted((REPO_ROOT / "demos").glob("*.py")) + sorted((REPO_ROOT / "homework").glob("hw*.py"))
 # What each notebook must print when it has run to the end.
 FINAL_OUTPUT = {"demo1_date_generation.py": "held-out cross-entropy", "demo2_date_translation.py": "beams:",
+                "demo3_attention_variants.py": "compared: none, bahdanau",
                 "hw3_1_thai_name_transliteration.py": "submission.zip"}
 
 

@@ -37,6 +37,9 @@ NOTEBOOKS = {
     "demos/demo2_date_translation.ipynb":
         "the attention model and its baseline, exact match per format and locale, the bottleneck at 16 units, "
         "heatmaps, beam search",
+    "demos/demo3_attention_variants.ipynb":
+        "the lecture's attentions side by side (Bahdanau, Luong's scores, scaled dot-product, multi-head, a small "
+        "Transformer): each score in code, a comparison table, heatmaps per variant and per head, the cost per step",
     "homework/hw3_1_thai_name_transliteration.ipynb":
         "the self-test of the student's layer, training, the NEWS metrics per stratum, heatmaps (a wrong name too), "
         "the submission",

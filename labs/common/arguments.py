@@ -37,6 +37,14 @@ class Commands:
         parser.set_defaults(handler=handler)
         return parser
 
+    def add_generator(self, name: str, handler: Callable, what: str) -> argparse.ArgumentParser:
+        """``data NAME --n N --seed S --out FILE``: a data generator's command, with the flags all of them take."""
+        parser = self.add("data", name, handler, help=what, description=f"Write {what} as CSV.")
+        parser.add_argument("--n", type=rows, required=True, help="number of rows")
+        parser.add_argument("--seed", type=int, default=0, help="random seed (default 0); same seed, same bytes")
+        parser.add_argument("--out", required=True, help="output CSV file")
+        return parser
+
 
 def checked(check: Callable) -> Callable:
     """An argparse ``type`` from a function that converts a text or raises InputError."""

@@ -78,3 +78,28 @@ def plot_attention(source: str, output: str, weights, *, title: str | None = Non
     if path is not None:
         figure.savefig(path, dpi=120)
     return figure
+
+
+def plot_attention_grid(columns: Mapping[str, Sequence], *, path: str | Path | None = None):
+    """Heatmaps side by side: one column per model (``name -> [translation, ...]``), one row per input.
+
+    Each translation has ``source``, ``output`` and ``attention`` (as :class:`labs.common.seq2seq.Translation`);
+    a column whose model has no attention is left out. Saves a PNG to ``path`` when given; returns the figure.
+    """
+    columns = {name: rows for name, rows in columns.items() if all(r.attention is not None for r in rows)}
+    if not columns:
+        raise ValueError("no model here has attention weights to draw")
+    from labs.common.fonts import use_thai_font
+
+    use_thai_font()                    # before the axes exist: their tick labels take the font they are made with
+    n_rows = max(len(rows) for rows in columns.values())
+    longest = max(len(r.source) for rows in columns.values() for r in rows)
+    figure, axes = plt.subplots(n_rows, len(columns), squeeze=False,
+                                figsize=(len(columns) * max(3.0, 0.13 * longest + 1.4), n_rows * 3.2))
+    for column, (name, rows) in enumerate(columns.items()):
+        for row, translation in enumerate(rows):
+            plot_attention(translation.source, translation.output, translation.attention, axis=axes[row][column],
+                           title=f"{name}\n{translation.output}")
+    if path is not None:
+        figure.savefig(path, dpi=110)
+    return figure

@@ -9,8 +9,11 @@ Each lab's ``model.py`` builds its network as two Keras models, and wires them o
     decoder: {"target_in": (batch, T), "memory": [...], "state": [...]}
         -> {"probabilities": (batch, T, V), "attention": (batch, T, S), "state": [...]}
 
-(a model without attention has no ``"attention"``, and may need no ``"memory"``). From that one
-definition come three uses:
+(a model without attention has no ``"attention"``, and may need no ``"memory"``). Two kinds of
+decoder are special: one that reads a *single* character per call (Bahdanau's, whose step needs
+the previous step's context: ``target_in`` is (batch, 1)) is unrolled over the target
+(:func:`unroll`); one with no ``"state"`` (the Transformer's) re-reads its whole prefix at every
+step. From that one definition come three uses:
 
 - the training model: ``(source, target_in) -> probabilities``, the decoder over the whole
   target at once, with teacher forcing;
@@ -60,9 +63,47 @@ def encode_source(source, vocab_size: int, embedding_dim: int, units: int, dropo
     return h, state, source_mask
 
 
-def connect(encoder, decoder, source, target_in) -> dict:
-    """The decoder over ``target_in`` after the encoder over ``source``: the decoder's outputs (a dict)."""
-    return decoder({"target_in": target_in, **encoder(source)})
+def connect(encoder, decoder, source, target_in, steps: int | None = None) -> dict:
+    """The decoder over ``target_in`` after the encoder over ``source``: the decoder's outputs (a dict).
+
+    A one-character decoder is unrolled over ``steps`` positions (the longest ``target_in``).
+    """
+    if reads_one_step(decoder):
+        if steps is None:
+            raise ValueError("a decoder that reads one character per call needs the number of steps to unroll")
+        return unroll(decoder, encoder(source), target_in, steps)
+    inputs = {"target_in": target_in, **encoder(source)}
+    return decoder({name: value for name, value in inputs.items() if name in decoder.input})   # no "state": a Transformer
+
+
+def reads_one_step(decoder) -> bool:
+    """Whether ``decoder`` takes one character per call (``target_in`` of shape (batch, 1))."""
+    return decoder.input["target_in"].shape[1:] == (1,)
+
+
+def unroll(decoder, encoded: dict, target_in, steps: int) -> dict:
+    """Teacher forcing for a one-character decoder: the same decoder at every position, its state carried.
+
+    ``target_in`` (B, T), T <= ``steps``, is padded to ``steps`` columns, the decoder runs on
+    each in turn, and the outputs are cut back to T: (B, T, V) probabilities, (B, T, S) weights.
+    A longer ``target_in`` is an error (:func:`translate` never writes past ``max_length``).
+    """
+    import keras
+    from keras import ops
+
+    padding = ops.tile(ops.zeros_like(target_in[:, :1]), [1, steps])                      # (B, steps) of <pad>
+    padded = ops.concatenate([target_in, padding], axis=1)[:, :steps]                      # (B, steps)
+    memory, state, written = encoded.get("memory", []), encoded["state"], {}
+    for t in range(steps):                                                                 # y_{t-1} -> s_t, c_t, p_t
+        outputs = decoder({"target_in": padded[:, t:t + 1], "memory": memory, "state": state})
+        state = outputs["state"]
+        for name in ("probabilities", "attention"):
+            if name in outputs:
+                written.setdefault(name, []).append(outputs[name])                          # (B, 1, ...)
+    # T is unknown while the graph is built, so the positions to keep are counted from the data.
+    first_T = ops.cumsum(ops.ones_like(target_in[0]), axis=0) - 1                          # 0, 1, ..., T-1
+    return {name: ops.take(keras.layers.Concatenate(axis=1)(parts), first_T, axis=1)      # (B, T, ...)
+            for name, parts in written.items()}
 
 
 def is_two_part(model) -> bool:
@@ -70,14 +111,17 @@ def is_two_part(model) -> bool:
     return {"encoder", "decoder"} <= {layer.name for layer in model.layers}
 
 
-def attention_model(model):
-    """``model`` with its attention weights: ``(source, target_in) -> (probabilities, weights[B, T, S])``, or None."""
+def attention_model(model, steps: int | None = None):
+    """``model`` with its attention weights: ``(source, target_in) -> (probabilities, weights[B, T, S])``, or None.
+
+    ``steps``: how far to unroll a one-character decoder (the task's longest target).
+    """
     import keras
 
-    if not is_two_part(model):
+    if not is_two_part(model) or (reads_one_step(model.get_layer("decoder")) and steps is None):
         return None
     source, target_in = inputs()
-    outputs = connect(model.get_layer("encoder"), model.get_layer("decoder"), source, target_in)
+    outputs = connect(model.get_layer("encoder"), model.get_layer("decoder"), source, target_in, steps)
     if "attention" not in outputs:
         return None
     return keras.Model([source, target_in], [outputs["probabilities"], outputs["attention"]], name="with_attention")
@@ -90,7 +134,8 @@ def step_decoder(model, source: np.ndarray):
     """A :mod:`labs.common.decoding` step function for ``source`` (batch, S), and its first state.
 
     The state is ``[*memory, *decoder state]``: the encoder's output, computed once, then the
-    decoder's state after each step. Encoder and decoder are compiled to TensorFlow graphs once
+    decoder's state after each step; for a decoder without a state (a Transformer), the prefix
+    written so far, which it re-reads at every step. Encoder and decoder are compiled to TensorFlow graphs once
     per model (run layer by layer, eagerly, the encoder alone would cost more than all the
     steps); the state stays as tensors on the device between steps, and only the small outputs
     (probabilities, attention weights) come back to NumPy.
@@ -108,17 +153,25 @@ def step_decoder(model, source: np.ndarray):
     encoded = run_encoder(tf.convert_to_tensor(np.asarray(source)))
     memory = list(encoded.get("memory", []))
     n = len(memory)
+    rereads_prefix = "state" not in model.get_layer("decoder").input
 
     def step(tokens, state):
-        inputs = {"target_in": tf.convert_to_tensor(tokens[:, None]), "state": list(state[n:])}
+        tokens = tf.convert_to_tensor(tokens[:, None], dtype=tf.int32)                  # (batch, 1)
+        if rereads_prefix:
+            prefix = tf.concat([state[n], tokens], axis=1)                              # (batch, t)
+            inputs = {"target_in": prefix}
+        else:
+            inputs = {"target_in": tokens, "state": list(state[n:])}
         if n:
             inputs["memory"] = list(state[:n])
         outputs = run_decoder(inputs)
         attention = outputs.get("attention")
-        return (outputs["probabilities"][:, 0].numpy(), [*state[:n], *outputs["state"]],
-                None if attention is None else attention[:, 0].numpy())
+        carried = [prefix] if rereads_prefix else outputs["state"]
+        return (outputs["probabilities"][:, -1].numpy(), [*state[:n], *carried],
+                None if attention is None else attention[:, -1].numpy())
 
-    return step, [*memory, *encoded["state"]]
+    first = [tf.zeros((len(source), 0), dtype=tf.int32)] if rereads_prefix else list(encoded["state"])
+    return step, [*memory, *first]
 
 
 @dataclass
@@ -141,7 +194,7 @@ def translate(model, vocabs: dict[str, Vocabulary], texts: list[str], *, max_len
         def make_step(source):
             return step_decoder(model, source)
     else:
-        viewed = attention_model(model) or model
+        viewed = attention_model(model, steps=max_length) or model   # prefixes are at most max_length long
 
         def make_step(source):
             return full_model_step(viewed, source)

@@ -7,16 +7,12 @@ import sys
 from pathlib import Path
 
 from labs.date_generation.task import TASK
-from labs.common.arguments import Commands, checked, positive_int, positive_float, rows
+from labs.common.arguments import Commands, checked, positive_int, positive_float
 from labs.common.isodate import parse_date_argument
 
 
 def add_commands(commands: Commands) -> None:
-    data = commands.add("data", "iso-dates", generate_csv, help="ISO dates for lab 1 (date generation)",
-                        description="Write ISO dates for lab 1 (date generation) as CSV.")
-    data.add_argument("--n", type=rows, required=True, help="number of rows")
-    data.add_argument("--seed", type=int, default=0, help="random seed (default 0); same seed, same bytes")
-    data.add_argument("--out", required=True, help="output CSV file")
+    data = commands.add_generator("iso-dates", generate_csv, "ISO dates for lab 1 (date generation)")
     data.add_argument("--start", type=checked(lambda text: parse_date_argument(text, "--start")), default="1800-01-01",
                       help="first date, YYYY-MM-DD (default 1800-01-01)")
     data.add_argument("--end", type=checked(lambda text: parse_date_argument(text, "--end")), default="2199-12-31",

@@ -6,15 +6,11 @@ import sys
 from pathlib import Path
 
 from labs.date_translation.task import TASK
-from labs.common.arguments import Commands, positive_int, rows
+from labs.common.arguments import Commands, positive_int
 
 
 def add_commands(commands: Commands) -> None:
-    data = commands.add("data", "date-pairs", generate_csv, help="human date -> ISO pairs for lab 2 (date translation)",
-                        description="Write human date -> ISO pairs for lab 2 (date translation) as CSV.")
-    data.add_argument("--n", type=rows, required=True, help="number of rows")
-    data.add_argument("--seed", type=int, default=0, help="random seed (default 0); same seed, same bytes")
-    data.add_argument("--out", required=True, help="output CSV file")
+    data = commands.add_generator("date-pairs", generate_csv, "human date -> ISO pairs for lab 2 (date translation)")
     data.add_argument("--split", default="train", help="train, dev or test (default train)")
     data.add_argument("--locale", action="append", help="en_US, en_GB, th_TH (repeat or comma-separate)")
     data.add_argument("--format", action="append", dest="formats",

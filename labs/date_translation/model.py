@@ -23,8 +23,13 @@ Luong's placement lets teacher-forced training run the decoder LSTM over the who
 one call (fast, cuDNN on a GPU); Bahdanau's needs a loop over the output steps, because each
 step's input depends on the previous step's attention.
 
-The baseline (``attention=False``) is the same network without attention: all the decoder knows
+The baseline (``attention="none"``) is the same network without attention: all the decoder knows
 of the source is the encoder's final state, one fixed-size vector: ``p_t = softmax(W_o tanh(W_c s_t))``.
+
+The lecture's other scores (multiplicative, scaled dot-product, multi-head) change the one line
+that calls the attention layer (:mod:`labs.date_translation.attention`); Bahdanau's own placement
+has a decoder of its own (:mod:`.bahdanau`), and so has the Transformer (:mod:`.transformer`).
+``cell`` picks the decoder's RNN: ``lstm`` (the default), ``gru`` or ``simple`` (the slides' SimpleRNN).
 
 The network is two Keras models, an encoder and a decoder, wired once; the training model, the
 attention view and the step decoder all come from that one definition (:mod:`labs.common.seq2seq`).
@@ -33,7 +38,10 @@ attention view and the step decoder all come from that one definition (:mod:`lab
 from __future__ import annotations
 
 from labs.common import seq2seq
+from labs.date_translation import attention, bahdanau, transformer
 from labs.date_translation.config import DateTranslationConfig
+
+TARGET_LENGTH = len("YYYY-MM-DD") + 1   # <s> + 10 characters in, 10 characters + </s> out
 
 
 def build_model(config: DateTranslationConfig, source_vocab_size: int, target_vocab_size: int):
@@ -43,48 +51,62 @@ def build_model(config: DateTranslationConfig, source_vocab_size: int, target_vo
     encoder = build_encoder(config, source_vocab_size)
     decoder = build_decoder(config, target_vocab_size)
     source, target_in = seq2seq.inputs()
-    probabilities = seq2seq.connect(encoder, decoder, source, target_in)["probabilities"]
-    return keras.Model([source, target_in], probabilities, name="date_translator" if config.attention else "date_baseline")
+    probabilities = seq2seq.connect(encoder, decoder, source, target_in, steps=TARGET_LENGTH)["probabilities"]
+    return keras.Model([source, target_in], probabilities, name="date_translator" if config.attends else "date_baseline")
+
+
+def attention_model(model):
+    """The task's attention view: ``(source, target_in) -> (probabilities, weights[B, T, S])``, or None."""
+    return seq2seq.attention_model(model, steps=TARGET_LENGTH)
 
 
 def build_encoder(config: DateTranslationConfig, source_vocab_size: int):
-    """source (B, S) -> memory [h_j (B, S, 2u), U_a h_j (B, S, a), source mask (B, S)], state [h, c] (B, 2u) each."""
+    """source (B, S) -> memory [h_j (B, S, 2u), keys (B, S, k)..., source mask (B, S)], first decoder state."""
     import keras
 
+    if config.attention == "transformer":
+        return transformer.build_encoder(config, source_vocab_size)
     source = keras.Input(shape=(None,), dtype="int32", name="source")                               # (B, S)
     h, state, source_mask = seq2seq.encode_source(source, source_vocab_size, config.embedding_dim, config.units)
-    if not config.attention:
+    state = state if config.cell == "lstm" else state[:1]          # [h, c] for an LSTM decoder, [h] for the others
+    if not config.attends:
         return keras.Model(source, {"state": state}, name="encoder")
-    U_a = keras.layers.Dense(config.attention_units, use_bias=False, name="U_a")
-    keys = U_a(h)                                                  # U_a h_j (B, S, a): once per input, not per step
-    return keras.Model(source, {"memory": [h, keys, source_mask], "state": state}, name="encoder")
+    keys = attention.keys(config, h)                               # U_a h_j and the like: once per input, not per step
+    return keras.Model(source, {"memory": [h, *keys, source_mask], "state": state}, name="encoder")
 
 
 def build_decoder(config: DateTranslationConfig, target_vocab_size: int):
     """{target_in (B, T), memory, state} -> {probabilities (B, T, V), attention a (B, T, S), state}."""
     import keras
 
+    if config.attention == "transformer":
+        return transformer.build_decoder(config, target_vocab_size)
     units = 2 * config.units                                       # the decoder is as wide as both encoder directions
+    rnn = {"simple": keras.layers.SimpleRNN, "gru": keras.layers.GRU, "lstm": keras.layers.LSTM}[config.cell]
+    s_0 = [keras.Input(shape=(units,), name="s_0")]                                # the RNN's first state (B, 2u)
+    if config.cell == "lstm":
+        s_0.append(keras.Input(shape=(units,), name="c_0"))                          # and an LSTM's cell state
+    if config.attention == "bahdanau":
+        return bahdanau.build_decoder(config, target_vocab_size, s_0, rnn)
+
     y = keras.Input(shape=(None,), dtype="int32", name="target_in")                 # (B, T): <s>, then the previous characters
-    s_0 = [keras.Input(shape=(units,), name="s_0"), keras.Input(shape=(units,), name="c_0")]   # the LSTM's first state
     embedded = keras.layers.Embedding(target_vocab_size, config.embedding_dim, mask_zero=True,
                                       name="target_embedding")(y)                   # (B, T, e)
-    s, *s_T = keras.layers.LSTM(units, return_sequences=True, return_state=True,
-                                name="decoder_lstm")(embedded, initial_state=s_0)   # s_t (B, T, 2u)
+    s, *s_T = rnn(units, return_sequences=True, return_state=True, name=f"decoder_{config.cell}")(embedded, initial_state=s_0)
+    #                                                                                 s_t (B, T, 2u)
     W_c = keras.layers.Dense(units, activation="tanh", name="W_c")
     W_o = keras.layers.Dense(target_vocab_size, activation="softmax", name="W_o")
-    if not config.attention:
+    if not config.attends:
         probabilities = W_o(W_c(s))                                                  # (B, T, V)
         return keras.Model({"target_in": y, "state": s_0}, {"probabilities": probabilities, "state": s_T},
                            name="decoder")
 
     h = keras.Input(shape=(None, units), name="h")                                  # (B, S, 2u) encoder states h_j
-    keys = keras.Input(shape=(None, config.attention_units), name="keys")           # (B, S, a)  U_a h_j
+    width = attention.key_width(config, units)                                      # what keys() made of h_j, if anything
+    keys = [keras.Input(shape=(None, width), name="keys")] if width else []         # (B, S, k)
     source_mask = keras.Input(shape=(None,), dtype="bool", name="source_mask")      # (B, S)
-    W_a = keras.layers.Dense(config.attention_units, use_bias=False, name="W_a")
-    attention = keras.layers.AdditiveAttention(name="attention")                    # v_a . tanh(query + key), softmax, sum
-    c, a = attention([W_a(s), h, keys], mask=[None, source_mask], return_attention_scores=True)
-    #                 query   values keys                          -> c_t (B, T, 2u), a_t (B, T, S)
+    c, a = attention.attend(config, s, h, keys, source_mask)                        # c_t (B, T, 2u), a_t (B, T, S)
     probabilities = W_o(W_c(keras.layers.Concatenate()([s, c])))                   # (B, T, V)
-    return keras.Model({"target_in": y, "memory": [h, keys, source_mask], "state": s_0},
+    return keras.Model({"target_in": y, "memory": [h, *keys, source_mask], "state": s_0},
                        {"probabilities": probabilities, "attention": a, "state": s_T}, name="decoder")
+

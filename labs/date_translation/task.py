@@ -5,7 +5,8 @@ from labs.tasks import TRANSLATION, Dataset, Ref, Task
 TASK = Task(
     name="date-translation",
     title="Lab 2: date translation with attention",
-    description="Train lab 2's encoder-decoder (or, with --no-attention, its baseline).",
+    description="Train lab 2's encoder-decoder: with --attention, one of the lecture's attentions (--no-attention: "
+                "its baseline).",
     signature=TRANSLATION,
     max_output_length=11,                  # ten characters and </s>
     dataset=Dataset("date-pairs", columns=("source", "target", "format_id", "locale"),
@@ -23,7 +24,7 @@ TASK = Task(
     hidden_columns=("format_id", "locale"),
     commands=Ref("labs.date_translation.commands:add_commands"),
     showcase=Ref("labs.date_translation.evaluate:showcase"),
-    attention_view="labs.common.seq2seq:attention_model",
+    attention_view="labs.date_translation.model:attention_model",
     next_step='python -m labs translate --model {out} "27 January 2018" "๒๗ ม.ค. ๖๑" --plot attention.png',
     advice={
         "exact_match": "Look at the formats your model gets wrong (python -m labs evaluate date-translation): more "

@@ -1,7 +1,8 @@
-"""Train lab 2's date translator (or its no-attention baseline) with teacher forcing.
+"""Train lab 2's date translator (or its no-attention baseline, or another attention) with teacher forcing.
 
     python -m labs train date-translation --out runs/translator
-    python -m labs train date-translation --out runs/baseline --no-attention
+    python -m labs train date-translation --out runs/baseline --no-attention          # = --attention none
+    python -m labs train date-translation --out runs/bahdanau --attention bahdanau --cell simple
 
 Read :func:`train` top to bottom: data, model, compile, fit, save. A run folder holds
 ``model.keras``, ``vocab.json`` (source and target vocabularies), ``metrics.json`` and
@@ -18,8 +19,6 @@ from labs.common.training import (TrainedRun, compile_for_training, device_descr
 from labs.date_translation.config import DateTranslationConfig
 from labs.date_translation.data import TASK, sample_pairs, vocabularies
 from labs.date_translation.model import build_model
-
-TARGET_LENGTH = len("YYYY-MM-DD") + 1   # <s> + 10 characters in, 10 characters + </s> out
 
 
 def train(config: DateTranslationConfig = DateTranslationConfig(), out_dir: str | Path | None = None,
@@ -41,13 +40,13 @@ def train(config: DateTranslationConfig = DateTranslationConfig(), out_dir: str 
     # Compile and fit: Adam with a cosine-decaying learning rate; teacher forcing (target_in is the true prefix).
     compile_for_training(model, config, train_batches, metrics=["accuracy"])
     history, seconds = fit(model, train_batches, validation_batches, config, verbose=verbose,
-                           description="the attention model" if config.attention else "the baseline (no attention)")
+                           description=f"{config.attention} attention" if config.attends else "the baseline (no attention)")
 
     # Save: the model, its vocabularies, the losses per epoch and the training curve.
     run = TrainedRun(TASK.name, model, vocabs, config, history, "nats per character", seconds, device_description())
     if out_dir is not None:
         save_run(run, out_dir, history_key="loss_nats_per_char",
-                 title="Date translation" + ("" if config.attention else " (baseline, no attention)"))
+                 title="Date translation" + (f" ({config.attention} attention)" if config.attends else " (baseline, no attention)"))
     return run
 
 

@@ -12,11 +12,7 @@ from labs.common.paths import DATASETS_DIR
 
 
 def add_commands(commands: Commands) -> None:
-    data = commands.add("data", "thai-names", generate_csv, help="Thai name -> English name pairs for homework 3.1",
-                        description="Write Thai name -> English name pairs for homework 3.1 as CSV.")
-    data.add_argument("--n", type=rows, required=True, help="number of rows")
-    data.add_argument("--seed", type=int, default=0, help="random seed (default 0); same seed, same bytes")
-    data.add_argument("--out", required=True, help="output CSV file")
+    data = commands.add_generator("thai-names", generate_csv, "Thai name -> English name pairs for homework 3.1")
     data.add_argument("--split", default="train", help="train, dev or test (default train)")
     data.add_argument("--table", default=None, help="romanization table (default: the shipped one)")
 

@@ -1,0 +1,178 @@
+"""Lab 2's attention family: every variant keeps the translation signature, masks padding, and decodes.
+
+Models here are untrained (tiny, seeded): the properties tested hold for any weights.
+"""
+
+import json
+
+import numpy as np
+import pytest
+
+from labs.common.pipeline import translation_arrays
+from labs.common.seq2seq import step_decoder
+from labs.date_translation.config import ATTENTIONS, CELLS, DateTranslationConfig
+from labs.date_translation.data import vocabularies
+from labs.date_translation.model import TARGET_LENGTH, attention_model, build_model
+from labs.date_translation.translate import translate
+
+VOCABS = vocabularies()
+SOURCES = ["27 January 2018", "๒๗ ม.ค. ๖๑", "Saturday, January 27, 2018", "1/27/18"]
+TARGETS = ["2018-01-27", "2018-01-27", "2018-01-27", "2018-01-27"]
+
+
+def _build(attention, cell="lstm"):
+    import keras
+
+    keras.utils.set_random_seed(0)
+    return build_model(DateTranslationConfig.tiny(attention=attention, cell=cell), len(VOCABS["source"]),
+                       len(VOCABS["target"]))
+
+
+@pytest.fixture(scope="module")
+def models():
+    return {attention: _build(attention) for attention in ATTENTIONS}
+
+
+def _arrays(length=None):
+    pairs = [{"source": s, "target": t} for s, t in zip(SOURCES, TARGETS)]
+    return translation_arrays(pairs, VOCABS, source_length=length)
+
+
+@pytest.mark.parametrize("attention", ATTENTIONS)
+def test_every_variant_keeps_the_translation_signature_for_any_prefix_length(models, attention):
+    source, target_in, _ = _arrays()
+    for length in (1, 4, TARGET_LENGTH):
+        probabilities = np.asarray(models[attention]([source, target_in[:, :length]]))
+        assert probabilities.shape == (len(SOURCES), length, len(VOCABS["target"]))
+        np.testing.assert_allclose(probabilities.sum(-1), 1.0, rtol=1e-5)
+
+
+@pytest.mark.parametrize("attention", ATTENTIONS)
+def test_source_padding_does_not_change_any_variants_outputs(models, attention):
+    short_source, target_in, _ = _arrays()
+    long_source, _, _ = _arrays(length=short_source.shape[1] + 9)
+    np.testing.assert_allclose(np.asarray(models[attention]([short_source, target_in])),
+                               np.asarray(models[attention]([long_source, target_in])), atol=1e-5)
+
+
+@pytest.mark.parametrize("attention", [a for a in ATTENTIONS if a != "none"])
+def test_weights_sum_to_one_over_the_real_source_positions(models, attention):
+    source, target_in, _ = _arrays(length=40)
+    _, weights = attention_model(models[attention])([source, target_in])
+    weights = np.asarray(weights)                                          # (B, T, S)
+    assert weights.shape == (len(SOURCES), TARGET_LENGTH, 40)
+    real = source != 0
+    np.testing.assert_allclose((weights * real[:, None, :]).sum(-1), 1.0, rtol=1e-4)
+    assert np.abs(weights * ~real[:, None, :]).max() < 1e-6                # nothing on padding
+
+
+@pytest.mark.parametrize("cell", CELLS)
+def test_the_bahdanau_step_decoder_equals_its_unrolled_model_on_the_same_prefix(cell):
+    model = _build("bahdanau", cell)
+    source, target_in, _ = _arrays()
+    full = np.asarray(model([source, target_in]))                          # (B, T, V), teacher-forced
+    step, state = step_decoder(model, source)
+    for t in range(TARGET_LENGTH):
+        probabilities, state, attention = step(target_in[:, t], state)
+        np.testing.assert_allclose(probabilities, full[:, t], atol=1e-5)
+        assert attention.shape == (len(SOURCES), source.shape[1])
+
+
+def test_the_transformer_causal_mask_holds(models):
+    """Changing a later target character changes nothing before it."""
+    source, target_in, _ = _arrays()
+    changed = target_in.copy()
+    changed[:, 6:] = (changed[:, 6:] % (len(VOCABS["target"]) - 4)) + 4    # other characters from position 6 on
+    before = np.asarray(models["transformer"]([source, target_in]))
+    after = np.asarray(models["transformer"]([source, changed]))
+    np.testing.assert_allclose(before[:, :6], after[:, :6], atol=1e-5)
+    assert np.abs(before[:, 6:] - after[:, 6:]).max() > 1e-4              # and the later ones do change
+
+
+@pytest.mark.parametrize("attention", ATTENTIONS)
+def test_step_decoding_beam_search_and_the_full_rerun_agree(models, attention):
+    model = models[attention]
+    stepped = translate(model, VOCABS, SOURCES)
+    rerun = translate(model, VOCABS, SOURCES, step_decoding=False)
+    assert [t.output for t in stepped] == [t.output for t in rerun]
+    beams = translate(model, VOCABS, SOURCES, beam=3)
+    assert all(len(t.alternatives) == 3 for t in beams)
+    if attention != "none":
+        for t in stepped:
+            assert t.attention.shape == (min(len(t.output) + 1, TARGET_LENGTH), len(t.source))   # </s> if written
+            np.testing.assert_allclose(t.attention.sum(-1), 1.0, rtol=1e-4)
+
+
+@pytest.mark.parametrize("attention, architecture_points", [("bahdanau", 10), ("transformer", 0)])
+def test_variant_bundles_grade_and_the_rubric_still_requires_additive_attention(attention, architecture_points,
+                                                                                  tmp_path):
+    """Bahdanau's unrolled decoder is graded by its signature and has AdditiveAttention; the Transformer has none."""
+    from autograder.batch import grade_folder
+    from autograder.hidden import make_hidden_set
+    from autograder.rubric import load_rubric
+    from labs.common.submission import export
+    from labs.date_translation.train import train
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text("a-course-secret-0123456789abcdef")
+    secret.chmod(0o600)
+    run = train(DateTranslationConfig.tiny(attention=attention, train_size=500), verbose=0)
+    (tmp_path / "subs").mkdir()
+    export(run.model, run.vocabs, task=run.task, student_id="6512345678", out=tmp_path / "subs" / "6512345678.zip")
+    make_hidden_set(run.task, secret, tmp_path / "hidden", n=30)
+    record = grade_folder(tmp_path / "subs", load_rubric(task=run.task), tmp_path / "hidden", tmp_path / "grades",
+                          progress=False)[0]
+    assert record["status"] == "graded", record["message"]
+    assert record["lines"][0]["points"] == architecture_points
+    assert record["examples"] and record["examples"][0]["attention"] is not None     # heatmaps in the feedback
+
+
+@pytest.mark.parametrize("attention", ATTENTIONS)
+def test_every_variant_passes_the_allow_list_and_reloads_in_safe_mode_with_the_same_outputs(models, attention,
+                                                                                          tmp_path):
+    import zipfile
+
+    import keras
+
+    from autograder.allowlist import check_config
+
+    model = models[attention]
+    model.save(tmp_path / "model.keras")
+    with zipfile.ZipFile(tmp_path / "model.keras") as archive:
+        verdict = check_config(json.loads(archive.read("config.json")))
+    assert verdict.allowed, verdict.message
+    assert ("AdditiveAttention" in verdict.classes) == (attention in ("bahdanau", "luong-additive"))
+    reloaded = keras.saving.load_model(tmp_path / "model.keras", safe_mode=True)
+    source, target_in, _ = _arrays()
+    for rows in (slice(0, 1), slice(None)):                                # a batch of one, and of four
+        np.testing.assert_allclose(np.asarray(reloaded([source[rows], target_in[rows]])),
+                                   np.asarray(model([source[rows], target_in[rows]])), atol=1e-6)
+    assert [t.output for t in translate(reloaded, VOCABS, SOURCES)] == [t.output for t in translate(model, VOCABS, SOURCES)]
+
+
+def test_run_folders_saved_before_the_variants_load_their_attention_setting():
+    assert DateTranslationConfig.from_dict({"attention": True}).attention == "luong-additive"
+    assert DateTranslationConfig.from_dict({"attention": False}).attention == "none"
+    assert DateTranslationConfig.from_dict({"attention": True, "attention_units": 30}).attention_units == 30
+
+
+@pytest.mark.parametrize("bad, message", [({"attention": "luong"}, "attention must be one of"),
+                                          ({"cell": "rnn"}, "cell must be one of"),
+                                          ({"attention": "multi-head", "attention_units": 30}, "multiple of heads")])
+def test_a_bad_variant_setting_is_refused_with_a_message(bad, message):
+    from labs.common.errors import InputError
+
+    with pytest.raises(InputError, match=message):
+        DateTranslationConfig(**bad)
+
+
+def test_the_command_line_trains_a_variant_and_refuses_an_unknown_one(cli, tmp_path):
+    refused = cli("train", "date-translation", "--tiny", "--attention", "luong", "--out", str(tmp_path / "x"))
+    assert refused.returncode == 2 and "invalid choice: 'luong'" in refused.stderr and "Traceback" not in refused.stderr
+    trained = cli("train", "date-translation", "--tiny", "--quiet", "--attention", "scaled-dot", "--cell", "gru",
+                  "--train-size", "300", "--out", str(tmp_path / "run"))
+    assert trained.returncode == 0, trained.stderr
+    saved = json.loads((tmp_path / "run" / "metrics.json").read_text())["config"]
+    assert (saved["attention"], saved["cell"]) == ("scaled-dot", "gru")
+    translated = cli("translate", "--model", str(tmp_path / "run"), "27 January 2018", "--plot", str(tmp_path / "a.png"))
+    assert translated.returncode == 0 and (tmp_path / "a.png").is_file(), translated.stderr
