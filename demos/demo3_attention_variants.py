@@ -100,8 +100,8 @@ print(inspect.getsource(transformer.build_decoder))
 # held-out dates greedily and with beam search (width 4).
 
 # %%
-config = DateTranslationConfig.tiny() if TINY else DateTranslationConfig(train_size=30_000, epochs=4)
-test = sample_pairs(200 if TINY else 5_000, seed=3, split="test")
+config = DateTranslationConfig.tiny(train_size=600) if TINY else DateTranslationConfig(train_size=30_000, epochs=4)
+test = sample_pairs(100 if TINY else 5_000, seed=3, split="test")
 rows, runs = variants.compare(config, test)
 table = pd.DataFrame(rows).set_index("attention").drop(columns="by_length")
 table

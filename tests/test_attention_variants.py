@@ -166,13 +166,15 @@ def test_a_bad_variant_setting_is_refused_with_a_message(bad, message):
         DateTranslationConfig(**bad)
 
 
-def test_the_command_line_trains_a_variant_and_refuses_an_unknown_one(cli, tmp_path):
+def test_the_command_line_passes_the_variant_to_the_configuration_and_refuses_an_unknown_one(cli, tmp_path):
+    from labs import tasks
+    from labs.cli import _build_parser, _config
+
     refused = cli("train", "date-translation", "--tiny", "--attention", "luong", "--out", str(tmp_path / "x"))
     assert refused.returncode == 2 and "invalid choice: 'luong'" in refused.stderr and "Traceback" not in refused.stderr
-    trained = cli("train", "date-translation", "--tiny", "--quiet", "--attention", "scaled-dot", "--cell", "gru",
-                  "--train-size", "300", "--out", str(tmp_path / "run"))
-    assert trained.returncode == 0, trained.stderr
-    saved = json.loads((tmp_path / "run" / "metrics.json").read_text())["config"]
-    assert (saved["attention"], saved["cell"]) == ("scaled-dot", "gru")
-    translated = cli("translate", "--model", str(tmp_path / "run"), "27 January 2018", "--plot", str(tmp_path / "a.png"))
-    assert translated.returncode == 0 and (tmp_path / "a.png").is_file(), translated.stderr
+    parser = _build_parser()
+    task = tasks.get("date-translation")
+    config = _config(parser.parse_args(["train", "date-translation", "--tiny", "--attention", "scaled-dot", "--cell", "gru",
+                                        "--out", "x"]), task)
+    assert (config.attention, config.cell, config.units) == ("scaled-dot", "gru", DateTranslationConfig.tiny().units)
+    assert _config(parser.parse_args(["train", "date-translation", "--no-attention", "--out", "x"]), task).attention == "none"
