@@ -1,5 +1,5 @@
-"""Homework 3.1's commands: ``data thai-names``, ``data romanization-table``, ``selftest homework`` and
-``evaluate name-transliteration``."""
+"""Homework 3.1's commands: ``data thai-names``, ``data romanization-table``, ``romanize``, ``selftest homework``
+and ``evaluate name-transliteration``."""
 
 from __future__ import annotations
 
@@ -19,6 +19,15 @@ def add_commands(commands: Commands) -> None:
     table = commands.add("data", "romanization-table", build_table,
                          help="romanize every Thai name word (pythainlp, ~1 minute)")
     table.add_argument("--out", default=str(DATASETS_DIR / "thai-names" / "romanization.csv"), help="output CSV")
+
+    romanize = commands.add("top", "romanize", romanize_command,
+                            help="print the kit's English spellings of Thai name words (CSV)",
+                            description="Print, as CSV (thai,spelling,alternatives), the kit's main English spelling "
+                                        "and its accepted alternatives for Thai name words: from the shipped table "
+                                        "where a word is there, romanized live otherwise.")
+    romanize.add_argument("words", nargs="*", metavar="WORD", help="Thai words (a full name may be one quoted argument)")
+    romanize.add_argument("--file", default=None, help="a UTF-8 text file of Thai words, separated by spaces or lines")
+    romanize.add_argument("--table", default=None, help="romanization table (default: the shipped one)")
 
     selftest = commands.add("top", "selftest", selftest_command, help="check your key-value attention layer (homework 3.1)")
     selftest.add_argument("what", choices=["homework"], help="what to check")
@@ -44,6 +53,26 @@ def build_table(args) -> None:
     from labs.name_transliteration.romanization import build_table as build
 
     print(f"wrote {build(args.out):,} words to {args.out}")
+
+
+def romanize_command(args) -> None:
+    import csv
+
+    from labs.common.errors import InputError
+    from labs.name_transliteration.data import DEFAULT_TABLE, load_lexicon
+    from labs.name_transliteration.romanization import ROMANIZE_COLUMNS, romanize_table_or_live
+
+    words = [w for text in args.words for w in text.split()]
+    if args.file is not None:
+        try:
+            words += Path(args.file).read_text(encoding="utf-8").split()
+        except (OSError, UnicodeDecodeError) as error:
+            reason = "it is not UTF-8 text" if isinstance(error, UnicodeDecodeError) else (error.strerror or str(error))
+            raise InputError(f"cannot read {args.file!r}: {reason}") from None
+    rows = romanize_table_or_live(words, load_lexicon(args.table or DEFAULT_TABLE).words)
+    writer = csv.DictWriter(sys.stdout, ROMANIZE_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
 
 
 def selftest_command(args) -> int:
