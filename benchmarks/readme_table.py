@@ -90,7 +90,10 @@ def _variants(r: dict) -> list[tuple[str, str, str]]:
     for row in m["default"]:
         steps = row.get("ms_per_step_by_source_length", {})
         cost = ", ".join(f"{length}: {ms:.2f}" for length, ms in steps.items())
-        rows.append((f"lab 2 attention variant `{row['attention']}` (64 units, make demo's budget): parameters, training time, exact match "
+        layers = r["config"]["layers"]
+        size = (f"d = {r['config']['model_dim']}, {layers} layer{'s' if layers > 1 else ''} each side" if row["attention"] == "transformer"
+                else f"{r['config']['units']} units")
+        rows.append((f"lab 2 attention variant `{row['attention']}` ({size}, make demo's budget): parameters, training time, exact match "
                      f"(10,000 held-out pairs; at 16 units); decoding 10,000 greedy / beam 4; ms per output step "
                      f"by source length",
                      f"{row['parameters']:,}; {row['training_seconds']:.0f} s; {_pct(row['exact_match'])} "

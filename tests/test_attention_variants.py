@@ -115,7 +115,6 @@ def test_variant_bundles_grade_and_the_rubric_still_requires_additive_attention(
 
     secret = tmp_path / "secret.txt"
     secret.write_text("a-course-secret-0123456789abcdef")
-    secret.chmod(0o600)
     run = train(DateTranslationConfig.tiny(attention=attention, train_size=500), verbose=0)
     (tmp_path / "subs").mkdir()
     export(run.model, run.vocabs, task=run.task, student_id="6512345678", out=tmp_path / "subs" / "6512345678.zip")
