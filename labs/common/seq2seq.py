@@ -112,19 +112,50 @@ def is_two_part(model) -> bool:
 
 
 def attention_model(model, steps: int | None = None):
-    """``model`` with its attention weights: ``(source, target_in) -> (probabilities, weights[B, T, S])``, or None.
+    """``model`` with its attention weights: ``(source, target_in) -> [probabilities, weights[B, T, S]]``, or None.
 
-    ``steps``: how far to unroll a one-character decoder (the task's longest target).
+    ``steps``: how far to unroll a one-character decoder (the task's longest target). The view
+    is an :class:`AttentionView`: called like a model, or through ``predict_on_batch``.
     """
-    import keras
+    if not is_two_part(model):
+        return None
+    encoder, decoder = model.get_layer("encoder"), model.get_layer("decoder")
+    if "attention" not in decoder.output or (reads_one_step(decoder) and steps is None):
+        return None
+    return AttentionView(encoder, decoder, steps)
 
-    if not is_two_part(model) or (reads_one_step(model.get_layer("decoder")) and steps is None):
-        return None
-    source, target_in = inputs()
-    outputs = connect(model.get_layer("encoder"), model.get_layer("decoder"), source, target_in, steps)
-    if "attention" not in outputs:
-        return None
-    return keras.Model([source, target_in], [outputs["probabilities"], outputs["attention"]], name="with_attention")
+
+class AttentionView:
+    """A model's encoder and decoder run on the inputs it gets, the weights kept: a second output.
+
+    It calls the model's own two halves on tensors (compiled to a TensorFlow graph once, as
+    :func:`step_decoder` does); it does not wire them into a new Keras graph. Keras 3.13 (Colab's
+    release) cannot wire its attention layers again once they have run with
+    ``return_attention_scores=True``: ``Cannot convert '((None, 1, 32), (None, 1, None))' to a shape``.
+    """
+
+    def __init__(self, encoder, decoder, steps: int | None = None):
+        import tensorflow as tf
+
+        def encode(source):   # plain tensors out: the decoder takes the source mask as an input, not as h_j's Keras mask
+            return tf.nest.map_structure(tf.identity, encoder(source))
+
+        def run(source, target_in):
+            outputs = connect(encode, decoder, source, target_in, steps)
+            return outputs["probabilities"], outputs["attention"]          # (B, T, V), (B, T, S)
+
+        self._run = tf.function(run, reduce_retracing=True, autograph=False)   # no Python control flow on tensors
+
+    def __call__(self, inputs):
+        """``[source (B, S), target_in (B, T)]`` -> ``[probabilities (B, T, V), weights (B, T, S)]`` as tensors."""
+        import tensorflow as tf
+
+        source, target_in = (tf.convert_to_tensor(np.asarray(x), dtype=tf.int32) for x in inputs)
+        return list(self._run(source, target_in))
+
+    def predict_on_batch(self, inputs):
+        """The same as NumPy arrays (what :func:`labs.common.decoding.full_model_step` calls)."""
+        return [np.asarray(x) for x in self(inputs)]
 
 
 _COMPILED = weakref.WeakKeyDictionary()   # model -> its encoder and decoder, each compiled once
