@@ -12,6 +12,7 @@
     scoring.py    metrics (the labs' own functions) and rubric points
     grade.py      one bundle, start to end; batch.py: a folder of them, and the students' check
     reports.py    gradebook, leaderboard, feedback, Gradescope results; gradescope.py: the package
+    keras_floor.py   the oldest Keras the grader runs on (students' requirements allow older)
 
 Command line: ``python -m autograder --help``.
 """

@@ -5,8 +5,9 @@
     python -m autograder gradescope --task date-translation --hidden hidden/lab2 --out autograder.zip
     python -m autograder check submission.zip
 
-Mistakes in the command (a missing folder, a bad rubric) end with one line on stderr and exit
-status 2. A bad *bundle* is never an error of the command: it gets its status in the gradebook.
+Mistakes in the command (a missing folder, a bad rubric, a Keras older than the grader's floor in
+:mod:`autograder.keras_floor`) end with one line on stderr and exit status 2. A bad *bundle* is
+never an error of the command: it gets its status in the gradebook.
 """
 
 from __future__ import annotations
@@ -18,12 +19,16 @@ import threading
 import time
 from pathlib import Path
 
+from autograder.keras_floor import check_keras
 from autograder.rubric import RubricError, load_rubric
 from autograder.sandbox import ISOLATIONS
 from labs import tasks
 from labs.common.errors import InputError
 
 TASKS = tasks.names()
+# The commands that load other people's bundles need the grader's Keras floor. `check` does not: a
+# student checks their own bundle, in Colab's Keras too.
+GRADING_COMMANDS = ("grade", "gradescope-run")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -131,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         args = _parser().parse_args(argv)
     try:
+        if args.command in GRADING_COMMANDS:
+            check_keras()
         if args.command == "hidden-set":
             from autograder.hidden import make_hidden_set
 

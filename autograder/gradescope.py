@@ -2,7 +2,8 @@
 
 ``package`` writes ``autograder.zip`` with Gradescope's two entry points at its root:
 
-- ``setup.sh``: installs Python and the kit's requirements into ``/autograder/source/.venv``;
+- ``setup.sh``: installs Python and the kit's requirements into ``/autograder/source/.venv``, with
+  the grader's Keras floor (:mod:`autograder.keras_floor`; students' ``requirements.txt`` allows older);
 - ``run_autograder``: grades ``/autograder/submission`` (the student's upload: their bundle zip,
   or its files) and writes ``/autograder/results/results.json``;
 
@@ -25,6 +26,7 @@ import os
 import zipfile
 from pathlib import Path
 
+from autograder.keras_floor import REQUIREMENT as KERAS_REQUIREMENT
 from autograder.rubric import Rubric
 from autograder.sandbox import KIT_ROOT
 from labs.common.errors import InputError
@@ -37,7 +39,7 @@ apt-get install -y python3 python3-venv python3-pip
 cd /autograder/source
 python3 -m venv .venv
 .venv/bin/pip install --upgrade pip
-.venv/bin/pip install -r requirements.txt
+.venv/bin/pip install -r requirements.txt "{keras}"   # the grader's Keras floor (autograder/keras_floor.py)
 """
 
 RUN = """#!/usr/bin/env bash
@@ -83,7 +85,7 @@ def package(task: str, hidden_dir: str | Path, out: str | Path, rubric: Rubric) 
     out.parent.mkdir(parents=True, exist_ok=True)
     partial = out.with_name(f".{out.name}.partial")
     with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        _add_script(archive, "setup.sh", SETUP)
+        _add_script(archive, "setup.sh", SETUP.format(keras=KERAS_REQUIREMENT))
         _add_script(archive, "run_autograder", RUN.format(task=task))
         for name in KIT:
             _add_tree(archive, KIT_ROOT / name, name)
