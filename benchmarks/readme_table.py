@@ -105,9 +105,9 @@ def _variants(r: dict) -> list[tuple[str, str, str]]:
 def _names(r: dict) -> list[tuple[str, str, str]]:
     m = r["report"]
     seen, unseen = m["beam3"]["per_stratum"]["seen"], m["beam3"]["per_stratum"]["unseen"]
-    rows = [("homework: training time, reference model", f"{m['training_seconds']:.0f} s", "≤ 900 s"),
+    rows = [("homework: training time, reference model", f"{m['training_seconds']:.0f} s", "≤ 600 s"),
             ("homework: accuracy (any accepted spelling), seen / unseen words, beam 3",
-             f"{_pct(seen['accuracy'])} / {_pct(unseen['accuracy'])}", "≥ 97 % / ≥ 85 %"),
+             f"{_pct(seen['accuracy'])} / {_pct(unseen['accuracy'])}", "≥ 98 % / ≥ 90 %"),
             ("homework: character error rate, seen / unseen", f"{_pct(seen['cer'])} / {_pct(unseen['cer'])}",
              "≤ 1 % / ≤ 4 %"),
             ("homework: top-3 accuracy and MRR, seen / unseen",
@@ -161,10 +161,40 @@ def _fresh_clone(r: dict) -> list[tuple[str, str, str]]:
              f"{m['total_seconds'] / 60:.1f} min; grades {grades} (labs 1, 2, homework)", "demo ≤ 15 min")]
 
 
+def _colab_stack(r: dict) -> list[tuple[str, str, str]]:
+    m = r["report"]
+    pins = ", ".join(f"{name} {version}" for name, version in m["colab_pins"].items())
+    wheels = m["python_313"]
+    others = m["install"]["other_changed"]
+    install = (f"pinned packages changed: {', '.join(m['install']['pins_changed']) or 'none'}; others changed: "
+               f"{', '.join(f'{n} {a} -> {b}' for n, (a, b) in others.items()) or 'none'}; "
+               f"{len(m['install']['added'])} added, in {m['install']['requirements_install_seconds']:.0f} s")
+    def graded(name: str) -> str:
+        g = m["grades"][name]
+        return f"graded {g['score']:g} / {g['max_score']:g}" if g["status"] == "graded" else f"grading: {g['status']}"
+
+    ran = "; ".join(f"{name} {'ran' if n['ran'] else 'FAILED'} ({n['seconds']:.0f} s), {graded(name)}"
+                    for name, n in m["notebooks"].items())
+    models = m["models"]
+    failing = [name for name, verdict in models.items() if verdict != "ok"]
+    return [(f"Colab's stack ({pins}): `pip install -r requirements.txt` on top, in a venv on Python "
+             f"{m['venv_python']}", install, "no pinned package changed"),
+            (f"Colab's stack: the notebooks (tiny configuration) run and export there; their bundles graded by the "
+             f"kit's grader (Keras {m['grades']['grader_keras']}; tiny models: the points show that grading works, "
+             f"not what a model learns)",
+             f"{ran}; lab 2's variants and the homework model (build, attention view, both decoders, save, load): "
+             f"{len(models) - len(failing)} / {len(models)} ok" + (f" (failing: {', '.join(failing)})" if failing else ""),
+             "all run, all graded"),
+            (f"requirements.txt with Colab's pins on CPython {r['config']['colab_python']}, Linux x86_64, wheels only",
+             f"{len(wheels['wheels'])} packages, " + ("all from wheels, pins kept" if wheels["ok"] else
+                                                      f"FAILED: {wheels['error'].splitlines()[0] if wheels['error'] else 'a pin moved'}"),
+             "every package a wheel")]
+
+
 SECTIONS = (("date_generation", _lab1), ("date_translation", _lab2), ("lab2_vs_classic", _classic),
             ("attention_variants", _variants),
             ("name_transliteration", _names), ("autograder_throughput", _autograder), ("generators", _generators),
-            ("fresh_clone_demo", _fresh_clone))
+            ("fresh_clone_demo", _fresh_clone), ("colab_stack", _colab_stack))
 
 
 def table() -> str:
