@@ -1,6 +1,7 @@
 """Colab's stack, checked here: does a student's one setup cell keep Colab's packages, and does the kit run on them?
 
-    .venv/bin/python benchmarks/colab_stack.py [--keep DIR]   # 10 to 20 minutes; writes benchmarks/results/colab_stack.json
+    .venv/bin/python benchmarks/colab_stack.py [--python python3.13] [--keep DIR]   # 5 to 20 minutes
+                                                        # writes benchmarks/results/colab_stack.json
 
 Colab's GPU runtime ships its own TensorFlow, Keras, numpy, pandas and matplotlib
 (:data:`COLAB_PINS`, from googlecolab/backend-info) on Python 3.13. The notebooks' setup cell runs
@@ -22,8 +23,8 @@ Colab's GPU runtime ships its own TensorFlow, Keras, numpy, pandas and matplotli
    grader's Keras floor) grades those bundles against throwaway hidden sets: saved under Colab's
    Keras, loaded under the grader's.
 
-This machine's Python may not be Colab's 3.13: steps 2 to 4 run on it (the venv's Python is
-recorded), step 1 is where 3.13 itself is checked.
+Steps 2 and 3 run on this interpreter's Python, or on ``--python`` (Colab's 3.13 where this
+machine has it); the venv's Python is recorded. Step 1 checks 3.13's wheels either way.
 """
 
 from __future__ import annotations
@@ -106,9 +107,10 @@ def _installed(python: Path) -> dict[str, str]:
     return {_name(p["name"]): p["version"] for p in json.loads(listed)}
 
 
-def colab_venv(folder: Path, log: Path) -> tuple[Path, dict]:
-    """Step 2: a venv with Colab's pins, then requirements.txt on top; its Python and what the install changed."""
-    subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True)
+def colab_venv(folder: Path, log: Path, base: str = sys.executable) -> tuple[Path, dict]:
+    """Step 2: a venv (on the Python ``base``) with Colab's pins, then requirements.txt on top; its Python and
+    what the install changed."""
+    subprocess.run([base, "-m", "venv", str(folder)], check=True)
     python = folder / "bin" / "python"
     pip = [python, "-m", "pip", "install", "--disable-pip-version-check"]
     started = time.perf_counter()
@@ -281,6 +283,8 @@ def grade_bundles(bundles: Path, scratch: Path) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--python", default=sys.executable,
+                        help="the Python to build the Colab venv on (default: this one; Colab's is 3.13)")
     parser.add_argument("--keep", default=None, help="keep the venv, the kit's copy and the bundles in this new folder")
     parser.add_argument("--inside", nargs=3, metavar=("KIT", "BUNDLES", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -300,7 +304,9 @@ def main() -> None:
     log = work / "pip.log"
     try:
         print(f"2. a venv with Colab's pins, then requirements.txt on top (log: {log}) ...")
-        python, install = colab_venv(work / "venv", log)
+        python, install = colab_venv(work / "venv", log, args.python)
+        venv_python = subprocess.run([python, "-c", "import platform; print(platform.python_version())"],
+                                     capture_output=True, text=True, check=True).stdout.strip()
         print(f"   pinned packages changed: {install['pins_changed'] or 'none'}; others changed: "
               f"{install['other_changed'] or 'none'}")
         print("3. the notebooks (tiny) and every model in that venv ...")
@@ -337,10 +343,11 @@ def main() -> None:
               "bundles_graded": all(grades[name]["status"] == "graded" for name in NOTEBOOKS)}
     checks["passed"] = all(checks.values())
     report = {"colab_pins": COLAB_PINS, "python_313": wheels, "install": install,
-              "venv_python": platform.python_version(), "kit_commit": commit, **inside_result, "grades": grades,
+              "venv_python": venv_python, "grader_python": platform.python_version(), "kit_commit": commit, **inside_result, "grades": grades,
               "seconds": round(time.perf_counter() - started, 1)}
     write_results("colab_stack", {"colab_python": COLAB_PYTHON, "hidden_rows": HIDDEN_ROWS, "tiny": True},
-                  report, checks, "CPU")
+                  report, checks, "CPU", command="python benchmarks/colab_stack.py" + (
+                      f" --python python{venv_python.rsplit('.', 1)[0]}" if args.python != sys.executable else ""))
     print("passed" if checks["passed"] else f"FAILED: {', '.join(k for k, v in checks.items() if not v)}")
     if not checks["passed"]:
         raise SystemExit(1)
