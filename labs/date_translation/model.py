@@ -95,7 +95,7 @@ def build_decoder(config: DateTranslationConfig, target_vocab_size: int):
     s, *s_T = rnn(units, return_sequences=True, return_state=True, name=f"decoder_{config.cell}")(embedded, initial_state=s_0)
     #                                                                                 s_t (B, T, 2u)
     W_c = keras.layers.Dense(units, activation="tanh", name="W_c")
-    W_o = keras.layers.Dense(target_vocab_size, activation="softmax", name="W_o")
+    W_o = keras.layers.Dense(target_vocab_size, activation="softmax", dtype="float32", name="W_o")   # float32 under mixed precision too
     if not config.attends:
         probabilities = W_o(W_c(s))                                                  # (B, T, V)
         return keras.Model({"target_in": y, "state": s_0}, {"probabilities": probabilities, "state": s_T},

@@ -81,7 +81,8 @@ def build_decoder(config, target_vocab_size: int):
                                    return_attention_scores=True)                               # (B, T, d), (B, H, T, S)
         z = keras.layers.LayerNormalization(name=f"decoder_{layer}_norm_c")(keras.layers.Add()([z, c]))
         x = feed_forward(z, d, f"decoder_{layer}")                                              # (B, T, d)
-    probabilities = keras.layers.Dense(target_vocab_size, activation="softmax", name="W_o")(x)   # (B, T, V)
+    probabilities = keras.layers.Dense(target_vocab_size, activation="softmax", dtype="float32",
+                                       name="W_o")(x)                                           # (B, T, V), float32 under mixed precision too
     return keras.Model({"target_in": y, "memory": [h, source_mask]},
                        {"probabilities": probabilities, "attention": keras.ops.mean(heads, axis=1), "heads": heads},
                        name="decoder")
