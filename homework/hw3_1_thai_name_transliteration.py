@@ -134,6 +134,13 @@ selftest()
 # attention is new. See `labs/name_transliteration/model.py`. With the defaults, training takes
 # about 14 minutes on a 2-core CPU (measured: 825 s), less on a Colab GPU.
 
+# %% [markdown]
+# **On a GPU: mixed precision.** On a Colab GPU with tensor cores (T4, L4, A100), run
+# `keras.mixed_precision.set_global_policy("mixed_float16")` before the model is built: layers
+# compute in float16 (weights stay float32, the softmax output float32), which usually trains
+# faster. On a CPU it does not help (float16 is slower there): leave it off, or set it back with
+# `set_global_policy("float32")`. The bundle you export grades the same either way.
+
 # %%
 config = NameTransliterationConfig.tiny() if TINY else NameTransliterationConfig()
 print(config)
