@@ -15,6 +15,8 @@ Every bundle ends with a status and a message, whatever it holds:
     nan-output          it outputs NaN or infinite probabilities
     timeout             over the rubric's time limit
     out-of-memory       over the rubric's memory limit (all its processes together)
+    machine-out-of-memory  the grading machine's own memory ran out (the kernel killed the model's
+                        process): the machine needs more, not the bundle less (Gradescope: Autograder Settings)
     too-many-processes  over the rubric's limit on processes and threads
     crashed, error      anything else, with the last line of the error
 

@@ -17,6 +17,11 @@ everything that user must not read private to root: the hidden set, the rubric, 
 datasets, the romanizer packages (the homework's spellings come from them), the student's
 upload, the results and Gradescope's submission metadata. The grader checks that before it runs
 anything, and refuses otherwise.
+
+Memory: the container holds the grader and its sandboxed child together (768 MB by default). When
+the kernel kills the child for it, results.json and the run's output say so in one line, "out of
+memory: raise the autograder's memory to N MB" (:mod:`autograder.container`); when it kills the
+grader itself, ``run_autograder`` writes that result (:func:`write_killed_result`).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import os
 import zipfile
 from pathlib import Path
 
+from autograder.container import memory_limit_mb, out_of_memory_line
 from autograder.keras_floor import REQUIREMENT as KERAS_REQUIREMENT
 from autograder.rubric import Rubric
 from autograder.sandbox import KIT_ROOT
@@ -54,6 +60,11 @@ chmod -R go-rwx hidden rubric.toml datasets /autograder/submission /autograder/r
 chmod go-rwx /autograder/submission_metadata.json 2>/dev/null || true
 .venv/bin/python -m autograder gradescope-run --task {task} --hidden hidden --rubric rubric.toml \\
     --submission /autograder/submission --results /autograder/results/results.json
+status=$?
+if [ ! -s /autograder/results/results.json ]; then   # the grader itself was killed (status 137: memory)
+    .venv/bin/python -c 'import sys; from autograder.gradescope import write_killed_result as w; w(sys.argv[1], int(sys.argv[2]))' \\
+        /autograder/results/results.json "$status"
+fi
 """
 
 KIT = ("labs", "autograder", "datasets", "requirements.txt")
@@ -120,5 +131,23 @@ def run_on_gradescope(task: str, hidden_dir: str | Path, rubric: Rubric, submiss
         record = grade_bundle(bundle, rubric, hidden, examples=public_examples(task), isolation=used,
                               run_unisolated=isolation == "none")
     output = gradescope_results(record, rubric)
+    if record["status"] == "machine-out-of-memory":
+        output["output"] = out_of_memory_line(memory_limit_mb())   # the instructor's setting, in one line
     Path(results).write_text(json.dumps(output, indent=2), encoding="utf-8")
+    return output
+
+
+def write_killed_result(results: str | Path, exit_status: int) -> dict:
+    """results.json for a grader that was killed before it wrote one (``run_autograder`` calls this); prints its line.
+
+    Exit status 137 (SIGKILL) in a container with a memory limit is the kernel's out-of-memory kill.
+    """
+    if exit_status in (137, -9) and memory_limit_mb() is not None:
+        line = out_of_memory_line(memory_limit_mb())
+    else:
+        line = f"the autograder stopped unexpectedly (exit status {exit_status}); its log is in the run's output"
+    output = {"score": 0, "output": line, "output_format": "text", "tests": [], "visibility": "visible",
+              "stdout_visibility": "hidden"}
+    Path(results).write_text(json.dumps(output, indent=2), encoding="utf-8")
+    print(line)
     return output

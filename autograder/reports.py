@@ -34,6 +34,8 @@ STATUS_ADVICE = {
     "nan-output": "Your model outputs NaN: check your layer for divisions by zero or -inf scores on every position.",
     "timeout": "Your model is too slow to grade: check for loops in call() that grow with the input.",
     "out-of-memory": "Your model needs too much memory: check for tensors that grow with the batch or the input.",
+    "machine-out-of-memory": "Nothing to change on your side: the grading machine had too little memory for the "
+                             "grader and your model; your instructor raises it and grades again.",
     "too-many-processes": "Your layer module must not start processes or threads: keep it to Keras and NumPy.",
     "not-isolated": "Nothing to change on your side: your instructor grades this bundle on a machine that can "
                     "isolate it.",

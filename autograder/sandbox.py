@@ -52,6 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.claims import checked_failure
+from autograder.container import memory_limit_mb, oom_kills, out_of_memory_line
 from autograder.process_tree import Cgroup, ProcessTree, TreeLimits, remove_stale_cgroups
 from labs.common.errors import InputError
 
@@ -368,7 +369,11 @@ class _Run:
 
 
 def _verdict(status: str, limits: Limits) -> tuple[str, str]:
-    """The status and message of a run the grader stopped."""
+    """The status and message of a run the grader, or the kernel for the grading machine's memory, stopped."""
+    if status == "machine-out-of-memory":
+        limit = memory_limit_mb()
+        held = f" ({limit} MB held the grader and the model together)" if limit else ""
+        return status, f"{out_of_memory_line(limit)}; the grading machine ran out of memory{held}"
     return status, {
         "timeout": f"loading and running the model took longer than {limits.wall_seconds:.0f} s",
         "out-of-memory": f"the model's processes used more than {limits.memory_mb} MB together",
@@ -397,6 +402,7 @@ def _contain(command: list[str], private: Path, limits: Limits, isolation: str, 
         command = _namespace_command(private, command, limits)
     cgroup = Cgroup.create(f"{TEMP_PREFIX}{os.getpid()}-{slot}-{time.monotonic_ns()}",
                            TreeLimits(limits.memory_mb << 20, limits.tasks))
+    kills = oom_kills()      # the grading machine's own count: a rise means the kernel killed for its memory
     started = time.perf_counter()
     with open(private / "stdout", "wb") as stdout, open(private / "stderr", "wb") as stderr:
         process = subprocess.Popen(command, cwd=work, env=_environment(work), stdin=subprocess.DEVNULL,
@@ -424,6 +430,8 @@ def _contain(command: list[str], private: Path, limits: Limits, isolation: str, 
                 stopped = "out-of-memory" if cgroup.out_of_memory() else \
                     "too-many-processes" if cgroup.refused_tasks() else None
             cgroup.remove()
+        if stopped is None and process.returncode != 0 and oom_kills() > kills:
+            stopped = "machine-out-of-memory"
     status, message = _verdict(stopped, limits) if stopped else (None, "")
     return _Run(process.returncode, status, message, time.perf_counter() - started, tree.peak_memory_bytes / 2**20)
 
