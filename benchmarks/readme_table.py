@@ -191,10 +191,27 @@ def _colab_stack(r: dict) -> list[tuple[str, str, str]]:
              "every package a wheel")]
 
 
+def _gradescope(r: dict) -> list[tuple[str, str, str]]:
+    m, c = r["report"], r["config"]
+    names = {"date-generation": "lab 1", "date-translation": "lab 2", "name-transliteration": "homework"}
+
+    def run(task: str, g: dict) -> str:
+        kept = "no kill" if g["killed_for_memory"] == 0 else f"KILLED {g['killed_for_memory']}x"
+        return (f"{names.get(task, task)} ({g['bundle']['parameters']:,} parameters, {g['bundle']['hidden_rows']:,} "
+                f"hidden rows): {g['wall_seconds']:.0f} s, cgroup peak {g['cgroup_peak_mb']:.0f} MB ({kept}), "
+                f"processes' PSS {g['tree_pss_mb']:.0f} MB, RSS {g['tree_rss_mb']:.0f} MB (grader {g['grader_rss_mb']:.0f} MB), "
+                f"{g.get('status')}")
+    return [(f"Gradescope's limits: `gradescope-run`, one bundle per task (default model size), one core (`taskset -c "
+             f"{c['cpus']}`), in a {c['memory_limit_mb']} MB memory cgroup; the rubrics' decoding batch sizes",
+             "; ".join(run(task, g) for task, g in m.items()),
+             "no kill at 768 MB; ≤ 300 s (half a CPU: 2x)")]
+
+
 SECTIONS = (("date_generation", _lab1), ("date_translation", _lab2), ("lab2_vs_classic", _classic),
             ("attention_variants", _variants),
             ("name_transliteration", _names), ("autograder_throughput", _autograder), ("generators", _generators),
-            ("fresh_clone_demo", _fresh_clone), ("colab_stack", _colab_stack))
+            ("fresh_clone_demo", _fresh_clone), ("colab_stack", _colab_stack),
+            ("gradescope_limits", _gradescope))
 
 
 def table() -> str:
