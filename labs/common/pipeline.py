@@ -33,9 +33,14 @@ def language_model_batches(texts: list[str], vocab: Vocabulary, batch_size: int,
 
 
 def translation_batches(pairs: list[dict], vocabs: dict[str, Vocabulary], batch_size: int,
-                        shuffle_seed: int | None = None):
-    """A tf.data pipeline of ``((source, target_in), target_out)`` batches for a translation model."""
+                        shuffle_seed: int | None = None, *, sort_window: int | None = None):
+    """A tf.data pipeline of ``((source, target_in), target_out)`` batches for a translation model.
+
+    ``sort_window`` batches texts of like length together (see :func:`length_sorted_batches`).
+    """
     source, target_in, target_out = translation_arrays(pairs, vocabs)
+    if sort_window:
+        return length_sorted_batches(source, target_in, target_out, batch_size, shuffle_seed, sort_window)
     return batches((source, target_in), target_out, batch_size, shuffle_seed)
 
 
@@ -52,3 +57,40 @@ def batches(inputs, targets, batch_size: int, shuffle_seed: int | None = None):
     if shuffle_seed is not None:
         dataset = dataset.shuffle(len(targets), seed=shuffle_seed, reshuffle_each_iteration=True)
     return dataset.batch(batch_size).prefetch(tf.data.AUTOTUNE)
+
+
+def length_sorted_batches(source, target_in, target_out, batch_size: int, shuffle_seed: int | None = None,
+                          sort_window: int = 32):
+    """Like :func:`batches` for a translation model, but each batch holds texts of like length, cut to its longest.
+
+    An RNN computes every padded step: names of 8 to 30 letters padded to 30 waste about half the
+    work. So: shuffle, take ``sort_window`` batches' worth of examples, sort them by source length,
+    cut them into batches, drop each batch's all-padding columns, and shuffle the batches. The
+    model sees the same examples per epoch (``ceil(n / batch_size)`` batches, as with
+    :func:`batches`); only which ones share a batch changes. Same seed, same batches.
+    """
+    import math
+
+    import tensorflow as tf
+
+    def cut_to_longest(inputs, target_out):
+        source, target_in = inputs
+        S = tf.reduce_max(tf.math.count_nonzero(source, axis=1, dtype=tf.int32))       # longest source in the batch
+        T = tf.reduce_max(tf.math.count_nonzero(target_out, axis=1, dtype=tf.int32))   # longest target (</s> included)
+        return (source[:, :S], target_in[:, :T]), target_out[:, :T]
+
+    def sorted_batches(inputs, target_out):   # one window of examples -> its batches, shortest sources first
+        order = tf.argsort(tf.math.count_nonzero(inputs[0], axis=1, dtype=tf.int32), stable=True)
+        window = (tf.gather(inputs[0], order), tf.gather(inputs[1], order)), tf.gather(target_out, order)
+        return tf.data.Dataset.from_tensor_slices(window).batch(batch_size).map(cut_to_longest)
+
+    n = len(target_out)
+    dataset = tf.data.Dataset.from_tensor_slices(((source, target_in), target_out))
+    if shuffle_seed is not None:
+        dataset = dataset.shuffle(n, seed=shuffle_seed, reshuffle_each_iteration=True)
+    dataset = dataset.batch(batch_size * sort_window).flat_map(sorted_batches)
+    # Each full window gives sort_window batches and the last one ceil(rest / batch_size): ceil(n / batch_size) in all.
+    dataset = dataset.apply(tf.data.experimental.assert_cardinality(math.ceil(n / batch_size)))
+    if shuffle_seed is not None:
+        dataset = dataset.shuffle(sort_window, seed=shuffle_seed + 1, reshuffle_each_iteration=True)
+    return dataset.prefetch(tf.data.AUTOTUNE)
