@@ -77,11 +77,12 @@ def test_release_strips_every_solution_and_keeps_no_secrets(released):
 def test_release_leaves_the_graders_hidden_words_out_of_every_file(released):
     import re
 
+    from labs.name_transliteration.corpus import DICTIONARY
     from labs.name_transliteration.data import HIDDEN, vocabularies, word_group
 
     table = REPO_ROOT / "datasets" / "thai-names" / "romanization.csv"
     hidden = {line.split(",")[0] for line in table.read_text(encoding="utf-8").splitlines()[1:]
-              if word_group(line.split(",")[0]) == HIDDEN}
+              if word_group(line.split(",")[0]) == HIDDEN and line.split(",")[1] != DICTIONARY}
     assert len(hidden) > 300
     released_table = released.out / "datasets" / "thai-names" / "romanization.csv"
     assert len(released_table.read_text(encoding="utf-8").splitlines()) == \

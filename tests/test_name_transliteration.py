@@ -256,3 +256,12 @@ def test_cli_train_translate_evaluate(cli, tmp_path):
     assert saved["all"]["examples"] == 2 and "top_2_accuracy" in saved["all"]
     missing = cli("evaluate", "name-transliteration", "--model", str(out), "--data", str(tmp_path / "no.csv"))
     assert missing.returncode == 2 and "no CSV file" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_config_rejects_a_share_or_window_out_of_range():
+    from labs.common.errors import InputError
+
+    with pytest.raises(InputError, match="dictionary_share must be at least 0 and below 1, got 1.0"):
+        NameTransliterationConfig(dictionary_share=1.0)
+    with pytest.raises(InputError, match="sort_window must be 0 \\(off\\) or more, got -1"):
+        NameTransliterationConfig(sort_window=-1)

@@ -67,13 +67,55 @@ def test_table_matches_a_fresh_romanization_of_a_sample():
     assert romanize_words(words, "royin") == [r["royin"] for r in sample]
 
 
-def test_table_covers_the_filtered_corpora():
-    from labs.name_transliteration.corpus import name_words
+def test_table_covers_the_filtered_corpora_and_the_dictionary_words():
+    from labs.name_transliteration.corpus import DICTIONARY, DICTIONARY_WORDS, dictionary_words, name_words
 
     roles = name_words()
     table = {r["word"]: set(r["roles"].split("|")) for r in read_csv(DEFAULT_TABLE)}
-    assert table == roles
-    assert len(table) > 20_000
+    names = {word: r for word, r in table.items() if r != {DICTIONARY}}
+    assert names == roles
+    assert len(names) > 20_000
+    assert sorted(set(table) - set(names)) == dictionary_words(roles)
+    assert len(table) - len(names) == DICTIONARY_WORDS
+
+
+def test_dictionary_words_are_no_names_and_change_no_vocabulary(tmp_path):
+    from labs.common.files import write_csv
+    from labs.name_transliteration.corpus import DICTIONARY
+    from labs.name_transliteration.data import vocabularies
+    from labs.name_transliteration.romanization import TABLE_COLUMNS
+
+    lexicon = load_lexicon()
+    assert len(lexicon.dictionary) > 20_000
+    name_letters = {c for w in lexicon.words if lexicon.is_name_word(w) for c in w}
+    for word in lexicon.dictionary:
+        assert lexicon.words[word].roles == {DICTIONARY} and set(word) <= name_letters, word
+    names_only = tmp_path / "names.csv"
+    write_csv(names_only, TABLE_COLUMNS, [r for r in read_csv(DEFAULT_TABLE) if r["roles"] != DICTIONARY])
+    assert vocabularies(names_only) == vocabularies(DEFAULT_TABLE)
+    # Held-out rows do not depend on them: the same names with or without them in the table.
+    for split in ("dev", "test", "hidden"):
+        assert sample_names(300, seed=5, split=split, table=names_only) == sample_names(300, seed=5, split=split)
+
+
+def test_a_share_of_training_rows_takes_a_dictionary_word_for_one_name():
+    lexicon = load_lexicon()
+    rows = sample_names(2_000, seed=7, split="train", dictionary_share=0.25)
+    assert len({r["source"] for r in rows}) == len(rows) == 2_000
+    strata = collections.Counter(r["stratum"] for r in rows)
+    assert strata == {"seen": 1_500, "dictionary": 500}
+    for row in rows:
+        words = row["source"].split(" ")
+        dictionary = [w for w in words if not lexicon.is_name_word(w)]
+        assert len(dictionary) == (row["stratum"] == "dictionary"), row
+        assert all(word_group(w) == "seen" for w in words if lexicon.is_name_word(w)), row
+    assert rows == sample_names(2_000, seed=7, split="train", dictionary_share=0.25)
+    # Without the share the training rows are those of before (the public train.csv is such a draw).
+    assert all(r["stratum"] == "seen" for r in sample_names(500, seed=7, split="train"))
+    with pytest.raises(InputError, match="dictionary_share"):
+        sample_names(10, seed=1, split="test", dictionary_share=0.25)
+    with pytest.raises(InputError, match="dictionary_share"):
+        sample_names(10, seed=1, split="train", dictionary_share=1.0)
 
 
 def test_targets_and_alternatives_are_ascii_letters_spaces_and_hyphens():

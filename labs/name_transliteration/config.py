@@ -22,22 +22,28 @@ class NameTransliterationConfig(LabConfig):
     score: str = "dot"           # "dot" (scaled dot product) or "additive"
     dropout: float = 0.25        # share of embeddings and output features dropped in training
     train_size: int = 100_000    # names drawn from the train split
+    dictionary_share: float = 0.25   # share of them with a dictionary word for one name (more letter patterns)
     val_size: int = 2_000        # names from the dev split, for the validation curve
-    epochs: int = 6
+    epochs: int = 8
     batch_size: int = 128
+    sort_window: int = 32        # batches whose names are sorted by length together (0: plain shuffled batches)
     learning_rate: float = 3e-3
     seed: int = 1
 
     def __post_init__(self):
         self.check_sizes(("embedding_dim", "units", "key_dim", "value_dim", "train_size", "val_size", "epochs", "batch_size"))
         check_choices([self.score], SCORES, "score")
+        if self.sort_window < 0:
+            raise InputError(f"sort_window must be 0 (off) or more, got {self.sort_window}")
+        if not 0 <= self.dictionary_share < 1:
+            raise InputError(f"dictionary_share must be at least 0 and below 1, got {self.dictionary_share}")
         if not 0 <= self.dropout < 1:
             raise InputError(f"dropout must be at least 0 and below 1, got {self.dropout}")
 
     @classmethod
     def demo(cls, **overrides) -> "NameTransliterationConfig":
-        """``make demo``'s configuration: 40,000 training names, four epochs."""
-        return replace(cls(train_size=40_000, epochs=4), **overrides)
+        """``make demo``'s configuration: the default's 100,000 training names, five epochs instead of eight."""
+        return replace(cls(epochs=5), **overrides)
 
     @classmethod
     def tiny(cls, **overrides) -> "NameTransliterationConfig":

@@ -10,17 +10,27 @@ dropped here:
 - entries that do not start as a Thai word can (with a consonant or a leading vowel);
 - honorifics listed as names (``นาย``) and honorific + name run together (``นายณัฐ``).
 
+**Dictionary words** (:func:`dictionary_words`) are extra *training* material, not names: a
+fixed draw of single words from pythainlp's Thai word list (``thai_words``, CC0) that are no
+name word and use only letters that names use (so the vocabularies stay those of the names).
+Spelled by the same romanizer and rules, they show the model many more letter patterns than the
+~19,000 seen name words, which is what spelling a name word it never saw needs.
+
 Only this module imports pythainlp; everything downstream reads the shipped table instead.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import labs  # noqa: F401  (sets PYTHAINLP_OFFLINE before pythainlp is imported)
 
 ROLES = ("family", "given-female", "given-male")
+DICTIONARY = "word"          # the role of a dictionary word in the table: training material, never a name part
+DICTIONARY_WORDS = 24_000    # how many dictionary words the table holds
+DICTIONARY_LETTERS = range(3, 13)   # their lengths, like name words' (most have 3 to 12 letters)
 HONORIFICS = ("นาย", "นาง", "นางสาว", "เด็กชาย", "เด็กหญิง")
 
 # Thai consonants (U+0E01..U+0E2E), vowels and marks (U+0E30..U+0E3A, U+0E40..U+0E45,
@@ -62,3 +72,20 @@ def name_words(report: CorpusReport | None = None) -> dict[str, set[str]]:
         for word in kept:
             roles.setdefault(word, set()).add(role)
     return roles
+
+
+def dictionary_words(names: Iterable[str], count: int = DICTIONARY_WORDS) -> list[str]:
+    """``count`` Thai dictionary words, sorted, that are not in ``names`` and use only the letters of ``names``.
+
+    A fixed draw (by a hash of each word, no seed): the same pythainlp word list gives the same words.
+    """
+    from pythainlp.corpus import thai_words
+
+    from labs.common.seeding import stable_bucket
+
+    names = set(names)
+    letters = {c for name in names for c in name}
+    candidates = [w for w in sorted(set(thai_words())) if w not in names and len(w) in DICTIONARY_LETTERS
+                  and set(w) <= letters and is_name_word(w)]
+    candidates.sort(key=lambda w: stable_bucket(f"dictionary:{w}", 2**62))
+    return sorted(candidates[:count])

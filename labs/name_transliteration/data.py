@@ -17,6 +17,11 @@ pythainlp version a student has. A name is a given name of one gender and a fami
 - Every other name (both words seen) belongs to one split by a hash of the full name:
   about 90 % train, 5 % dev, 5 % test. So splits are disjoint by full name.
 
+**Dictionary words** (:func:`labs.name_transliteration.corpus.dictionary_words`) stand in the
+table beside the names, as training material only: with ``dictionary_share``, that share of the
+training rows puts a dictionary word in place of the given or the family name (stratum
+``dictionary``). They are no name word, so no split, pool or hidden set changes with them.
+
 Dev and test rows are half ``seen`` (both words occur in training, the full name does not)
 and half ``unseen`` (the given name, the family name or both are held-out words), so that
 generalisation to words never seen in training can be measured separately. Training rows
@@ -40,6 +45,7 @@ from labs.common.paths import DATASETS_DIR
 from labs.common.seeding import rng_for, stable_bucket
 from labs.common.validation import check_choices, check_row_count
 from labs.common.vocab import Vocabulary
+from labs.name_transliteration.corpus import DICTIONARY
 from labs.name_transliteration.romanization import TABLE_COLUMNS, base_spelling, spelling_variants
 
 from labs.name_transliteration.task import TASK
@@ -83,12 +89,17 @@ class Lexicon:
         pools: dict[tuple[str, str], list[str]] = {}
         for word in sorted(words):
             for role in words[word].roles:
-                pools.setdefault((word_group(word), role), []).append(word)
+                pools.setdefault((DICTIONARY if role == DICTIONARY else word_group(word), role), []).append(word)
         self._pools = {key: tuple(pool) for key, pool in pools.items()}
+        self.dictionary = self.pool(DICTIONARY, DICTIONARY)     # training material, in no split
+
+    def is_name_word(self, word: str) -> bool:
+        return self.words[word].roles != {DICTIONARY}
 
     @property
     def source_characters(self) -> set[str]:
-        return {c for w in self.words for c in w} | {" "}
+        """The letters of the name words, and the space (dictionary words use no others)."""
+        return {c for w in self.words if self.is_name_word(w) for c in w} | {" "}
 
     def pool(self, group: str, role: str) -> tuple[str, ...]:
         """Words of ``role`` (``family``, ``given-female``, ``given-male``) in ``group`` (``seen``, ``dev``, ``test``)."""
@@ -163,6 +174,32 @@ def _covering_training_names(lexicon: Lexicon, n: int, rng) -> list[tuple[str, s
     raise InputError(f"could only find {len(names):,} distinct train names; ask for fewer rows")
 
 
+def _dictionary_names(lexicon: Lexicon, n: int, rng) -> list[tuple[str, str, str]]:
+    """``n`` distinct training rows with a dictionary word as the given name or as the family name.
+
+    Each dictionary word is used once before any is used twice; the other word is a seen name word.
+    """
+    if not n:
+        return []           # and draws nothing: rows without dictionary words are those of a table without them
+    if not lexicon.dictionary:
+        raise InputError("this name table has no dictionary words; rebuild it with `python -m labs data "
+                         "romanization-table`, or train with dictionary_share=0")
+    words = list(lexicon.dictionary)
+    rng.shuffle(words)
+    givens = sorted(set(lexicon.pool("seen", "given-female")) | set(lexicon.pool("seen", "given-male")))
+    families = lexicon.pool("seen", "family")
+    names, taken = [], set()
+    for i in range(100 * n + 1000):
+        if len(names) == n:
+            return names
+        word = words[i % len(words)]
+        given, family = (word, rng.choice(families)) if rng.random() < 0.5 else (rng.choice(givens), word)
+        if (given, family) not in taken:
+            taken.add((given, family))
+            names.append((given, family, rng.choice(GENDERS)))
+    raise InputError(f"could only find {len(names):,} distinct dictionary rows; ask for fewer")
+
+
 def _held_out_names(lexicon: Lexicon, split: str, n_seen: int, n_unseen: int, rng) -> list[tuple[str, str, str, str]]:
     """Distinct dev/test/hidden names: ``n_seen`` of two seen words, then ``n_unseen`` with a held-out word.
 
@@ -197,18 +234,26 @@ def _held_out_names(lexicon: Lexicon, split: str, n_seen: int, n_unseen: int, rn
     return names
 
 
-def sample_names(n: int, seed: int, split: str = "train", table: str | Path = DEFAULT_TABLE) -> list[dict]:
+def sample_names(n: int, seed: int, split: str = "train", table: str | Path = DEFAULT_TABLE,
+                 dictionary_share: float = 0.0) -> list[dict]:
     """``n`` distinct names from ``split``; same seed, same rows.
 
     Training names cover every seen word before repeating one (see
-    :func:`_covering_training_names`); dev, test and hidden names are half ``seen``, half ``unseen``.
+    :func:`_covering_training_names`); with ``dictionary_share``, that share of them instead has a
+    dictionary word for one of its two words (stratum ``dictionary``). Dev, test and hidden names
+    are half ``seen``, half ``unseen``.
     """
     check_row_count(n)
     check_choices([split], SPLITS + (HIDDEN,), "split")
+    if not 0 <= dictionary_share < 1 or (dictionary_share and split != "train"):
+        raise InputError(f"dictionary_share must be at least 0 and below 1, and 0 outside the train split; "
+                         f"got {dictionary_share} for {split}")
     lexicon = load_lexicon(table)
     rng = rng_for(seed, f"{TASK.name}/{split}")
     if split == "train":
-        names = [(g, f, gender, "seen") for g, f, gender in _covering_training_names(lexicon, n, rng)]
+        n_dictionary = round(n * dictionary_share)
+        names = [(g, f, gender, "seen") for g, f, gender in _covering_training_names(lexicon, n - n_dictionary, rng)]
+        names += [(g, f, gender, "dictionary") for g, f, gender in _dictionary_names(lexicon, n_dictionary, rng)]
     else:
         names = _held_out_names(lexicon, split, n - n // 2, n // 2, rng)
     rows = [_row(lexicon, *name) for name in names]
@@ -234,7 +279,7 @@ def student_kit(kit: Path, student_kit: Path) -> set[str]:
     source = kit / DEFAULT_TABLE.relative_to(DATASETS_DIR.parent)
     target = student_kit / DEFAULT_TABLE.relative_to(DATASETS_DIR.parent)
     rows = read_csv(source)
-    hidden = {row["word"] for row in rows if word_group(row["word"]) == HIDDEN}
+    hidden = {row["word"] for row in rows if word_group(row["word"]) == HIDDEN and row["roles"] != DICTIONARY}
     target.parent.mkdir(parents=True, exist_ok=True)
     write_csv(target, TABLE_COLUMNS, [row for row in rows if row["word"] not in hidden])
     if vocabularies(target) != vocabularies(source):

@@ -78,7 +78,7 @@ def build_decoder(config: NameTransliterationConfig, target_vocab_size: int):
     if config.dropout:
         features = keras.layers.Dropout(config.dropout, name="feature_dropout")(features)
     W_c = keras.layers.Dense(units, activation="tanh", name="W_c")
-    W_o = keras.layers.Dense(target_vocab_size, activation="softmax", name="W_o")
+    W_o = keras.layers.Dense(target_vocab_size, activation="softmax", dtype="float32", name="W_o")   # float32 under mixed precision too
     probabilities = W_o(W_c(features))                                              # (B, T, V)
     return keras.Model({"target_in": y, "memory": [h, source_mask], "state": s_0},
                        {"probabilities": probabilities, "attention": a, "state": s_T}, name="decoder")

@@ -26,12 +26,15 @@ def train(config: NameTransliterationConfig = NameTransliterationConfig(), out_d
     out_dir = prepare_run_folder(out_dir) if out_dir is not None else None
     set_seed(config.seed)
 
-    # Data: ("สมชาย ใจดี", "Somchai Jaidee") pairs; training names use every seen word before repeating one.
+    # Data: ("สมชาย ใจดี", "Somchai Jaidee") pairs; training names use every seen word before repeating one,
+    # and a share of them a dictionary word in place of one name, for more letter patterns to learn from.
+    # Batches hold names of like length, cut to their longest: no work on padding.
     vocabs = vocabularies()                              # {"source": Thai letters and the space, "target": ASCII}
-    train_batches = translation_batches(sample_names(config.train_size, config.seed, split="train"), vocabs,
-                                        config.batch_size, shuffle_seed=config.seed)
+    train_names = sample_names(config.train_size, config.seed, split="train", dictionary_share=config.dictionary_share)
+    train_batches = translation_batches(train_names, vocabs, config.batch_size, shuffle_seed=config.seed,
+                                        sort_window=config.sort_window)
     validation_batches = translation_batches(sample_names(config.val_size, config.seed, split="dev"), vocabs,
-                                             config.batch_size)
+                                             config.batch_size, sort_window=config.sort_window)
 
     # Model: the encoder-decoder with the key-value attention of homework/kv_attention.py.
     model = build_model(config, len(vocabs["source"]), len(vocabs["target"]))
