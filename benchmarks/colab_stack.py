@@ -207,9 +207,9 @@ def probe_models() -> dict:
             stage = "run"
             model([source, target_in])                              # the layers have run: Keras 3.13's trap is set
             stage = "save and load"
-            path = Path(tempfile.mkdtemp()) / "model.keras"
-            model.save(path)
-            loaded = keras.models.load_model(path, safe_mode=True)   # the homework's layer is registered
+            with tempfile.TemporaryDirectory() as folder:
+                model.save(Path(folder) / "model.keras")
+                loaded = keras.models.load_model(Path(folder) / "model.keras", safe_mode=True)   # the homework's layer is registered
             for stage, subject in (("the model after running", model), ("the loaded model", loaded)):
                 _, weights = attention_model(subject, steps=steps)([source, target_in])
                 if not np.allclose(np.asarray(weights).sum(-1), 1.0, atol=1e-4):

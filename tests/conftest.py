@@ -11,6 +11,16 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 DATASETS = REPO_ROOT / "datasets"
 
 
+def load_benchmark(name: str):
+    """The module ``benchmarks/<name>.py`` (benchmarks are scripts, not a package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, REPO_ROOT / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def run_cli(*args: str, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess:
     """``python -m labs ARGS`` with the interpreter running the tests; returns the finished process."""
     env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))

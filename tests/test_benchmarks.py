@@ -1,15 +1,10 @@
 """The README's results table is what the benchmarks' JSON files say, and says which are missing."""
 
-import importlib.util
-
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, load_benchmark
 
 
 def _readme_table():
-    spec = importlib.util.spec_from_file_location("readme_table", REPO_ROOT / "benchmarks" / "readme_table.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("readme_table")
 
 
 def test_the_readme_results_table_is_filled_from_the_benchmark_files():

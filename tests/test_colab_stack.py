@@ -5,16 +5,11 @@ grades their bundles): pip's dry run for CPython 3.13 on Linux x86_64, wheels on
 PyPI (as CI and this machine can), installs nothing, and takes about 20 s.
 """
 
-import importlib.util
-
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, load_benchmark
 
 
 def _colab_stack():
-    spec = importlib.util.spec_from_file_location("colab_stack", REPO_ROOT / "benchmarks" / "colab_stack.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("colab_stack")
 
 
 def test_requirements_keep_colabs_packages_and_have_python_313_wheels():

@@ -6,7 +6,6 @@ cgroup of its own there, so the grader and its child share the limit, and the ke
 larger of them, the child, when they need more.
 """
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -15,11 +14,9 @@ import sys
 import pytest
 
 from autograder.hidden import make_hidden_set
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, load_benchmark
 
-spec = importlib.util.spec_from_file_location("gradescope_limits", REPO_ROOT / "benchmarks" / "gradescope_limits.py")
-gradescope_limits = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(gradescope_limits)
+gradescope_limits = load_benchmark("gradescope_limits")
 
 
 @pytest.fixture
