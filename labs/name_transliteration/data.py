@@ -93,13 +93,14 @@ class Lexicon:
         self._pools = {key: tuple(pool) for key, pool in pools.items()}
         self.dictionary = self.pool(DICTIONARY, DICTIONARY)     # training material, in no split
 
-    def is_name_word(self, word: str) -> bool:
-        return self.words[word].roles != {DICTIONARY}
+    def is_dictionary_word(self, word: str) -> bool:
+        """True for a dictionary word (training material), False for a name word."""
+        return self.words[word].roles == {DICTIONARY}
 
     @property
     def source_characters(self) -> set[str]:
         """The letters of the name words, and the space (dictionary words use no others)."""
-        return {c for w in self.words if self.is_name_word(w) for c in w} | {" "}
+        return {c for w in self.words if not self.is_dictionary_word(w) for c in w} | {" "}
 
     def pool(self, group: str, role: str) -> tuple[str, ...]:
         """Words of ``role`` (``family``, ``given-female``, ``given-male``) in ``group`` (``seen``, ``dev``, ``test``)."""
