@@ -143,6 +143,7 @@ class Task:
     student_kit: Ref | None = None         # (kit, student kit) -> words no released file may hold
     next_step: str = ""                    # what to run after training, with {out} for the run folder
     advice: dict[str, str] = field(default_factory=dict)   # metric -> what to try, in a student's feedback
+    class_scatter: tuple[str, str] | None = None  # two metrics the class report plots per student (x, y)
     rubric: Path | None = None             # default: autograder/rubrics/NAME.toml
 
     @property

@@ -3,12 +3,14 @@
 Matplotlib's default font (DejaVu Sans) has no Thai glyphs. :func:`use_thai_font` finds one
 (a system font with Thai glyphs, or Noto Sans Thai from the ``fontpkg-noto-sans-thai`` package
 in ``requirements.txt``) and puts it behind DejaVu Sans in matplotlib's fallback list: Latin
-characters keep their look, Thai characters come from the Thai font.
+characters keep their look, Thai characters come from the Thai font. :func:`thai_web_font` gives
+the same font, cut to its Thai letters, for a web page to embed.
 """
 
 from __future__ import annotations
 
 import glob
+import io
 import os
 import warnings
 from functools import lru_cache
@@ -54,6 +56,33 @@ def use_thai_font() -> str | None:
             return font.name
     warnings.warn(INSTALL_HINT, stacklevel=2)
     return None
+
+
+@lru_cache(maxsize=1)
+def thai_web_font() -> bytes | None:
+    """Noto Sans Thai as a TrueType file for a page's ``@font-face``; None without the font package.
+
+    The packaged font holds every weight and width (a variable font, 220 kB); a page needs one:
+    the regular weight at normal width, and only the Thai block (U+0E00-U+0E7F, with the glyphs
+    its marks and ligatures reach), about 18 kB. The same package gives the same bytes (no
+    timestamp is written).
+    """
+    files = _packaged_font_files()
+    if not files:
+        return None
+    from fontTools import subset
+    from fontTools.ttLib import TTFont
+    from fontTools.varLib import instancer
+
+    font = TTFont(files[0], recalcTimestamp=False)
+    if "fvar" in font:
+        font = instancer.instantiateVariableFont(font, {axis.axisTag: axis.defaultValue for axis in font["fvar"].axes})
+    subsetter = subset.Subsetter(subset.Options())
+    subsetter.populate(unicodes=range(0x0E00, 0x0E80))
+    subsetter.subset(font)
+    buffer = io.BytesIO()
+    font.save(buffer)
+    return buffer.getvalue()
 
 
 def printable_label(character: str, thai_font: str | None) -> str:

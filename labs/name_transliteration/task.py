@@ -37,4 +37,5 @@ TASK = Task(
                            "model learn how Thai letters sound.",
         "cer_unseen": "Near misses on unseen words: compare your outputs with the accepted spellings in the dev set.",
     },
+    class_scatter=("accuracy_seen", "accuracy_unseen"),   # who memorised names, who learned the letters' sounds
 )
