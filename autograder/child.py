@@ -116,7 +116,9 @@ def _language_model(model, vocabs, job) -> dict:
     targets = vocab.encode_batch(job["score_texts"], add_end=True, unknown="unk")       # (n, T)
     probabilities = np.asarray(model.predict_on_batch(inputs))                          # (n, T, V)
     picked = np.take_along_axis(probabilities, targets[..., None], axis=-1)[..., 0]
-    return {"samples": samples, "next_token_probabilities": [row[t != 0].tolist() for row, t in zip(picked, targets)]}
+    guesses = probabilities.argmax(axis=-1)     # the model's most likely next character (model similarity)
+    return {"samples": samples, "next_token_probabilities": [row[t != 0].tolist() for row, t in zip(picked, targets)],
+            "next_token_guesses": [row[t != 0].tolist() for row, t in zip(guesses, targets)]}
 
 
 def _translator(model, vocabs, job) -> dict:

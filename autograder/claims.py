@@ -5,8 +5,8 @@ can write whatever result it likes. Nothing here is trusted beyond its shape:
 
 - the status comes from a fixed set, and a message is one short line of printable text;
 - outputs are exactly one list per hidden input, each holding 1 to ``beam`` strings no longer
-  than the task's maximum output length; samples and probabilities come in exactly the numbers
-  asked for, probabilities finite and between 0 and 1;
+  than the task's maximum output length; samples, probabilities and next-character guesses come
+  in exactly the numbers asked for, probabilities finite and between 0 and 1;
 - examples are at most the few the grader asked for, each output short, its attention a finite
   matrix of the right shape (one row per output character and ``</s>``, one column per source
   character) with weights between 0 and 1.
@@ -24,6 +24,7 @@ import re
 
 CHILD_STATUSES = ("wrong-signature", "load-failed", "nan-output", "out-of-memory", "error")
 MESSAGE_LENGTH = 300
+MAX_VOCABULARY = 100_000
 # Control characters, line and paragraph separators, bidi overrides, and lone surrogates (which no
 # UTF-8 file can hold: one in a message would stop the report writers).
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]+")
@@ -107,7 +108,61 @@ def check_language_model(data: dict, job: dict) -> dict:
         if not isinstance(row, list) or len(row) != len(text) + 1 or not all(map(_is_probability, row)):
             raise ClaimError("next_token_probabilities: each row needs one probability in [0, 1] per character "
                              "and </s>")
-    return {"samples": samples, "next_token_probabilities": rows}
+    guesses = data.get("next_token_guesses")
+    if not isinstance(guesses, list) or len(guesses) != len(texts):
+        raise ClaimError(f"next_token_guesses: expected one row per scored text ({len(texts)})")
+    for row, text in zip(guesses, texts):
+        if not isinstance(row, list) or len(row) != len(text) + 1 or not all(
+                isinstance(g, int) and not isinstance(g, bool) and 0 <= g < MAX_VOCABULARY for g in row):
+            raise ClaimError("next_token_guesses: each row needs one token id per character and </s>")
+    return {"samples": samples, "next_token_probabilities": rows, "next_token_guesses": guesses}
+
+
+def check_weights(answer) -> dict:
+    """The weights reader's answer (:mod:`autograder.weights`) with every part that is not of the expected
+    shape left out: ``{"parameters": int or None, "fingerprint": 64 hex digits or None, "matrices": [...]}``.
+
+    Each matrix kept is ``{"shape": (d1, d2, ...), "sample": float32 array}`` with two to eight positive
+    dimensions and the number of finite values the reader samples for that shape.
+    """
+    from autograder.weights import MAX_MATRICES, MIN_MATRIX, sample_positions
+
+    answer = answer if isinstance(answer, dict) else {}
+    count = answer.get("parameters")
+    parameters = count if isinstance(count, int) and not isinstance(count, bool) and 0 <= count < 2 ** 63 else None
+    digest = answer.get("fingerprint")
+    fingerprint = digest if isinstance(digest, str) and re.fullmatch(r"[0-9a-f]{64}", digest) else None
+    matrices = []
+    listed = answer.get("matrices")
+    for item in listed[:MAX_MATRICES] if isinstance(listed, list) else []:
+        matrix = _matrix(item, MIN_MATRIX, sample_positions)
+        if matrix is None:
+            return {"parameters": parameters, "fingerprint": fingerprint, "matrices": []}
+        matrices.append(matrix)
+    return {"parameters": parameters, "fingerprint": fingerprint, "matrices": matrices}
+
+
+def _matrix(item, smallest: int, positions) -> dict | None:
+    import base64
+    import binascii
+
+    import numpy as np
+
+    if not isinstance(item, dict) or not isinstance(item.get("shape"), list) or not isinstance(item.get("sample"), str):
+        return None
+    shape = item["shape"]
+    if not 2 <= len(shape) <= 8 or not all(isinstance(d, int) and not isinstance(d, bool) and 0 < d < 2 ** 31
+                                           for d in shape):
+        return None
+    if int(np.prod(shape, dtype=object)) < smallest or len(item["sample"]) > 100_000:
+        return None
+    try:
+        values = np.frombuffer(base64.b64decode(item["sample"], validate=True), dtype="<f4")
+    except (binascii.Error, ValueError):
+        return None
+    if len(values) != len(positions(tuple(shape))) or not np.isfinite(values).all():
+        return None
+    return {"shape": tuple(shape), "sample": values.astype(np.float32)}
 
 
 def reported_seconds(data: dict) -> dict | None:

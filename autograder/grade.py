@@ -43,7 +43,7 @@ from autograder.audit import audit_module
 from autograder.bundle import OPTIONAL, REQUIRED, BundleError, open_bundle
 from autograder.claims import CHECKS, ClaimError, clean_message, reported_seconds
 from autograder.rubric import Rubric
-from autograder.sandbox import TEMP_PREFIX, count_parameters, run_child
+from autograder.sandbox import TEMP_PREFIX, read_weights, run_child
 from autograder.scoring import ScoringTimeout, architecture_line, compute_metrics, metric_lines
 from labs import tasks
 
@@ -98,6 +98,14 @@ def bundle_digest(path: Path, max_bytes: int) -> str:
     return digest.hexdigest()
 
 
+def bundle_bytes(path: Path) -> int:
+    """A bundle's size on disk: the zip's, or the sum of a folder's plain files (links never followed)."""
+    info = os.lstat(path)
+    if not stat.S_ISDIR(info.st_mode):
+        return info.st_size if stat.S_ISREG(info.st_mode) else 0
+    return sum(i.st_size for p in path.iterdir() if stat.S_ISREG((i := os.lstat(p)).st_mode))
+
+
 def find_bundle(entry: Path) -> Path | None:
     """The bundle inside one student's entry: the entry itself, or (Gradescope's export layout) the
     one zip or bundle folder inside the student's submission folder. Links are never followed."""
@@ -143,22 +151,26 @@ def _new_record(path: Path, rubric: Rubric, hidden: HiddenSet, isolation: str) -
             "hidden_set": {"size": hidden.manifest.get("size"), "sha256": hidden.manifest.get("sha256", {}),
                            "secret_fingerprint": hidden.manifest.get("secret_fingerprint")},
             "rubric": rubric.path, "isolation": isolation, "metrics": {}, "examples": [], "sandbox_seconds": None,
-            "peak_memory_mb": None}
+            "peak_memory_mb": None, "bundle_bytes": None}
 
 
 def grade_bundle(path: Path, rubric: Rubric, hidden: HiddenSet, *, examples: list[dict] = (),
-                 isolation: str = "none", run_unisolated: bool = False, entry_id: str | None = None) -> dict:
+                 isolation: str = "none", run_unisolated: bool = False, entry_id: str | None = None,
+                 evidence: dict | None = None) -> dict:
     """Grade one bundle; never raises for anything the bundle holds. Returns the full result record.
 
     ``isolation``: how the sandbox isolates the child (:func:`autograder.sandbox.resolve_isolation`).
     With ``"none"``, a bundle that carries code runs only when ``run_unisolated``. ``entry_id``: the
-    student's id from the submission's name, to compare with the id in ``meta.json``.
+    student's id from the submission's name, to compare with the id in ``meta.json``. ``evidence``, a
+    dict, receives what model similarity compares (``weights``, ``answers``: :mod:`autograder.similarity`);
+    it never enters the record, which students see.
     """
     record = _new_record(path, rubric, hidden, isolation)
-    found = {"classes": set(), "parameters": None, "metrics": None}
+    found = {"classes": set(), "parameters": None, "metrics": None, "weights": None, "answers": None}
     try:
         max_bytes = int(rubric.bundle_mb * 1_000_000)
         record["bundle_sha256"] = bundle_digest(path, max_bytes) if os.path.lexists(path) else ""
+        record["bundle_bytes"] = bundle_bytes(path) if os.path.lexists(path) else None
         with tempfile.TemporaryDirectory(prefix=f"{TEMP_PREFIX}{os.getpid()}-bundle-") as work:
             _grade(path, Path(work), rubric, hidden, list(examples), isolation, run_unisolated, entry_id, record, found)
     except BundleError as error:
@@ -172,6 +184,8 @@ def grade_bundle(path: Path, rubric: Rubric, hidden: HiddenSet, *, examples: lis
         _could_not_handle(record, path, error)
         found["metrics"] = None
         lines = [architecture_line(rubric, set(), None), *metric_lines(rubric, None, hidden.name)]
+    if evidence is not None:
+        evidence.update(weights=found["weights"], answers=found["answers"] if found["metrics"] else None)
     record["metrics"] = found["metrics"] or {}
     record["parameters"] = found["parameters"]
     record["lines"] = [line.to_dict() for line in lines]
@@ -218,7 +232,8 @@ def _grade(path: Path, work: Path, rubric: Rubric, hidden: HiddenSet, examples: 
             raise BundleError("not-isolated", "this bundle carries code (custom_layers.py) and this machine cannot "
                                               "isolate it, so it was not run; the instructor grades it where user "
                                               "namespaces are available, as root, or with --isolation none")
-    found["parameters"] = count_parameters(files, rubric.limits, isolation)
+    weights = read_weights(files, rubric.limits, isolation)
+    found["parameters"], found["weights"] = weights["parameters"], weights
     job = _job(rubric, hidden, [e["source"] for e in examples], carries_code)
     outcome = run_child(files, job, rubric.limits, isolation)
     record["sandbox_seconds"] = round(outcome.seconds, 2)
@@ -235,6 +250,10 @@ def _grade(path: Path, work: Path, rubric: Rubric, hidden: HiddenSet, examples: 
     except ScoringTimeout:
         raise BundleError("error", f"scoring the model's outputs took longer than {rubric.scoring_seconds:.0f} s") from None
     record["examples"] = _with_expected(checked.get("examples", []), examples)
+    try:
+        found["answers"] = tasks.get(rubric.task).graded_answers(checked, hidden.targets)
+    except Exception:   # the grade stands; only the comparison with the class goes without this bundle
+        log.exception("listing the answers of %s for model similarity", display_name(path))
 
 
 def missing_bundle(name: str, rubric: Rubric, hidden: HiddenSet, message: str, isolation: str = "none") -> dict:

@@ -28,7 +28,8 @@ and a wall-clock limit. On every exit, not only a timeout, the whole tree is kil
 
 What comes back: the child's result, through a descriptor into a file the grader owns (bounded,
 never a pipe, never a path the child chose); its standard output and error go to bounded files
-too. The model's parameter count is read from its weights file by :mod:`autograder.weights`,
+too. The model's parameter count (and what model similarity compares) is read from its weights file by
+:mod:`autograder.weights`,
 in a sandbox of its own that runs no student code.
 """
 
@@ -51,7 +52,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.claims import checked_failure
+from autograder.claims import check_weights, checked_failure
 from autograder.container import memory_limit_mb, oom_kills, out_of_memory_line
 from autograder.process_tree import Cgroup, ProcessTree, TreeLimits, remove_stale_cgroups
 from labs.common.errors import InputError
@@ -61,6 +62,7 @@ KIT_CODE = ("labs", "autograder")                 # what the child may import fr
 MASKED_PACKAGES = ("pythainlp", "onnxruntime")    # the homework's spellings come from these
 ISOLATIONS = ("namespaces", "user", "none")
 MAX_RESULT_BYTES = 10_000_000
+MAX_WEIGHTS_ANSWER_BYTES = 2_000_000
 OPEN_FILES = 1024
 STDERR_TAIL_BYTES = 16_000
 SANDBOX_UID_BASE = int(os.environ.get("ATTENTION_LAB_SANDBOX_UID", "200000"))   # far from real users and nobody
@@ -502,20 +504,21 @@ def _read_json_file(path: Path, limit: int) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
-def count_parameters(files: dict[str, Path], limits: Limits, isolation: str) -> int | None:
-    """The parameters in ``files["model.keras"]``'s weights, read in a sandbox that runs no student code."""
+def read_weights(files: dict[str, Path], limits: Limits, isolation: str) -> dict:
+    """What ``files["model.keras"]``'s weights file holds (:mod:`autograder.weights`), read in a sandbox that
+    runs no student code and checked (:func:`autograder.claims.check_weights`): ``{"parameters": n or None,
+    "fingerprint": hex or None, "matrices": [...]}``."""
     quick = Limits(wall_seconds=min(60.0, limits.wall_seconds), cpu_seconds=60, memory_mb=limits.memory_mb,
-                   file_mb=1, tasks=limits.tasks)
+                   file_mb=4, tasks=limits.tasks)
     with _slot() as slot:
         private = _private_folder({"model.keras": files["model.keras"]}, isolation, slot)
         try:
             run = _contain([sys.executable, "-m", "autograder.weights", str(private / "in" / "model.keras")],
                            private, quick, isolation, slot)
-            answer = _read_json_file(private / "stdout", 10_000) if run.status is None else None
+            answer = _read_json_file(private / "stdout", MAX_WEIGHTS_ANSWER_BYTES) if run.status is None else None
         finally:
             _remove(private)
-    count = (answer or {}).get("parameters")
-    return count if isinstance(count, int) and not isinstance(count, bool) and 0 <= count < 2 ** 63 else None
+    return check_weights(answer)
 
 
 def run_child(files: dict[str, Path], job: dict, limits: Limits, isolation: str) -> SandboxResult:

@@ -1,28 +1,52 @@
-"""Count a ``.keras`` file's parameters from its weights file, without running anything it defines.
+"""Read a ``.keras`` file's weights, without running anything it defines: its parameters, and what
+model similarity compares.
 
-    python -m autograder.weights model.keras      ->  {"parameters": 13039}  (on standard output)
+    python -m autograder.weights model.keras
+        ->  {"parameters": 13039, "fingerprint": "9f2c...", "matrices": [{"shape": [32, 64], "sample": "..."}, ...]}
 
 The grader's parameter budget must not rest on what the sandboxed child reports (student code
 runs there and could say anything). So the sandbox runs this first, before any student code, in
 the same isolation (an HDF5 file is parsed here, and a parser is attack surface too), and hands
-its answer to the grader over a descriptor the student's code never gets.
+its answer to the grader over a descriptor the student's code never gets; the grader checks its
+shape before it reads it (:func:`autograder.sandbox.read_weights`).
 
 A Keras 3 weights file keeps the model's variables under ``layers/`` and ``vars/`` and the
 optimizer's state under ``optimizer/``; the parameters are the elements of every dataset
 outside ``optimizer/``, trainable or not (what ``model.count_params()`` counts).
+
+For model similarity (:mod:`autograder.similarity`) it also gives
+
+- ``fingerprint``: a SHA-256 over the model's weight arrays that does not depend on the layers'
+  names or order, the HDF5 file's bytes, nor the order of the values inside each array: each
+  array's values are sorted before they are hashed, so reordering hidden units (the same
+  function) keeps the fingerprint, and two models share it only when they hold the same numbers;
+- ``matrices``: for every weight array of two or more dimensions (kernels, embeddings: the ones
+  that start random, unlike biases and norms), its shape and the values at up to ``SAMPLE``
+  positions drawn from a generator seeded by the shape alone, so that two models of the same
+  architecture are sampled at the same positions and can be correlated array by array.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import io
 import json
 import sys
 import zipfile
 
+import numpy as np
+
 MAX_WEIGHTS_BYTES = 500_000_000
+SAMPLE = 512            # values per matrix kept for the near-identical comparison
+MIN_MATRIX = 64         # smaller matrices say too little to compare
+MAX_MATRICES = 512
+MAX_READ = 50_000_000   # values read for similarity at most (far above every rubric's parameter budget)
 
 
-def count_parameters(model_path: str) -> int:
+def _datasets(model_path: str) -> tuple[int, list[np.ndarray] | None]:
+    """The model's parameter count (from the datasets' shapes alone) and, when there are at most
+    ``MAX_READ`` of them, its weight arrays as float32 (optimizer state left out), in the file's order."""
     import h5py
 
     with zipfile.ZipFile(model_path) as archive:
@@ -30,24 +54,58 @@ def count_parameters(model_path: str) -> int:
         if info.file_size > MAX_WEIGHTS_BYTES:
             raise ValueError("the weights file is too large")
         data = archive.read(info)
-    total = 0
     with h5py.File(io.BytesIO(data), "r") as weights:
-        def visit(name, item):
-            nonlocal total
-            if isinstance(item, h5py.Dataset) and not name.startswith("optimizer/"):
-                size = 1
-                for dimension in item.shape or ():
-                    size *= int(dimension)
-                total += size
-        weights.visititems(visit)
-    if total >= 2 ** 63:
-        raise ValueError("the weights file declares more parameters than any model can hold")
-    return total
+        found = []
+        weights.visititems(lambda name, item: found.append(item) if isinstance(item, h5py.Dataset)
+                           and not name.startswith("optimizer/") else None)
+        total = sum(int(np.prod(item.shape or (), dtype=object)) for item in found)
+        if total >= 2 ** 63:
+            raise ValueError("the weights file declares more parameters than any model can hold")
+        if total > MAX_READ:
+            return total, None
+        try:
+            return total, [np.asarray(item[()], dtype=np.float32).reshape(item.shape or ()) for item in found]
+        except (TypeError, ValueError, OSError):   # a dataset that is not numbers: counted, not compared
+            return total, None
+
+
+def fingerprint(arrays: list[np.ndarray]) -> str:
+    """A SHA-256 of the arrays as a multiset of sorted value lists (``-0.0`` taken as ``0.0``)."""
+    digests = sorted(hashlib.sha256(np.sort(a.ravel() + np.float32(0.0)).astype("<f4").tobytes()).hexdigest()
+                     for a in arrays)
+    return hashlib.sha256("\n".join(digests).encode()).hexdigest()
+
+
+def sample_positions(shape: tuple[int, ...]) -> np.ndarray:
+    """The flat positions sampled in every matrix of ``shape``: the same for every model."""
+    size = int(np.prod(shape))
+    seed = int.from_bytes(hashlib.sha256(repr(tuple(shape)).encode()).digest()[:8], "little")
+    if size <= SAMPLE:
+        return np.arange(size)
+    return np.sort(np.random.default_rng(seed).choice(size, SAMPLE, replace=False))
+
+
+def matrices(arrays: list[np.ndarray]) -> list[dict]:
+    """Each matrix's shape and sampled values (base64 of little-endian float32)."""
+    kept = []
+    for array in arrays:
+        if array.ndim >= 2 and array.size >= MIN_MATRIX and len(kept) < MAX_MATRICES:
+            values = array.ravel()[sample_positions(array.shape)].astype("<f4")
+            kept.append({"shape": [int(d) for d in array.shape], "sample": base64.b64encode(values.tobytes()).decode()})
+    return kept
+
+
+def read(model_path: str) -> dict:
+    """``{"parameters": n, "fingerprint": hex or None, "matrices": [...]}`` of a ``.keras`` file."""
+    total, arrays = _datasets(model_path)
+    if not arrays:   # too many to read, or none at all (every weightless model would share a fingerprint)
+        return {"parameters": total, "fingerprint": None, "matrices": []}
+    return {"parameters": total, "fingerprint": fingerprint(arrays), "matrices": matrices(arrays)}
 
 
 def main(argv: list[str]) -> int:
     try:
-        answer = {"parameters": count_parameters(argv[0])}
+        answer = read(argv[0])
     except Exception as error:   # a broken or hostile file: no count, and the grader says so
         answer = {"error": f"{type(error).__name__}: {str(error)[:200]}"}
     sys.stdout.write(json.dumps(answer))

@@ -111,7 +111,10 @@ class Task:
       seed=0) -> [str]``;
     - ``grading_metrics(result, targets) -> {metric: value}``: the rubric's metrics of a checked
       result (translation: ``{"outputs": [[best, ...], ...]}``; language model: ``{"samples": [...],
-      "next_token_probabilities": [...]}``) against the hidden set's target rows;
+      "next_token_probabilities": [...], "next_token_guesses": [...]}``) against the hidden set's target rows;
+    - ``graded_answers(result, targets) -> {"items": [...], "answers": [...], "right": [...]}``: each
+      hidden item (as text), what the model answered there and whether that was right: what model
+      similarity compares;
     - ``hidden_rows(n, seed, public_inputs) -> rows`` with ``source``, ``target`` and ``hidden_columns``;
     - ``commands(commands)``: adds the task's own commands to ``python -m labs``
       (:class:`labs.common.arguments.Commands`);
@@ -131,6 +134,7 @@ class Task:
     decode: Ref
     grading_metrics: Ref
     metric_names: tuple[str, ...]          # what a rubric may score
+    graded_answers: Ref                    # (checked result, target rows) -> per hidden item: answer, right or not
     hidden_rows: Ref
     hidden_columns: tuple[str, ...] = ()   # target columns of a hidden set beyond ``target`` (for breakdowns)
     description: str = ""                  # what `train TASK` trains, for --help

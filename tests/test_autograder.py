@@ -125,7 +125,8 @@ def test_a_parameter_count_too_large_for_a_float_does_not_stop_the_batch(tmp_pat
     model, vocabs = _lab2_model()
     export(model, vocabs, task="date-translation", student_id="x", out=tmp_path / "subs" / "x.zip")
     make_hidden_set("date-translation", secret_file, tmp_path / "hidden", n=20)
-    monkeypatch.setattr(autograder.grade, "count_parameters", lambda *args: 10 ** 400)   # as if the check slipped
+    monkeypatch.setattr(autograder.grade, "read_weights",      # as if the check slipped
+                        lambda *args: {"parameters": 10 ** 400, "fingerprint": None, "matrices": []})
     records = grade_folder(tmp_path / "subs", load_rubric(task="date-translation"), tmp_path / "hidden",
                            tmp_path / "grades", progress=False)
     assert records[0]["status"] == "error" and (tmp_path / "grades" / "gradebook.csv").is_file()

@@ -142,6 +142,23 @@ def grading_metrics(result: dict, targets: list[dict]) -> dict:
             "samples": len(samples)}
 
 
+def graded_answers(result: dict, targets: list[dict]) -> dict:
+    """What the model answered on each hidden item, and whether it was right: for a language model, its most
+    likely next character after every prefix of the scored dates (teacher forced). Model similarity
+    (:mod:`autograder.similarity`) compares these answers between students."""
+    from labs.date_generation.data import vocabularies
+
+    vocab = vocabularies()["target"]
+    tokens = vocab.to_list()
+    items, answers, right = [], [], []
+    for guesses, row in zip(result["next_token_guesses"], targets):
+        truth = vocab.encode(row["target"], add_end=True, unknown="unk")
+        items += [f"{row['target'][:position]}…" for position in range(len(truth))]
+        answers += [tokens[g] if g < len(tokens) else f"#{g}" for g in guesses]
+        right += [g == t for g, t in zip(guesses, truth)]
+    return {"items": items, "answers": answers, "right": right}
+
+
 def showcase(run, tiny: bool):
     """What ``make demo`` shows of a trained run: its metrics and a few samples."""
     from labs.tasks import Showcase

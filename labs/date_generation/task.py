@@ -17,6 +17,7 @@ TASK = Task(
     load=Ref("labs.date_generation.train:load_run"),
     decode=Ref("labs.date_generation.sampling:sample"),
     grading_metrics=Ref("labs.date_generation.evaluate:grading_metrics"),
+    graded_answers=Ref("labs.date_generation.evaluate:graded_answers"),
     metric_names=("validity", "uniqueness", "cross_entropy_gap"),
     hidden_rows=Ref("labs.date_generation.data:hidden_rows"),
     hidden_size=2000,

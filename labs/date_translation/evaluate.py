@@ -91,6 +91,13 @@ def grading_metrics(result: dict, targets: list[dict]) -> dict:
             "per_locale": per_locale, "examples": len(best)}
 
 
+def graded_answers(result: dict, targets: list[dict]) -> dict:
+    """Each hidden input's best output and whether it is the target: what model similarity compares."""
+    best = [candidates[0] if candidates else "" for candidates in result["outputs"]]
+    return {"items": [t["source"] for t in targets], "answers": best,
+            "right": [b == t["target"] for b, t in zip(best, targets, strict=True)]}
+
+
 SHOWN = ["Saturday, 27 January 2018", "๒๗ ม.ค. ๒๕๖๑"]
 
 

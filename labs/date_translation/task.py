@@ -19,6 +19,7 @@ TASK = Task(
     load=Ref("labs.date_translation.train:load_run"),
     decode=Ref("labs.date_translation.translate:translate"),
     grading_metrics=Ref("labs.date_translation.evaluate:grading_metrics"),
+    graded_answers=Ref("labs.date_translation.evaluate:graded_answers"),
     metric_names=("exact_match",),
     hidden_rows=Ref("labs.date_translation.data:hidden_rows"),
     hidden_columns=("format_id", "locale"),

@@ -157,6 +157,13 @@ def grading_metrics(result: dict, targets: list[dict]) -> dict:
     return metrics
 
 
+def graded_answers(result: dict, targets: list[dict]) -> dict:
+    """Each hidden name's best spelling and whether it is an accepted one: what model similarity compares."""
+    best = [candidates[0] if candidates else "" for candidates in result["outputs"]]
+    return {"items": [row["source"] for row in targets], "answers": best,
+            "right": [b in accepted_spellings(row) for b, row in zip(best, targets, strict=True)]}
+
+
 def feedback_examples(rows: list[dict], n: int) -> list[dict]:
     """The public examples every student's feedback shows: half with seen words, half with unseen ones."""
     return [r for r in rows if r["stratum"] == "seen"][:n // 2] + [r for r in rows if r["stratum"] == "unseen"][:n - n // 2]

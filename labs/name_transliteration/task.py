@@ -19,6 +19,7 @@ TASK = Task(
     load=Ref("labs.name_transliteration.train:load_run"),
     decode=Ref("labs.name_transliteration.transliterate:transliterate"),
     grading_metrics=Ref("labs.name_transliteration.evaluate:grading_metrics"),
+    graded_answers=Ref("labs.name_transliteration.evaluate:graded_answers"),
     metric_names=("accuracy", "accuracy_seen", "accuracy_unseen", "cer", "cer_seen", "cer_unseen", "exact_match",
                   "mean_f_score", "mrr"),
     hidden_rows=Ref("labs.name_transliteration.data:hidden_rows"),

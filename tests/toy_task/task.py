@@ -15,5 +15,6 @@ def make_task(datasets: Path) -> Task:
         config=Ref("tests.toy_task.lab:ToyConfig"), train=Ref("tests.toy_task.lab:train"),
         load=Ref("tests.toy_task.lab:load_run"), decode=Ref("tests.toy_task.lab:translate"),
         grading_metrics=Ref("tests.toy_task.lab:grading_metrics"), metric_names=("exact_match",),
+        graded_answers=Ref("labs.date_translation.evaluate:graded_answers"),   # the best output against target
         hidden_rows=Ref("tests.toy_task.lab:hidden_rows"), hidden_size=40,
         rubric=Path(__file__).with_name("rubric.toml"))
