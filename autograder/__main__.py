@@ -2,6 +2,7 @@
 
     python -m autograder hidden-set --task date-translation --seed-file secret.txt --out hidden/lab2
     python -m autograder grade submissions/ --task date-translation --hidden hidden/lab2 --out grades/ --jobs 2
+    python -m autograder similarity grades/        (compare the graded models again; the class report)
     python -m autograder gradescope --task date-translation --hidden hidden/lab2 --out autograder.zip
     python -m autograder check submission.zip
 
@@ -57,6 +58,11 @@ def _parser() -> argparse.ArgumentParser:
     grade.add_argument("--isolation", default="auto", choices=("auto", *ISOLATIONS),
                        help="how student code is isolated (default auto: the strongest this machine offers); only "
                             "an explicit 'none' runs bundles that carry code without isolation")
+
+    similar = commands.add_parser("similarity", help="compare a graded batch's models again (similarity.csv, "
+                                                      "class-report.html), without running them")
+    similar.add_argument("grades", help="the --out folder of `grade`")
+    similar.add_argument("--rubric", default=None, help="rubric TOML (default: the task's)")
 
     package = commands.add_parser("gradescope", help="package the grader as a Gradescope autograder zip")
     package.add_argument("--task", required=True, choices=TASKS)
@@ -122,6 +128,19 @@ def _check(args) -> int:
     return 0 if record["status"] == "graded" else 1
 
 
+def _similarity(args) -> None:
+    from autograder.batch import compare_class, graded_records
+
+    grades = Path(args.grades)
+    records = graded_records(grades)
+    pairs = compare_class(records, load_rubric(args.rubric, records[0]["task"]), grades)
+    flagged = [p for p in pairs if p["flagged"]]
+    print(f"compared {len(records)} submission(s), {len(pairs)} pair(s): {len(flagged)} flagged")
+    for pair in flagged:
+        print(f"  {pair['student_a']} and {pair['student_b']}: {pair['why']}")
+    print(f"wrote {grades / 'similarity.csv'} and {grades / 'class-report.html'} (for you only: not for students)")
+
+
 def _interrupt(signum, frame):
     raise KeyboardInterrupt   # a TERM ends like Ctrl-C: temporary folders are removed on the way out
 
@@ -164,6 +183,8 @@ def main(argv: list[str] | None = None) -> int:
                   + ", ".join(f"{n} {s}" for s, n in sorted(statuses.items()))
                   + f" (isolation: {', '.join(isolations)})")
             print(f"wrote {Path(args.out) / 'gradebook.csv'}, leaderboard.csv, feedback/ and results/")
+        elif args.command == "similarity":
+            _similarity(args)
         elif args.command == "gradescope":
             from autograder.gradescope import package
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import logging
 import os
 import sys
@@ -14,6 +15,7 @@ from autograder.grade import (HiddenSet, bundle_digest, cached_result, find_bund
                               public_examples, student_id_for)
 from autograder.hidden import load_hidden_set
 from autograder.reports import write_gradebook, write_student_files
+from autograder.similarity import THRESHOLDS, evidence_path, save_evidence, write_similarity
 from autograder.rubric import Rubric
 from autograder.sandbox import (KIT_ROOT, clean_stale_folders, package_folders, readable_by_others, resolve_isolation,
                                 sandbox_uid)
@@ -80,7 +82,9 @@ def grade_folder(submissions: str | Path, rubric: Rubric, hidden_dir: str | Path
     ``isolation``: ``auto`` (the strongest the machine offers), ``namespaces``, ``user`` or
     ``none``; only an explicit ``none`` runs bundles that carry code without isolation. A bundle
     already graded with the same bundle, hidden set, rubric and isolation is skipped (its result
-    is reused) unless ``force``. One bad bundle never stops the batch.
+    is reused) unless ``force``. One bad bundle never stops the batch. Then every pair of the batch
+    is compared (:mod:`autograder.similarity`: ``similarity.csv``) and ``class-report.html`` written:
+    both for the instructor only.
     """
     from tqdm.auto import tqdm
 
@@ -108,30 +112,33 @@ def grade_folder(submissions: str | Path, rubric: Rubric, hidden_dir: str | Path
             if not force and bundle is not None:
                 digest = bundle_digest(bundle, int(rubric.bundle_mb * 1_000_000))
                 previous = cached_result(out / "results", ids[entry], digest, hidden, rubric_digest, used)
+                if previous is not None and not evidence_path(out, ids[entry]).is_file():
+                    previous = None   # graded before the grader kept what similarity compares
         if previous is not None:
             records.append(previous)
         else:
             todo.append(entry)
 
-    def work(entry: Path) -> dict:
+    def work(entry: Path) -> tuple[dict, dict]:
         try:
             bundle = find_bundle(entry)
         except OSError as error:
             bundle, problem = None, f"the submission could not be read ({error.strerror or error})"
         else:
             problem = "the submission folder is empty"
+        evidence = {}
         try:
             if bundle is None:
                 record = missing_bundle(entry.name, rubric, hidden, problem, used)
             else:
                 record = grade_bundle(bundle, rubric, hidden, examples=examples, isolation=used,
-                                      run_unisolated=isolation == "none", entry_id=ids[entry])
+                                      run_unisolated=isolation == "none", entry_id=ids[entry], evidence=evidence)
         except Exception:   # grade_bundle has its own barrier; this one is for the grader's own mistakes
             log.exception("grading %s", entry)
             record = missing_bundle(entry.name, rubric, hidden, "the grader could not handle this submission", used)
             record["status"] = "error"
         record.update(student=ids[entry], rubric_sha256=rubric_digest)
-        return record
+        return record, evidence
 
     try:
         with _grader_log(out / "grader.log"), ThreadPoolExecutor(max_workers=jobs) as pool, \
@@ -139,13 +146,47 @@ def grade_folder(submissions: str | Path, rubric: Rubric, hidden_dir: str | Path
                      disable=not progress) as bar:
             futures = [pool.submit(work, entry) for entry in todo]
             for future in as_completed(futures):
-                record = future.result()
+                record, evidence = future.result()
                 _write_student_files(record, rubric, out)   # here, in one thread: matplotlib is not thread-safe
+                save_evidence(out, record, evidence.get("weights"), evidence.get("answers"))
                 records.append(record)
                 bar.update(1)
     finally:
         write_gradebook(records, rubric, out)             # also after Ctrl-C: what was graded is kept
+    with _grader_log(out / "grader.log"):
+        try:
+            compare_class(records, rubric, out)
+        except Exception:   # the grades stand without the comparison; the instructor's log says why
+            log.exception("comparing the models of the batch")
+            print(f"warning: model similarity or the class report failed; see {out / 'grader.log'}", file=sys.stderr)
     return records
+
+
+def graded_records(out: str | Path) -> list[dict]:
+    """The records of a graded batch, from its ``results/`` folder (what ``similarity`` compares again)."""
+    out = Path(out)
+    records = []
+    for path in sorted((out / "results").glob("*.json")) if (out / "results").is_dir() else []:
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))["extra_data"]["attention_lab"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if isinstance(record, dict) and record.get("student") == path.stem and record.get("task") in tasks.names():
+            records.append(record)
+    if not records:
+        raise InputError(f"{str(out)!r} holds no graded results (results/*.json): give the --out folder of `grade`")
+    if len({r["task"] for r in records}) > 1:
+        raise InputError(f"{str(out)!r} holds results of more than one task")
+    return records
+
+
+def compare_class(records: list[dict], rubric: Rubric, out: Path) -> list[dict]:
+    """Model similarity over the batch (``similarity.csv``) and the class report (``class-report.html``)."""
+    from autograder.class_report import write_class_report
+
+    pairs = write_similarity(out, records)
+    write_class_report(records, rubric, out, pairs, THRESHOLDS)
+    return pairs
 
 
 def _write_student_files(record: dict, rubric: Rubric, out: Path) -> None:

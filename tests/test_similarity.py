@@ -1,0 +1,257 @@
+"""Model similarity (autograder.similarity): copies are flagged, independent models are not, and nothing of it
+reaches a student."""
+
+from __future__ import annotations
+
+import base64
+import csv
+import json
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from autograder import similarity
+from autograder.claims import check_weights
+from autograder.similarity import Evidence, SharedMistakes, compare, weight_similarity
+from autograder.weights import fingerprint, matrices, sample_positions
+from tests.conftest import REPO_ROOT
+
+
+def _similarity_rows(grades: Path) -> dict[frozenset, dict]:
+    with open(grades / "similarity.csv", encoding="utf-8", newline="") as handle:
+        return {frozenset((row["student_a"], row["student_b"])): row for row in csv.DictReader(handle)}
+
+
+# ---- the measures, on arrays and answers made here ----
+
+def test_the_fingerprint_ignores_names_order_and_hidden_unit_order_but_not_values():
+    rng = np.random.default_rng(0)
+    kernel, recurrent, bias = rng.normal(size=(8, 16)), rng.normal(size=(16, 16)), np.zeros(16)
+    permutation = rng.permutation(16)
+    same = fingerprint([kernel, recurrent, bias])
+    assert fingerprint([bias, recurrent, kernel]) == same                           # another layer order
+    assert fingerprint([kernel[:, permutation], recurrent[permutation][:, permutation], bias]) == same
+    assert fingerprint([kernel.astype(np.float64), recurrent, -0.0 * np.ones(16)]) == same   # file's dtype, -0.0
+    nudged = kernel.copy()
+    nudged[3, 4] += 1e-3
+    assert fingerprint([nudged, recurrent, bias]) != same
+    assert fingerprint([kernel, recurrent]) != same
+
+
+def _evidence(name: str, arrays: list[np.ndarray], answers: list[str] = (), right=()) -> Evidence:
+    kept = [(tuple(m["shape"]), np.frombuffer(base64.b64decode(m["sample"]), "<f4").astype(np.float64))
+            for m in matrices(arrays)]
+    return Evidence(name, name, sum(a.size for a in arrays), fingerprint(arrays) if arrays else None, kept, [str(i) for i in
+                    range(len(answers))], list(answers), np.asarray(right, dtype=bool))
+
+
+def test_weight_similarity_is_near_one_for_a_nudged_copy_near_zero_for_another_draw_and_none_across_shapes():
+    rng = np.random.default_rng(1)
+    model = [rng.normal(size=(32, 64)), rng.normal(size=(64, 64)), rng.normal(size=(64, 10)), np.zeros(10)]
+    nudged = [a + 0.3 * rng.normal(size=a.shape) for a in model]
+    other = [rng.normal(size=a.shape) for a in model]
+    wider = [rng.normal(size=(32, 96)), rng.normal(size=(96, 96)), rng.normal(size=(96, 10)), np.zeros(10)]
+    a, b, c, d = (_evidence(n, m) for n, m in zip("abcd", (model, nudged, other, wider)))
+    assert weight_similarity(a, b)[0] > 0.9 and weight_similarity(a, b)[1] == 3
+    assert abs(weight_similarity(a, c)[0]) < 0.2
+    assert weight_similarity(a, d) == (None, 0)
+
+
+def test_matrices_are_sampled_at_the_same_positions_for_the_same_shape():
+    assert np.array_equal(sample_positions((300, 40)), sample_positions((300, 40)))
+    assert len(sample_positions((300, 40))) == 512 and len(sample_positions((10, 10))) == 100
+    assert matrices([np.zeros((4, 4)), np.zeros(100)]) == []          # too small, and not a matrix
+
+
+def _class(n_models: int, n_items: int, seed: int = 0) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Independent models: each errs on items by their difficulty, picking among a few plausible wrong answers."""
+    rng = np.random.default_rng(seed)
+    difficulty = rng.beta(0.5, 4, size=n_items)
+    skill = rng.uniform(0.5, 1.5, size=n_models)
+    right = [rng.random(n_items) > np.clip(difficulty * s, 0, 1) for s in skill]
+    answers = [np.where(r, "ok", np.char.add("wrong-", rng.integers(0, 3, size=n_items).astype(str))) for r in right]
+    return answers, right
+
+
+def test_independent_models_share_no_more_mistakes_than_the_class_predicts():
+    answers, right = _class(20, 1000)
+    models = [_evidence(f"s{k}", [], list(a), r) for k, (a, r) in enumerate(zip(answers, right))]
+    pairs = compare(models)
+    assert len(pairs) == 190 and not any(p["flagged"] for p in pairs)
+    assert max(p["shared_mistakes_z"] for p in pairs) < similarity.MISTAKES_Z
+
+
+def test_a_model_that_copies_anothers_answers_is_flagged_by_its_shared_mistakes():
+    answers, right = _class(21, 1000)
+    changed = np.random.default_rng(5).random(1000) < 0.3      # a third of its answers its own (model 20's)
+    copied = np.where(changed, answers[20], answers[0])
+    models = [_evidence(f"s{k}", [], list(a), r) for k, (a, r) in enumerate(zip(answers[:20], right[:20]))]
+    models.append(_evidence("copy", [], list(copied), np.where(changed, right[20], right[0])))
+    flagged = [p for p in compare(models) if p["flagged"]]
+    assert [(p["student_a"], p["student_b"]) for p in flagged] == [("s0", "copy")]
+    assert "identical wrong answers" in flagged[0]["why"] and len(flagged[0]["examples"]) == similarity.EXAMPLES
+
+
+def test_shared_mistakes_leave_the_pair_out_of_what_the_class_predicts():
+    answers, right = _class(6, 400, seed=3)
+    mistakes = SharedMistakes([_evidence(f"s{k}", [], list(a), r) for k, (a, r) in enumerate(zip(answers, right))])
+    # By hand, for s0 and s1: the others' wrong answers per item, and their pairs that agree.
+    others = [2, 3, 4, 5]
+    agree = pairs_ = 0
+    for i in range(400):
+        wrong = [answers[m][i] for m in others if not right[m][i]]
+        agree += sum(wrong.count(w) * (wrong.count(w) - 1) / 2 for w in set(wrong))
+        pairs_ += len(wrong) * (len(wrong) - 1) / 2
+    result = mistakes.compare("s0", "s1")
+    assert result["observed"] == sum(1 for i in range(400) if not right[0][i] and not right[1][i]
+                                     and answers[0][i] == answers[1][i])
+    w_o = mistakes.W - mistakes.wrong[0] - mistakes.wrong[1]
+    s_o = mistakes.S - mistakes.wrong[0] * (mistakes.K[0] - 1) - mistakes.wrong[1] * (
+        mistakes.K[1] - 1 - (mistakes.wrong[0] & mistakes.wrong[1] & (mistakes.codes[0] == mistakes.codes[1])))
+    assert s_o.sum() == agree and (w_o * (w_o - 1) / 2).sum() == pairs_
+
+
+# ---- what the weights reader says is checked ----
+
+@pytest.mark.parametrize("answer", [
+    {"parameters": 10, "fingerprint": "not hex", "matrices": []},
+    {"parameters": 10, "fingerprint": None, "matrices": [{"shape": [8, 8], "sample": "AAAA"}]},          # too short
+    {"parameters": 10, "fingerprint": None, "matrices": [{"shape": [8, 8],
+                                                          "sample": base64.b64encode(np.full(64, np.nan, "<f4").tobytes()).decode()}]},
+    {"parameters": 10, "fingerprint": None, "matrices": [{"shape": [2 ** 40, 8], "sample": ""}]},
+    {"parameters": True, "fingerprint": None, "matrices": "many"},
+])
+def test_a_weights_answer_of_the_wrong_shape_is_dropped(answer):
+    checked = check_weights(answer)
+    assert checked["matrices"] == [] and checked["fingerprint"] is None
+    assert checked["parameters"] in (None, 10)
+
+
+# ---- real models, graded as a batch ----
+
+def _train(seed: int, epochs: int = 2):
+    from labs.date_translation.config import DateTranslationConfig
+    from labs.date_translation.train import train
+
+    return train(DateTranslationConfig.tiny(seed=seed, epochs=epochs), verbose=0)
+
+
+def _one_more_epoch(run):
+    import keras
+
+    from labs.common.pipeline import translation_batches
+    from labs.common.training import compile_for_training, fit
+    from labs.date_translation.data import sample_pairs
+
+    model = keras.models.clone_model(run.model)
+    model.set_weights(run.model.get_weights())
+    config = replace(run.config, epochs=1, seed=99)
+    batches = translation_batches(sample_pairs(config.train_size, 99, split="train"), run.vocabs, config.batch_size,
+                                  shuffle_seed=99)
+    compile_for_training(model, config, batches)
+    fit(model, batches, batches.take(1), config, verbose=0, description="one more epoch")
+    return model
+
+
+@pytest.fixture(scope="module")
+def graded_class(tmp_path_factory):
+    """Four lab-2 bundles: a model, the same file under another id, that model one more epoch, another seed."""
+    from autograder.batch import grade_folder
+    from autograder.hidden import make_hidden_set
+    from autograder.rubric import load_rubric
+    from labs.common.submission import export
+
+    root = tmp_path_factory.mktemp("similarity")
+    subs = root / "submissions"
+    first, second = _train(1), _train(2)
+    export(first.model, first.vocabs, task="date-translation", student_id="ann", out=subs / "ann.zip")
+    shutil.copyfile(subs / "ann.zip", subs / "bob.zip")
+    export(_one_more_epoch(first), first.vocabs, task="date-translation", student_id="cat", out=subs / "cat.zip")
+    export(second.model, second.vocabs, task="date-translation", student_id="dan", out=subs / "dan.zip")
+    (root / "secret.txt").write_text("similarity-test-secret")
+    make_hidden_set("date-translation", root / "secret.txt", root / "hidden", n=60)
+    records = grade_folder(subs, load_rubric(task="date-translation"), root / "hidden", root / "grades", progress=False)
+    return root, records
+
+
+def test_the_same_model_under_two_ids_is_flagged_as_identical(graded_class):
+    root, records = graded_class
+    assert {r["student"]: r["status"] for r in records} == dict.fromkeys(("ann", "bob", "cat", "dan"), "graded")
+    row = _similarity_rows(root / "grades")[frozenset(("ann", "bob"))]
+    assert row["flagged"] == "yes" and row["identical_weights"] == "yes" and "identical weights" in row["why"]
+
+
+def test_the_same_model_trained_one_more_epoch_is_flagged_as_near_identical(graded_class):
+    rows = _similarity_rows(graded_class[0] / "grades")
+    for other in ("ann", "bob"):
+        row = rows[frozenset((other, "cat"))]
+        assert row["flagged"] == "yes" and row["identical_weights"] == "no"
+        assert float(row["weight_similarity"]) >= similarity.WEIGHT_THRESHOLD and "near-identical" in row["why"]
+
+
+def test_models_trained_from_different_seeds_are_not_flagged(graded_class):
+    rows = _similarity_rows(graded_class[0] / "grades")
+    for other in ("ann", "bob", "cat"):
+        row = rows[frozenset((other, "dan"))]
+        assert row["flagged"] == "no" and row["why"] == "" and row["architecture"] == "same"
+        assert float(row["weight_similarity"]) < similarity.WEIGHT_THRESHOLD
+
+
+def test_nothing_of_similarity_reaches_a_student(graded_class):
+    root, _ = graded_class
+    grades = root / "grades"
+    students = {"ann", "bob", "cat", "dan"}
+    for path in [*(grades / "results").iterdir(), *(grades / "feedback").glob("*.md"), *(grades / "feedback").glob("*.html")]:
+        # (bob's bundle is ann's file: its own meta.json names ann, and bob's feedback says so; that is all)
+        text = re.sub(r"meta\S*json names student \S*ann", "", path.read_text(encoding="utf-8"))
+        assert "similar" not in text.lower() and '"fingerprint"' not in text and "matrices" not in text
+        assert "shared" not in text.lower() and "flagged" not in text.lower()
+        assert not any(re.search(rf"\b{other}\b", text) for other in students - {path.name.split(".")[0]})
+    evidence = json.loads((grades / "similarity" / "ann.json").read_text(encoding="utf-8"))
+    assert len(evidence["answers"]) == 60 and evidence["fingerprint"]
+
+
+def test_the_similarity_command_compares_the_batch_again_without_running_a_model(graded_class, tmp_path):
+    grades = tmp_path / "grades"
+    shutil.copytree(graded_class[0] / "grades", grades)
+    before = (grades / "similarity.csv").read_bytes()
+    (grades / "similarity.csv").unlink()
+    (grades / "class-report.html").unlink()
+    done = subprocess.run([sys.executable, "-m", "autograder", "similarity", str(grades)], cwd=REPO_ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "4 submission(s), 6 pair(s): 3 flagged" in done.stdout
+    assert (grades / "similarity.csv").read_bytes() == before and (grades / "class-report.html").is_file()
+
+
+def test_the_similarity_command_on_a_folder_that_was_not_graded_says_so(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "autograder", "similarity", str(tmp_path)], cwd=REPO_ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "holds no graded results" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_copied_language_model_is_flagged_by_its_weights_and_its_next_character_guesses(tmp_path):
+    from autograder.batch import grade_folder
+    from autograder.hidden import make_hidden_set
+    from autograder.rubric import load_rubric
+    from labs.common.submission import export
+    from labs.date_generation.config import DateGenerationConfig
+    from labs.date_generation.train import train
+
+    run = train(DateGenerationConfig.tiny(), verbose=0)
+    export(run.model, run.vocabs, task="date-generation", student_id="eve", out=tmp_path / "subs" / "eve.zip")
+    shutil.copyfile(tmp_path / "subs" / "eve.zip", tmp_path / "subs" / "fay.zip")
+    (tmp_path / "secret.txt").write_text("lab-1-similarity-secret")
+    make_hidden_set("date-generation", tmp_path / "secret.txt", tmp_path / "hidden", n=50)
+    grade_folder(tmp_path / "subs", load_rubric(task="date-generation"), tmp_path / "hidden", tmp_path / "grades",
+                 progress=False)
+    row = _similarity_rows(tmp_path / "grades")[frozenset(("eve", "fay"))]
+    assert row["flagged"] == "yes" and row["identical_weights"] == "yes"
+    evidence = json.loads((tmp_path / "grades" / "similarity" / "eve.json").read_text(encoding="utf-8"))
+    assert len(evidence["answers"]) == 50 * 11 and set(evidence["answers"]) <= set("0123456789-") | {"</s>", "<unk>"}
