@@ -19,8 +19,14 @@ of examples from the grader's own copy.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import math
 import re
+
+import numpy as np
+
+from autograder.weights import MAX_MATRICES, MAX_READ, MIN_MATRIX, sample_positions
 
 CHILD_STATUSES = ("wrong-signature", "load-failed", "nan-output", "out-of-memory", "error")
 MESSAGE_LENGTH = 300
@@ -123,44 +129,33 @@ def check_weights(answer) -> dict:
     shape left out: ``{"parameters": int or None, "fingerprint": 64 hex digits or None, "matrices": [...]}``.
 
     Each matrix kept is ``{"shape": (d1, d2, ...), "sample": float32 array}`` with two to eight positive
-    dimensions and the number of finite values the reader samples for that shape.
+    dimensions, at most ``MAX_READ`` values in all, and the number of finite values the reader samples
+    for that shape. One matrix out of shape and none is kept.
     """
-    from autograder.weights import MAX_MATRICES, MIN_MATRIX, sample_positions
-
     answer = answer if isinstance(answer, dict) else {}
     count = answer.get("parameters")
     parameters = count if isinstance(count, int) and not isinstance(count, bool) and 0 <= count < 2 ** 63 else None
     digest = answer.get("fingerprint")
     fingerprint = digest if isinstance(digest, str) and re.fullmatch(r"[0-9a-f]{64}", digest) else None
-    matrices = []
     listed = answer.get("matrices")
-    for item in listed[:MAX_MATRICES] if isinstance(listed, list) else []:
-        matrix = _matrix(item, MIN_MATRIX, sample_positions)
-        if matrix is None:
-            return {"parameters": parameters, "fingerprint": fingerprint, "matrices": []}
-        matrices.append(matrix)
-    return {"parameters": parameters, "fingerprint": fingerprint, "matrices": matrices}
+    matrices = [_matrix(item) for item in listed[:MAX_MATRICES]] if isinstance(listed, list) else []
+    return {"parameters": parameters, "fingerprint": fingerprint,
+            "matrices": [] if None in matrices else matrices}
 
 
-def _matrix(item, smallest: int, positions) -> dict | None:
-    import base64
-    import binascii
-
-    import numpy as np
-
+def _matrix(item) -> dict | None:
     if not isinstance(item, dict) or not isinstance(item.get("shape"), list) or not isinstance(item.get("sample"), str):
         return None
     shape = item["shape"]
-    if not 2 <= len(shape) <= 8 or not all(isinstance(d, int) and not isinstance(d, bool) and 0 < d < 2 ** 31
-                                           for d in shape):
+    if not 2 <= len(shape) <= 8 or not all(isinstance(d, int) and not isinstance(d, bool) and 0 < d for d in shape):
         return None
-    if int(np.prod(shape, dtype=object)) < smallest or len(item["sample"]) > 100_000:
+    if not MIN_MATRIX <= math.prod(shape) <= MAX_READ or len(item["sample"]) > 100_000:
         return None
     try:
         values = np.frombuffer(base64.b64decode(item["sample"], validate=True), dtype="<f4")
     except (binascii.Error, ValueError):
         return None
-    if len(values) != len(positions(tuple(shape))) or not np.isfinite(values).all():
+    if len(values) != len(sample_positions(tuple(shape))) or not np.isfinite(values).all():
         return None
     return {"shape": tuple(shape), "sample": values.astype(np.float32)}
 

@@ -32,6 +32,7 @@ import base64
 import hashlib
 import io
 import json
+import math
 import sys
 import zipfile
 
@@ -45,8 +46,14 @@ MAX_READ = 50_000_000   # values read for similarity at most (far above every ru
 
 
 def _datasets(model_path: str) -> tuple[int, list[np.ndarray] | None]:
-    """The model's parameter count (from the datasets' shapes alone) and, when there are at most
-    ``MAX_READ`` of them, its weight arrays as float32 (optimizer state left out), in the file's order."""
+    """The model's parameter count and, when it holds at most ``MAX_READ`` values, its numeric weight
+    arrays as float32 (optimizer state left out), in the file's order.
+
+    The count comes from the datasets' shapes (and their element types' own shapes: a dataset of
+    sub-arrays holds more numbers than its shape says), so nothing read afterwards can lose it:
+    a dataset that is not numbers is counted and not read, and a read that fails for any reason
+    leaves the count and only gives up the comparison (``None``).
+    """
     import h5py
 
     with zipfile.ZipFile(model_path) as archive:
@@ -58,14 +65,17 @@ def _datasets(model_path: str) -> tuple[int, list[np.ndarray] | None]:
         found = []
         weights.visititems(lambda name, item: found.append(item) if isinstance(item, h5py.Dataset)
                            and not name.startswith("optimizer/") else None)
-        total = sum(int(np.prod(item.shape or (), dtype=object)) for item in found)
+        total = sum(math.prod(item.shape or ()) * math.prod(item.dtype.shape) for item in found)
         if total >= 2 ** 63:
             raise ValueError("the weights file declares more parameters than any model can hold")
         if total > MAX_READ:
             return total, None
         try:
-            return total, [np.asarray(item[()], dtype=np.float32).reshape(item.shape or ()) for item in found]
-        except (TypeError, ValueError, OSError):   # a dataset that is not numbers: counted, not compared
+            return total, [np.asarray(item[()], dtype=np.float32).reshape(item.shape or ()) for item in found
+                           if item.dtype.kind in "fiub" and not item.dtype.shape]
+        except BaseException as error:   # MemoryError too: the count stands, the comparison goes without
+            if isinstance(error, (KeyboardInterrupt, SystemExit)):
+                raise
             return total, None
 
 
@@ -78,7 +88,7 @@ def fingerprint(arrays: list[np.ndarray]) -> str:
 
 def sample_positions(shape: tuple[int, ...]) -> np.ndarray:
     """The flat positions sampled in every matrix of ``shape``: the same for every model."""
-    size = int(np.prod(shape))
+    size = math.prod(shape)
     seed = int.from_bytes(hashlib.sha256(repr(tuple(shape)).encode()).digest()[:8], "little")
     if size <= SAMPLE:
         return np.arange(size)
