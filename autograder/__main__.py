@@ -129,15 +129,24 @@ def _check(args) -> int:
 
 
 def _similarity(args) -> None:
-    from autograder.batch import compare_class, graded_records
+    from autograder.batch import compare_class, graded_records, latest_hidden_set
+    from autograder.similarity import evidence_path
 
     grades = Path(args.grades)
-    records = graded_records(grades)
-    pairs = compare_class(records, load_rubric(args.rubric, records[0]["task"]), grades)
+    records, left_out = latest_hidden_set(graded_records(grades))
+    rubric_path = args.rubric or (records[0].get("rubric") if Path(str(records[0].get("rubric"))).is_file() else None)
+    pairs = compare_class(records, load_rubric(rubric_path, records[0]["task"]), grades)
     flagged = [p for p in pairs if p["flagged"]]
+    without = [r["student"] for r in records if not evidence_path(grades, r["student"]).is_file()]
     print(f"compared {len(records)} submission(s), {len(pairs)} pair(s): {len(flagged)} flagged")
     for pair in flagged:
         print(f"  {pair['student_a']} and {pair['student_b']}: {pair['why']}")
+    if left_out:
+        print(f"left out {left_out} result(s) graded on another hidden set (students no longer in the batch?)")
+    if without:
+        print(f"{len(without)} submission(s) have nothing to compare ({', '.join(without[:5])}"
+              f"{', ...' if len(without) > 5 else ''}): they could not be read, or were graded by an older grader "
+              f"(grade again with --force)")
     print(f"wrote {grades / 'similarity.csv'} and {grades / 'class-report.html'} (for you only: not for students)")
 
 

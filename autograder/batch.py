@@ -148,7 +148,10 @@ def grade_folder(submissions: str | Path, rubric: Rubric, hidden_dir: str | Path
             for future in as_completed(futures):
                 record, evidence = future.result()
                 _write_student_files(record, rubric, out)   # here, in one thread: matplotlib is not thread-safe
-                save_evidence(out, record, evidence.get("weights"), evidence.get("answers"))
+                try:
+                    save_evidence(out, record, evidence.get("weights"), evidence.get("answers"))
+                except Exception:   # the grade stands; only the comparison goes without this bundle
+                    log.exception("keeping the similarity evidence of %s", record["student"])
                 records.append(record)
                 bar.update(1)
     finally:
@@ -178,6 +181,18 @@ def graded_records(out: str | Path) -> list[dict]:
     if len({r["task"] for r in records}) > 1:
         raise InputError(f"{str(out)!r} holds results of more than one task")
     return records
+
+
+def latest_hidden_set(records: list[dict]) -> tuple[list[dict], int]:
+    """The records graded on the hidden set most of them share (a folder graded again on another set keeps the
+    results of students no longer in the batch), and how many were left out."""
+    def key(record: dict) -> str:
+        return json.dumps(record.get("hidden_set", {}).get("sha256"), sort_keys=True)
+
+    keys = [key(r) for r in records]
+    common = max(set(keys), key=lambda k: (keys.count(k), k))
+    kept = [r for r, k in zip(records, keys) if k == common]
+    return kept, len(records) - len(kept)
 
 
 def compare_class(records: list[dict], rubric: Rubric, out: Path) -> list[dict]:

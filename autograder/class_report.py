@@ -181,10 +181,9 @@ def _similarity(pairs: list[dict], thresholds: dict[str, float]) -> str:
         parts.append("<table><tr><th>students</th><th>why</th><th>identical weights</th><th>weight similarity</th>"
                      "<th>shared wrong answers</th><th>some shared wrong answers (hidden input &rarr; output)</th></tr>"
                      + "".join(rows) + "</table>")
-    same = [p for p in pairs if p.get("architecture") == "same"]
     for key, chosen, title, label in (
-            ("weight_similarity", same, "Weight similarity of same-architecture pairs",
-             "median correlation of the weight matrices"),
+            ("weight_similarity", pairs, "Weight similarity of the pairs",
+             "median |correlation| of the weight matrices (best of the same shape)"),
             ("shared_mistakes_z", pairs, "Shared wrong answers against independent work",
              "z: shared wrong answers above what independence predicts, in standard deviations")):
         figure = _pair_histogram(chosen, key, thresholds.get(key), title, label)

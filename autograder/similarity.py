@@ -7,12 +7,13 @@ every pair of a graded batch, three ways:
 1. **Identical weights.** The fingerprint of :mod:`autograder.weights` (read in the sandbox,
    without running student code): the same numbers in every array, whatever the layers are
    called, in whatever order, in whatever file bytes.
-2. **Near-identical weights**, between models of the same architecture (the same weight shapes).
-   For each weight matrix of one model, the Pearson correlation ``r`` with the other model's
-   matrix of the same shape at the same sampled positions (the best such matrix, when several
-   share a shape); the pair's *weight similarity* is the median ``r`` over the matrices. Matrices
-   start random, so two models trained from different seeds correlate near 0, while a model
-   trained a few more epochs from another's weights keeps ``r`` near 1
+2. **Near-identical weights.** For each weight matrix of the model with fewer of them, the
+   Pearson correlation ``|r|`` with the other model's matrices of the same shape at the same
+   sampled positions (the best, 0 where no matrix has that shape; ``|r|``, since flipping the
+   signs of a hidden unit's weights in and out keeps the function); the pair's *weight
+   similarity* is the median over those matrices, so a layer added or retrained does not hide
+   the rest. Matrices start random, so two models trained from different seeds correlate near 0,
+   while a model trained a few more epochs from another's weights keeps ``|r|`` near 1
    (``benchmarks/similarity_calibration.py`` measures both and sets :data:`WEIGHT_THRESHOLD`).
 3. **Shared mistakes**, across architectures. On the hidden items (each hidden input's best
    output; for lab 1, the most likely next character after each prefix of the scored dates),
@@ -29,10 +30,16 @@ every pair of a graded batch, three ways:
    expects more), and ``z = (O - E) / sqrt(sum_i p_i (1 - p_i))`` with ``p_i = P_b(i) c_i``. A
    pair is flagged when ``z >= MISTAKES_Z``, ``O >= MISTAKES_MIN`` and ``O >= MISTAKES_RATIO * E``.
 
+   Shared mistakes flag only where at least ``MISTAKES_MIN_OTHERS`` other models say what
+   independent models share; with fewer, the pair's figures are reported and not flagged.
+
 What is written is for the instructor alone: ``similarity.csv`` (every pair, each measure,
 flagged or not, why) and the class report's section; nothing of it enters a student's feedback
 or Gradescope results. A flag is a reason to look, not a verdict: two students who train the
-kit's model with the same seed on the same data start from the same weights too.
+kit's model with the same seed, data and settings start from the same weights too (the
+homework notebook asks for a seed of one's own). What it does not catch: a copy whose hidden units are
+reordered *and* then retrained (the fingerprint and the correlations change; only shared
+mistakes remain, and a near-perfect model makes too few of them to tell).
 
 The evidence each graded bundle leaves (its weights' fingerprint and sampled matrices, its
 answers on the hidden items) is kept in ``GRADES/similarity/<student>.json``, so that
@@ -54,7 +61,8 @@ from labs.common.files import write_csv, write_json
 WEIGHT_THRESHOLD = 0.5    # median per-matrix r; independent seeds stay near 0 (benchmarks/similarity_calibration.py)
 MISTAKES_Z = 6.0          # shared wrong answers this many standard deviations above what independence predicts,
 MISTAKES_MIN = 5          # at least this many of them,
-MISTAKES_RATIO = 2.0      # and at least this many times the expected number
+MISTAKES_RATIO = 2.0      # and at least this many times the expected number,
+MISTAKES_MIN_OTHERS = 8   # where at least this many other models make the prediction
 COLLISION_PRIOR = 0.5     # the chance two wrong answers agree, before the rest of the class says (cautious)
 EXAMPLES = 3              # shared wrong answers shown per flagged pair
 EVIDENCE_FOLDER = "similarity"
@@ -77,8 +85,8 @@ class Evidence:
     right: np.ndarray                                      # bool, per item
 
     @property
-    def architecture(self) -> tuple:
-        return self.parameters, tuple(sorted(shape for shape, _ in self.matrices))
+    def shapes(self) -> tuple:
+        return tuple(sorted(shape for shape, _ in self.matrices))
 
 
 # --- the evidence files ----------------------------------------------------------------------------
@@ -105,20 +113,22 @@ def save_evidence(out: Path, record: dict, weights: dict | None, answers: dict |
 
 
 def load_evidence(out: Path, records: list[dict]) -> list[Evidence]:
-    """The evidence of each record whose file is there and is of the bundle that record graded."""
+    """The evidence of each record whose file is there, readable, and of the bundle that record graded."""
     found = []
     for record in sorted(records, key=lambda r: r["student"]):
         try:
             data = json.loads(evidence_path(out, record["student"]).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            if not record.get("bundle_sha256") or data["bundle_sha256"] != record["bundle_sha256"]:
+                continue
+            matrices = [(tuple(int(d) for d in m["shape"]),
+                         np.frombuffer(base64.b64decode(m["sample"]), "<f4").astype(np.float64)) for m in data["matrices"]]
+            items, answers, right = list(map(str, data["items"])), list(map(str, data["answers"])), data["right"]
+            if not len(items) == len(answers) == len(right):
+                continue
+            found.append(Evidence(record["student"], data["bundle_sha256"], data.get("parameters"),
+                                  data.get("fingerprint"), matrices, items, answers, np.asarray(right, dtype=bool)))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):   # not the grader's file, or damaged
             continue
-        if not record.get("bundle_sha256") or data.get("bundle_sha256") != record["bundle_sha256"]:
-            continue
-        matrices = [(tuple(m["shape"]), np.frombuffer(base64.b64decode(m["sample"]), "<f4").astype(np.float64))
-                    for m in data.get("matrices", [])]
-        found.append(Evidence(record["student"], data["bundle_sha256"], data.get("parameters"), data.get("fingerprint"),
-                              matrices, data.get("items", []), data.get("answers", []),
-                              np.asarray(data.get("right", []), dtype=bool)))
     return found
 
 
@@ -132,103 +142,114 @@ def correlation(x: np.ndarray, y: np.ndarray) -> float:
 
 
 def weight_similarity(a: Evidence, b: Evidence) -> tuple[float | None, int]:
-    """The median over ``a``'s matrices of the best r with a ``b`` matrix of the same shape, and how many
-    matrices were compared; ``(None, 0)`` unless both models have the same architecture."""
-    if not a.matrices or a.architecture != b.architecture:
+    """The median, over the matrices of the model with fewer, of the best ``|r|`` with a matrix of the same
+    shape in the other (0 where none has it), and how many matrices had one; ``(None, 0)`` when none had one."""
+    if not a.matrices or not b.matrices:
         return None, 0
-    best = [max(correlation(values, other) for other_shape, other in b.matrices if other_shape == shape)
-            for shape, values in a.matrices]
-    return float(np.median(best)), len(best)
+    fewer, other = (a, b) if len(a.matrices) <= len(b.matrices) else (b, a)
+    best = [max((abs(correlation(values, partner)) for shape_b, partner in other.matrices if shape_b == shape),
+                default=None) for shape, values in fewer.matrices]
+    compared = sum(r is not None for r in best)
+    return (float(np.median([r or 0.0 for r in best])), compared) if compared else (None, 0)
 
 
 class SharedMistakes:
-    """Counts of the class's wrong answers per hidden item, to compare any pair against the rest of the class."""
+    """The class's wrong answers per hidden item, to set any pair against what the rest of the class predicts.
+
+    For ``n`` models and ``N`` items (every array below is over the whole class; ``compare`` takes
+    the pair out again):
+
+    - ``wrong[m, i]``  (n, N) bool: model m's answer on item i is wrong;
+    - ``answer[m, i]`` (n, N) int: model m's answer, as a number (equal answers, equal numbers);
+    - ``agree[m, i]``  (n, N) int: how many models (m too) gave m's wrong answer on item i; 0 where m is right;
+    - ``wrong_count[i]`` (N,): models wrong on item i;
+    - ``agreeing_pairs[i]`` (N,): pairs of models with the same wrong answer on item i.
+    """
 
     def __init__(self, models: list[Evidence]):
         self.index = {m.student: k for k, m in enumerate(models)}
         self.items = models[0].items if models else []
-        codes: dict[str, int] = {}
-        items = len(self.items)
-        self.codes = np.array([[codes.setdefault(answer, len(codes)) for answer in m.answers] for m in models],
-                              dtype=np.int64).reshape(len(models), items)
-        self.wrong = ~np.array([m.right for m in models], dtype=bool).reshape(len(models), items)
-        self.W = self.wrong.sum(axis=0)                               # models wrong on each item
-        # K[m, i]: how many models (m included) gave m's wrong answer on item i; 0 where m is right.
-        key = np.where(self.wrong, np.arange(items)[None, :] * (len(codes) + 1) + self.codes, -1)
-        self.K = np.zeros_like(self.codes)
-        flat = key[self.wrong]
-        if flat.size:
-            _, inverse, counts = np.unique(flat, return_inverse=True, return_counts=True)
-            self.K[self.wrong] = counts[inverse]
-        # S[i]: pairs of models with the same wrong answer on item i (each model pairs with K - 1 others).
-        self.S = np.where(self.wrong, self.K - 1, 0).sum(axis=0) / 2.0
+        numbers: dict[str, int] = {}
+        n, N = len(models), len(self.items)
+        self.answer = np.array([[numbers.setdefault(a, len(numbers)) for a in m.answers] for m in models],
+                               dtype=np.int64).reshape(n, N)
+        self.wrong = ~np.array([m.right for m in models], dtype=bool).reshape(n, N)
+        key = np.where(self.wrong, np.arange(N)[None, :] * (len(numbers) + 1) + self.answer, -1)   # (item, answer)
+        self.agree = np.zeros_like(self.answer)
+        if self.wrong.any():
+            _, which, counts = np.unique(key[self.wrong], return_inverse=True, return_counts=True)
+            self.agree[self.wrong] = counts[which]
+        self.wrong_count = self.wrong.sum(axis=0)
+        self.agreeing_pairs = np.where(self.wrong, self.agree - 1, 0).sum(axis=0) / 2.0
 
     def compare(self, a: str, b: str) -> dict:
         """``O``, ``E``, ``z`` and the items both got wrong the same way, for models ``a`` and ``b``."""
         i, j = self.index[a], self.index[b]
-        wa, wb = self.wrong[i], self.wrong[j]
-        same = wa & wb & (self.codes[i] == self.codes[j])
-        n_others = len(self.index) - 2
-        w_o = self.W - wa - wb                                             # the others wrong on each item
-        s_o = self.S - wa * (self.K[i] - 1) - wb * (self.K[j] - 1 - same)  # their pairs with the same wrong answer
-        c0 = float((s_o.sum() + COLLISION_PRIOR) / ((w_o * (w_o - 1) / 2.0).sum() + 1.0))   # never quite 0
-        if n_others > 0:
-            base = float(w_o.sum()) / (n_others * len(w_o))
-            d = (w_o + base) / (n_others + 1.0)                            # item difficulty, smoothed
+        wrong_a, wrong_b = self.wrong[i], self.wrong[j]                                       # (N,)
+        same = wrong_a & wrong_b & (self.answer[i] == self.answer[j])                         # (N,)
+        others = len(self.index) - 2
+        # The rest of the class: who is wrong on each item, and which of their wrong answers agree.
+        wrong_others = self.wrong_count - wrong_a - wrong_b                                   # (N,)
+        pairs_others = self.agreeing_pairs - wrong_a * (self.agree[i] - 1) - wrong_b * (self.agree[j] - 1 - same)
+        agreement = float((pairs_others.sum() + COLLISION_PRIOR)                              # the class's rate
+                          / ((wrong_others * (wrong_others - 1) / 2.0).sum() + 1.0))
+        if others > 0:                                                                        # d_i, smoothed
+            d = (wrong_others + wrong_others.sum() / (others * len(wrong_a))) / (others + 1.0)
         else:
-            d = np.ones(len(wa))
-        scale = d / d.mean() if d.mean() > 0 else np.ones(len(wa))
+            d = np.ones(len(wrong_a))
+        difficulty = d / d.mean() if d.mean() > 0 else np.ones(len(wrong_a))                 # d_i / mean(d)
         expected, spread = 0.0, 0.0
-        for wx, k_x, wy in ((wa, self.K[i], wb), (wb, self.K[j], wa)):
-            c = (np.where(wx, k_x - 1 - same, 0) + c0) / (w_o + 1.0)        # others who gave x's wrong answer
-            p = np.where(wx, np.clip(float(wy.mean()) * scale, 0, 1) * c, 0.0)
-            if p.sum() >= expected:                                        # the direction that expects more
+        for wrong_x, agree_x, wrong_y in ((wrong_a, self.agree[i], wrong_b), (wrong_b, self.agree[j], wrong_a)):
+            c = (np.where(wrong_x, agree_x - 1 - same, 0) + agreement) / (wrong_others + 1.0)   # c_i: x's answer
+            p = np.where(wrong_x, np.clip(wrong_y.mean() * difficulty, 0, 1) * c, 0.0)        # P_y(i) c_i
+            if p.sum() >= expected:                                                           # the larger E
                 expected, spread = float(p.sum()), math.sqrt(float((p * (1 - p)).sum()))
         observed = int(same.sum())
         z = (observed - expected) / spread if spread > 0 else (math.inf if observed > expected else 0.0)
-        return {"observed": observed, "expected": expected, "z": z, "shared": np.flatnonzero(same)}
+        return {"observed": observed, "expected": expected, "z": z, "others": others, "shared": np.flatnonzero(same)}
 
 
 def compare(models: list[Evidence]) -> list[dict]:
-    """Every pair of ``models``: each measure, whether it is flagged and why (one row of ``similarity.csv``)."""
-    answering = [m for m in models if m.answers and len(m.answers) == len(m.right)]
-    sizes = {len(m.answers) for m in answering}
-    size = max(sizes, key=lambda s: sum(len(m.answers) == s for m in answering)) if sizes else 0
-    answering = [m for m in answering if len(m.answers) == size]
-    mistakes = SharedMistakes(answering)
-    pairs = []
-    for k, a in enumerate(models):
-        for b in models[k + 1:]:
-            pairs.append(_pair(a, b, mistakes if a.student in mistakes.index and b.student in mistakes.index else None))
-    return pairs
+    """Every pair of ``models``: each measure, whether it is flagged and why (one row of ``similarity.csv``).
+
+    Shared mistakes compare the models that answered the same hidden items (the most common list).
+    """
+    answering = [m for m in models if m.items]
+    lists = [tuple(m.items) for m in answering]
+    common = max(set(lists), key=lambda items: (lists.count(items), items)) if lists else ()
+    mistakes = SharedMistakes([m for m in answering if tuple(m.items) == common])
+    return [_pair(a, b, mistakes if a.student in mistakes.index and b.student in mistakes.index else None)
+            for k, a in enumerate(models) for b in models[k + 1:]]
 
 
 def _pair(a: Evidence, b: Evidence, mistakes: SharedMistakes | None) -> dict:
     identical = bool(a.fingerprint) and a.fingerprint == b.fingerprint
     similarity, compared = weight_similarity(a, b)
     row = {"student_a": a.student, "student_b": b.student, "identical_weights": identical,
-           "architecture": "same" if a.matrices and a.architecture == b.architecture else "different",
+           "architecture": "same" if a.matrices and a.shapes == b.shapes else "different",
            "weight_similarity": similarity, "matrices_compared": compared, "shared_mistakes": None,
            "expected_shared_mistakes": None, "shared_mistakes_z": None, "examples": []}
     why = []
     if identical:
-        why.append("identical weights (the same numbers in every array)")
+        why.append("identical weights: the same numbers in every array (a copy, or the same training run: the same "
+                   "seed, data and settings)")
     elif similarity is not None and similarity >= WEIGHT_THRESHOLD:
         why.append(f"near-identical weights: median correlation {similarity:.2f} over {compared} matrices "
-                   f"(independently trained models stay below {WEIGHT_THRESHOLD})")
+                   f"(independently trained models stay below {WEIGHT_THRESHOLD}; the same seed gives the same "
+                   "starting weights)")
     if mistakes is not None:
         shared = mistakes.compare(a.student, b.student)
         row.update(shared_mistakes=shared["observed"], expected_shared_mistakes=shared["expected"],
                    shared_mistakes_z=shared["z"])
-        row["examples"] = [{"source": mistakes.items[i], "output": a.answers[i]} for i in shared["shared"][:EXAMPLES]]
-        if shared["z"] >= MISTAKES_Z and shared["observed"] >= MISTAKES_MIN and \
-                shared["observed"] >= MISTAKES_RATIO * shared["expected"]:
+        if shared["others"] >= MISTAKES_MIN_OTHERS and shared["z"] >= MISTAKES_Z and \
+                shared["observed"] >= max(MISTAKES_MIN, MISTAKES_RATIO * shared["expected"]):
             why.append(f"{shared['observed']} identical wrong answers on hidden items where independent models "
                        f"would share about {shared['expected']:.1f} (z = {min(shared['z'], 999):.1f})")
+        if why:
+            row["examples"] = [{"source": mistakes.items[i], "output": a.answers[i]}
+                               for i in shared["shared"][:EXAMPLES]]
     row["flagged"] = bool(why)
     row["why"] = "; ".join(why)
-    if not why:
-        row["examples"] = []
     return row
 
 

@@ -51,7 +51,7 @@ def _evidence(name: str, arrays: list[np.ndarray], answers: list[str] = (), righ
                     range(len(answers))], list(answers), np.asarray(right, dtype=bool))
 
 
-def test_weight_similarity_is_near_one_for_a_nudged_copy_near_zero_for_another_draw_and_none_across_shapes():
+def test_weight_similarity_is_near_one_for_a_nudged_copy_near_zero_for_another_draw_and_none_without_shared_shapes():
     rng = np.random.default_rng(1)
     model = [rng.normal(size=(32, 64)), rng.normal(size=(64, 64)), rng.normal(size=(64, 10)), np.zeros(10)]
     nudged = [a + 0.3 * rng.normal(size=a.shape) for a in model]
@@ -61,6 +61,18 @@ def test_weight_similarity_is_near_one_for_a_nudged_copy_near_zero_for_another_d
     assert weight_similarity(a, b)[0] > 0.9 and weight_similarity(a, b)[1] == 3
     assert abs(weight_similarity(a, c)[0]) < 0.2
     assert weight_similarity(a, d) == (None, 0)
+
+
+def test_weight_similarity_survives_sign_flips_and_an_added_layer():
+    rng = np.random.default_rng(2)
+    model = [rng.normal(size=(32, 64)), rng.normal(size=(64, 64)), rng.normal(size=(64, 10))]
+    flipped = [-model[0], model[1], -model[2]]                           # the same function, other signs
+    grown = [*model, rng.normal(size=(10, 10))]                          # a layer added on top
+    a, b, c = (_evidence(n, m) for n, m in zip("abc", (model, flipped, grown)))
+    assert weight_similarity(a, b)[0] > 0.99
+    assert weight_similarity(a, c) == (1.0, 3)
+    pairs = compare([a, c])
+    assert pairs[0]["flagged"] and pairs[0]["architecture"] == "different" and "near-identical" in pairs[0]["why"]
 
 
 def test_matrices_are_sampled_at_the_same_positions_for_the_same_shape():
@@ -98,6 +110,20 @@ def test_a_model_that_copies_anothers_answers_is_flagged_by_its_shared_mistakes(
     assert "identical wrong answers" in flagged[0]["why"] and len(flagged[0]["examples"]) == similarity.EXAMPLES
 
 
+@pytest.mark.parametrize("n_models", [2, 3, 5])
+def test_a_small_batch_of_independent_models_with_a_common_wrong_answer_is_not_flagged(n_models):
+    rng = np.random.default_rng(n_models)
+    common = rng.random(2000) < 0.15                       # items where most models give the same wrong answer
+    models = []
+    for k in range(n_models):
+        right = ~(common & (rng.random(2000) < 0.9)) & (rng.random(2000) > 0.02)
+        answers = np.where(right, "ok", np.where(common, "the usual mistake", rng.integers(0, 50, 2000).astype(str)))
+        models.append(_evidence(f"s{k}", [], list(answers), right))
+    pairs = compare(models)
+    assert not any(p["flagged"] for p in pairs)
+    assert all(p["shared_mistakes"] > 100 for p in pairs)   # they do share many: the figures are reported
+
+
 def test_shared_mistakes_leave_the_pair_out_of_what_the_class_predicts():
     answers, right = _class(6, 400, seed=3)
     mistakes = SharedMistakes([_evidence(f"s{k}", [], list(a), r) for k, (a, r) in enumerate(zip(answers, right))])
@@ -111,13 +137,57 @@ def test_shared_mistakes_leave_the_pair_out_of_what_the_class_predicts():
     result = mistakes.compare("s0", "s1")
     assert result["observed"] == sum(1 for i in range(400) if not right[0][i] and not right[1][i]
                                      and answers[0][i] == answers[1][i])
-    w_o = mistakes.W - mistakes.wrong[0] - mistakes.wrong[1]
-    s_o = mistakes.S - mistakes.wrong[0] * (mistakes.K[0] - 1) - mistakes.wrong[1] * (
-        mistakes.K[1] - 1 - (mistakes.wrong[0] & mistakes.wrong[1] & (mistakes.codes[0] == mistakes.codes[1])))
+    wrong, agree_ = mistakes.wrong, mistakes.agree
+    w_o = mistakes.wrong_count - wrong[0] - wrong[1]
+    s_o = mistakes.agreeing_pairs - wrong[0] * (agree_[0] - 1) - wrong[1] * (
+        agree_[1] - 1 - (wrong[0] & wrong[1] & (mistakes.answer[0] == mistakes.answer[1])))
     assert s_o.sum() == agree and (w_o * (w_o - 1) / 2).sum() == pairs_
 
 
 # ---- what the weights reader says is checked ----
+
+def _keras_file(path: Path, extra=None) -> Path:
+    """A small saved model; ``extra(h5file)`` adds to its weights file what a hostile student might."""
+    import io
+    import zipfile
+
+    import h5py
+    import keras
+
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(16, name="one"), keras.layers.Dense(3, name="two")])
+    model.save(path)
+    if extra is not None:
+        with zipfile.ZipFile(path) as archive:
+            files = {name: archive.read(name) for name in archive.namelist()}
+        buffer = io.BytesIO(files["model.weights.h5"])
+        with h5py.File(buffer, "a") as weights:
+            extra(weights)
+        files["model.weights.h5"] = buffer.getvalue()
+        with zipfile.ZipFile(path, "w") as archive:
+            for name, data in files.items():
+                archive.writestr(name, data)
+    return path
+
+
+def test_a_dataset_that_is_not_numbers_neither_hides_the_fingerprint_nor_the_count(tmp_path):
+    from autograder.weights import read
+
+    plain = read(str(_keras_file(tmp_path / "plain.keras")))
+    noted = read(str(_keras_file(tmp_path / "noted.keras", lambda w: w.create_dataset("note", data="hello"))))
+    assert plain["parameters"] == 4 * 16 + 16 + 16 * 3 + 3 and noted["parameters"] == plain["parameters"] + 1
+    assert noted["fingerprint"] == plain["fingerprint"] is not None and len(noted["matrices"]) == 1
+
+
+def test_a_dataset_of_huge_sub_arrays_is_counted_not_read(tmp_path):
+    from autograder.weights import MAX_READ, read
+
+    def hide(weights):   # two elements on paper, each of 30 million floats: compressed, it is a small file
+        weights.create_dataset("hidden", shape=(2,), dtype=np.dtype((np.float32, (30_000_000,))), compression="gzip")
+
+    answer = read(str(_keras_file(tmp_path / "hidden.keras", hide)))
+    assert answer["parameters"] > MAX_READ and answer["parameters"] >= 60_000_000
+    assert answer["fingerprint"] is None and answer["matrices"] == []
 
 @pytest.mark.parametrize("answer", [
     {"parameters": 10, "fingerprint": "not hex", "matrices": []},
@@ -228,6 +298,29 @@ def test_the_similarity_command_compares_the_batch_again_without_running_a_model
     assert done.returncode == 0, done.stderr
     assert "4 submission(s), 6 pair(s): 3 flagged" in done.stdout
     assert (grades / "similarity.csv").read_bytes() == before and (grades / "class-report.html").is_file()
+    (grades / "similarity" / "dan.json").unlink()                    # as if graded before the grader kept it
+    done = subprocess.run([sys.executable, "-m", "autograder", "similarity", str(grades)], cwd=REPO_ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "3 flagged" in done.stdout and "1 submission(s) have nothing to compare (dan)" \
+        in done.stdout and "--force" in done.stdout
+
+
+def test_a_failure_in_the_comparison_keeps_the_grades(graded_class, tmp_path, monkeypatch):
+    import autograder.similarity
+    from autograder.batch import grade_folder
+    from autograder.rubric import load_rubric
+
+    def broken(*args):
+        raise RuntimeError("a bug in the comparison")
+
+    monkeypatch.setattr(autograder.similarity, "write_similarity", broken)
+    monkeypatch.setattr("autograder.batch.write_similarity", broken)
+    root = graded_class[0]
+    shutil.copytree(root / "grades", tmp_path / "grades")
+    records = grade_folder(root / "submissions", load_rubric(task="date-translation"), root / "hidden",
+                           tmp_path / "grades", progress=False)       # all four cached: only the comparison runs
+    assert len(records) == 4 and (tmp_path / "grades" / "gradebook.csv").is_file()
+    assert "a bug in the comparison" in (tmp_path / "grades" / "grader.log").read_text(encoding="utf-8")
 
 
 def test_the_similarity_command_on_a_folder_that_was_not_graded_says_so(tmp_path):
