@@ -4,7 +4,8 @@
     allowlist.py     the classes and modules a model's config.json may name; its real layer graph
     audit.py         what a homework bundle's custom_layers.py imports, and what to review
     sandbox.py       run the model in an isolated, limited process (child.py is that process;
-                     weights.py counts parameters before any student code runs)
+                     weights.py counts parameters and fingerprints the weights before any student
+                     code runs)
     process_tree.py  every process the child starts: measured, limited (cgroups) and killed
     claims.py        what the child returns, checked against a strict schema
     hidden.py        hidden test sets from a secret seed
@@ -12,6 +13,9 @@
     scoring.py    metrics (the labs' own functions) and rubric points
     grade.py      one bundle, start to end; batch.py: a folder of them, and the students' check
     reports.py    gradebook, leaderboard, feedback, Gradescope results; gradescope.py: the package
+    similarity.py did two students hand in the same model: weights, near-identical weights, shared
+                  mistakes (similarity.csv; for the instructor only)
+    class_report.py  class-report.html: the class at a glance, for the instructor
     keras_floor.py   the oldest Keras the grader runs on (students' requirements allow older)
 
 Command line: ``python -m autograder --help``.
