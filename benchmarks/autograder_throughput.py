@@ -10,6 +10,12 @@ rest: the sandbox overhead (process start, TensorFlow import, copying files, iso
 the parameters in a sandbox of their own), and the peak memory of the child's whole tree. The
 time with --jobs 2 is compared with the previous run's (the JSON file this script overwrites).
 
+Model similarity's share of the batch (issue target: at most 10 % more grading time for 50
+bundles): the comparison of every pair and the class report at the end of ``grade`` (timed again
+on the --jobs 2 grades: 1,225 pairs, all flagged, the worst case for the report), plus what reading
+the weights' values for the fingerprint and the sampled matrices adds to each bundle's weights
+sandbox (timed in this process against counting the parameters alone), over the --jobs 2 batch.
+
 Prints a table; writes benchmarks/results/autograder_throughput.json.
 """
 
@@ -27,7 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from results_file import write_results  # noqa: E402
-from autograder.batch import grade_folder  # noqa: E402
+from autograder import weights  # noqa: E402
+from autograder.batch import compare_class, grade_folder  # noqa: E402
 from autograder.hidden import make_hidden_set  # noqa: E402
 from autograder.rubric import load_rubric  # noqa: E402
 from autograder.sandbox import available_isolation  # noqa: E402
@@ -74,7 +81,10 @@ def main() -> None:
             print(f"--jobs {jobs}: {BUNDLES} bundles in {seconds:.1f} s ({j['bundles_per_minute']:.1f} per minute); "
                   f"per bundle: sandbox {j['sandbox_seconds_median']:.2f} s = model work "
                   f"{j['child_work_seconds_median']:.2f} s + overhead {j['sandbox_overhead_seconds_median']:.2f} s")
+        report["similarity"] = _similarity_share(first, records, rubric, root / "grades-2",
+                                                 report["jobs"][2]["seconds"])
     checks = {"50_bundles_within_5_minutes_with_2_jobs": report["jobs"][2]["seconds"] <= 300,
+              "similarity_adds_at_most_10_percent": report["similarity"]["share_of_grading"] <= 0.10,
               "every_bundle_graded": all(j["all_graded"] for j in report["jobs"].values())}
     if previous:
         report["ratio_to_previous_with_2_jobs"] = report["jobs"][2]["seconds"] / previous
@@ -83,6 +93,36 @@ def main() -> None:
     for name, ok in checks.items():
         print(f"  {'PASS' if ok else 'MISS'}  {name}")
     write_results("autograder_throughput", config.to_dict(), report, checks, run.device)
+
+
+def _similarity_share(bundle: Path, records: list[dict], rubric, grades: Path, batch_seconds: float) -> dict:
+    """Seconds that model similarity adds to the --jobs 2 batch, and their share of the rest of its time."""
+    import zipfile
+
+    started = time.perf_counter()
+    compare_class(records, rubric, grades)
+    compare_seconds = time.perf_counter() - started
+    with tempfile.TemporaryDirectory() as scratch:
+        with zipfile.ZipFile(bundle) as archive:
+            model = archive.extract("model.keras", scratch)
+        timings = {}
+        for name, limit in (("count_only", -1), ("with_similarity", weights.MAX_READ)):
+            saved, weights.MAX_READ = weights.MAX_READ, limit
+            try:
+                started = time.perf_counter()
+                for _ in range(20):
+                    weights.read(model)
+                timings[name] = (time.perf_counter() - started) / 20
+            finally:
+                weights.MAX_READ = saved
+    per_bundle = max(0.0, timings["with_similarity"] - timings["count_only"])
+    added = compare_seconds + BUNDLES * per_bundle / 2                      # two bundles at a time
+    share = added / (batch_seconds - added)
+    print(f"model similarity: compare + class report {compare_seconds:.2f} s, weights {per_bundle * 1000:.1f} ms more "
+          f"per bundle: {added:.2f} s, {share:.1%} of the rest of the batch")
+    return {"compare_and_report_seconds": compare_seconds, "weights_extra_seconds_per_bundle": per_bundle,
+            "added_seconds": added, "share_of_grading": share,
+            "flagged_pairs": sum(1 for _ in open(grades / "similarity.csv", encoding="utf-8")) - 1}
 
 
 if __name__ == "__main__":

@@ -141,7 +141,30 @@ def _autograder(r: dict) -> list[tuple[str, str, str]]:
              "≤ 300 s with --jobs 2"),
             ("autograder: per bundle, sandbox wall time = model work + overhead",
              f"{two['sandbox_seconds_median']:.1f} s = {two['child_work_seconds_median']:.1f} s + "
-             f"{two['sandbox_overhead_seconds_median']:.1f} s (median, --jobs 2){memory}", "reported")]
+             f"{two['sandbox_overhead_seconds_median']:.1f} s (median, --jobs 2){memory}", "reported"),
+            *([("autograder: what model similarity adds to the batch (--jobs 2)",
+                f"{s['added_seconds']:.1f} s = {_pct(s['share_of_grading'])} (comparing {s['flagged_pairs']:,} pairs "
+                f"and the class report: {s['compare_and_report_seconds']:.1f} s; reading the weights' values: "
+                f"{1000 * s['weights_extra_seconds_per_bundle']:.0f} ms more per bundle)", "≤ 10 %")]
+              if (s := m.get("similarity")) else [])]
+
+
+def _similarity(r: dict) -> list[tuple[str, str, str]]:
+    m = r["report"]
+    t, d = m["thresholds"], m["distilled_copy"]
+    pairs = m["pairs"]
+    independent = [p for p in pairs if p["kind"].startswith("independent")]
+    copies = [p for p in pairs if p["kind"] in ("copy trained further", "distilled copy (other architecture)")]
+    return [("model similarity: weight similarity, independently seeded lab-2 models vs. a copy trained 1 or 3 more "
+             "epochs", f"at most {m['largest_independent_weight_similarity']:.3f} vs. at least "
+                       f"{m['smallest_copy_weight_similarity']:.3f}", f"flagged at ≥ {t['weight_similarity']}"),
+            ("model similarity: shared mistakes, independent pairs (both architectures) vs. a copy distilled into "
+             "another architecture", f"z at most {m['largest_independent_z']:.1f} vs. {d['shared_mistakes']} shared "
+             f"wrong answers where {d['expected_shared_mistakes']:.1f} were expected, z {d['shared_mistakes_z']:.1f}",
+             f"flagged at ≥ {t['shared_mistakes_z']:g}"),
+            ("model similarity: pairs flagged", f"{sum(p['flagged'] for p in copies)} of {len(copies)} copies; "
+             f"{sum(p['flagged'] for p in independent)} of {len(independent)} independent pairs",
+             "every copy, no independent pair")]
 
 
 def _generators(r: dict) -> list[tuple[str, str, str]]:
@@ -209,7 +232,8 @@ def _gradescope(r: dict) -> list[tuple[str, str, str]]:
 
 SECTIONS = (("date_generation", _lab1), ("date_translation", _lab2), ("lab2_vs_classic", _classic),
             ("attention_variants", _variants),
-            ("name_transliteration", _names), ("autograder_throughput", _autograder), ("generators", _generators),
+            ("name_transliteration", _names), ("autograder_throughput", _autograder),
+            ("similarity_calibration", _similarity), ("generators", _generators),
             ("fresh_clone_demo", _fresh_clone), ("colab_stack", _colab_stack),
             ("gradescope_limits", _gradescope))
 
