@@ -142,8 +142,15 @@ selftest()
 # faster. On a CPU it does not help (float16 is slower there): leave it off, or set it back with
 # `set_global_policy("float32")`. The bundle you export grades the same either way.
 
+# %% [markdown]
+# **Train with a seed of your own.** The grader compares every pair of submitted models (the same
+# weights, near-identical weights, the same mistakes on hidden names), and two students who train
+# with the same seed start from the same weights. Put, for example, the last four digits of your
+# student id in `SEED`.
+
 # %%
-config = NameTransliterationConfig.tiny() if TINY else NameTransliterationConfig()
+SEED = 1   # your own: for example the last four digits of your student id
+config = NameTransliterationConfig.tiny(seed=SEED) if TINY else NameTransliterationConfig(seed=SEED)
 print(config)
 run = train(config, verbose=2)
 print(f"trained in {run.seconds:.0f} s on the {run.device}")

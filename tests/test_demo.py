@@ -22,7 +22,10 @@ def test_tiny_demo_writes_the_report_and_grades_all_three_models(tmp_path):
     for task, lab in summary["labs"].items():
         gradebook = read_csv(out / "grading" / task / "grades" / "gradebook.csv")
         assert lab["status"] == "graded" and lab["training_seconds"] > 0
-        assert [(float(row["score"]), row["student"]) for row in gradebook] == [(lab["score"], "reference")]
+        assert [(float(row["score"]), row["student"]) for row in gradebook] == [(lab["score"], "reference"),
+                                                                                  (lab["score"], "reference-copy")]
+        assert lab["flagged_pairs"] == [["reference", "reference-copy"]]
+        assert (out / lab["class_report"]).is_file() and lab["class_report"] in report
     html = (out / "report.html").read_text(encoding="utf-8")
     assert html.count("data:image/png;base64,") >= 7   # 3 training curves and 4 heatmaps
     again = run_cli("demo", "--tiny", "--out", str(tmp_path))   # not empty, not a demo folder

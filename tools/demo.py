@@ -3,7 +3,9 @@
 1. Build the public datasets and check them byte for byte against the shipped ones.
 2. Train the three reference models in a demo configuration (on the GPU when there is one).
 3. Export each as a submission bundle, as a student would.
-4. Grade the bundles with the autograder against freshly drawn hidden sets (a new secret each run).
+4. Grade the bundles with the autograder against freshly drawn hidden sets (a new secret each run),
+   each beside a copy of itself under another id (``reference-copy``), so that the class report
+   (``grading/TASK/grades/class-report.html``) shows a pair that model similarity flags.
 5. Write ``runs/demo/report.html`` and ``report.md``: metrics per lab, samples, attention heatmaps,
    training curves and the gradebook; and ``summary.json``, the times and grades for scripts.
 
@@ -68,17 +70,24 @@ def _lab(task: tasks.Task, out: Path, tiny: bool):
     return LabResult(task.name, task.title, run.seconds, shown.lines, images, samples), run
 
 
-def _grade(task: str, run, out: Path, secret: Path, tiny: bool) -> list[dict]:
+def _grade(task: str, run, out: Path, secret: Path, tiny: bool) -> dict:
+    """Grade the reference bundle and a copy of it under another id: the reference's record, the flagged pairs."""
     from autograder.batch import grade_folder
     from autograder.hidden import make_hidden_set
     from autograder.rubric import load_rubric
+    from labs.common.files import read_csv
     from labs.common.submission import export
 
     folder = out / "grading" / task
-    export(run.model, run.vocabs, task=task, student_id="reference", out=folder / "submissions" / "reference.zip")
+    bundle = export(run.model, run.vocabs, task=task, student_id="reference",
+                    out=folder / "submissions" / "reference.zip")
+    shutil.copyfile(bundle, folder / "submissions" / "reference-copy.zip")   # a student who hands in a friend's model
     make_hidden_set(task, secret, folder / "hidden", n=200 if tiny else None)
-    return grade_folder(folder / "submissions", load_rubric(task=task), folder / "hidden", folder / "grades",
-                        progress=False)
+    records = grade_folder(folder / "submissions", load_rubric(task=task), folder / "hidden", folder / "grades",
+                           progress=False)
+    flagged = [row for row in read_csv(folder / "grades" / "similarity.csv") if row["flagged"] == "yes"]
+    return {"record": next(r for r in records if r["student"] == "reference"), "flagged": flagged,
+            "class_report": folder / "grades" / "class-report.html"}
 
 
 def _image_tag(path: Path) -> str:
@@ -86,7 +95,7 @@ def _image_tag(path: Path) -> str:
     return f"<img alt='{html.escape(path.name)}' src='data:image/png;base64,{data}'>"
 
 
-def _write_report(out: Path, labs: list[LabResult], grades: dict[str, list[dict]], seconds: float, device: str) -> None:
+def _write_report(out: Path, labs: list[LabResult], grades: dict[str, dict], seconds: float, device: str) -> None:
     md = ["# Attention Lab demo", "", f"Ran on the {device} in {seconds / 60:.1f} minutes (demo configurations).", ""]
     page = [f"<h1>Attention Lab demo</h1><p>Ran on the {html.escape(device)} in {seconds / 60:.1f} minutes "
             "(demo configurations).</p>"]
@@ -100,12 +109,17 @@ def _write_report(out: Path, labs: list[LabResult], grades: dict[str, list[dict]
         for caption, path in lab.images.items():
             md += ["", f"![{caption}]({path.relative_to(out).as_posix()})"]
             page.append(f"<figure>{_image_tag(path)}<figcaption>{html.escape(caption)}</figcaption></figure>")
-        for record in grades.get(lab.task, []):
+        if lab.task in grades:
+            record, report = grades[lab.task]["record"], grades[lab.task]["class_report"].relative_to(out).as_posix()
             line = (f"Autograder (hidden set of {record['hidden_set']['size']:,}): {record['score']:g} / "
                     f"{record['max_score']:g}, status {record['status']}")
             details = "; ".join(f"{l['label']}: {l['points']:g}/{l['max_points']:g}" for l in record["lines"])
-            md += ["", f"**{line}** ({details}). Gradebook: `grading/{lab.task}/grades/gradebook.csv`", ""]
-            page.append(f"<p><strong>{html.escape(line)}</strong> ({html.escape(details)})</p>")
+            similar = "; ".join(f"{p['student_a']} and {p['student_b']}: {p['why']}" for p in grades[lab.task]["flagged"])
+            similar = f"Model similarity flags {similar}." if similar else "Model similarity flags no pair."
+            md += ["", f"**{line}** ({details}). Gradebook: `grading/{lab.task}/grades/gradebook.csv`; class report: "
+                       f"[{report}]({report}). {similar}", ""]
+            page.append(f"<p><strong>{html.escape(line)}</strong> ({html.escape(details)})</p><p>Class report: "
+                        f"<a href='{html.escape(report)}'>{html.escape(report)}</a>. {html.escape(similar)}</p>")
     write_text(out / "report.md", "\n".join(md) + "\n")
     write_text(out / "report.html", "<!doctype html><html><head><meta charset='utf-8'><title>Attention Lab demo</title>"
                "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto}img{max-width:100%}</style>"
@@ -141,12 +155,17 @@ def run(tiny: bool = False, out: Path = DEMO_DIR, log=print) -> Path:
     secret.parent.mkdir(parents=True)
     secret.write_text(secrets.token_hex(32))
     grades = {task: _grade(task, run, out, secret, tiny) for task, run in runs.items()}
-    for task, records in grades.items():
-        log(f"  {task}: {records[0]['score']:g} / {records[0]['max_score']:g} ({records[0]['status']})")
+    for task, graded in grades.items():
+        record = graded["record"]
+        log(f"  {task}: {record['score']:g} / {record['max_score']:g} ({record['status']}); model similarity flags "
+            + (", ".join(f"{p['student_a']} and {p['student_b']}" for p in graded["flagged"]) or "no pair")
+            + f"; class report: {graded['class_report']}")
     seconds = time.perf_counter() - started
     _write_report(out, labs, grades, seconds, device)
     summary = {lab.task: {"training_seconds": round(lab.seconds, 1), "metric": lab.lines[0].strip(),
-                          **{key: grades[lab.task][0][key] for key in ("score", "max_score", "status")}} for lab in labs}
+                          **{key: grades[lab.task]["record"][key] for key in ("score", "max_score", "status")},
+                          "flagged_pairs": [[p["student_a"], p["student_b"]] for p in grades[lab.task]["flagged"]],
+                          "class_report": grades[lab.task]["class_report"].relative_to(out).as_posix()} for lab in labs}
     write_json(out / "summary.json", {"seconds": round(seconds, 1), "device": device, "tiny": tiny, "labs": summary})
     log(f"Done in {seconds / 60:.1f} minutes. Report: {out / 'report.html'} (and report.md)")
     return out / "report.html"
