@@ -206,12 +206,18 @@ def _scatter(records: list[dict], rubric: Rubric) -> str:
     figure, axis = _figure(7.0, 6.6)
     xs, ys = [p[1] for p in points], [p[2] for p in points]
     low, high = min(xs + ys), max(xs + ys)
-    pad = 0.08 * (high - low or 1.0)
+    pad = 0.1 * (high - low or 1.0)
     low, high = low - pad, high + pad
     axis.plot([low, high], [low, high], color=LINE_COLOR, linestyle="--", linewidth=1, label=f"{y_name} = {x_name}")
     axis.scatter(xs, ys, color=GRADED_COLOR, zorder=3)
-    for student, x, y in points:
-        axis.annotate(student, (x, y), xytext=(4, 3), textcoords="offset points", fontsize=7)
+    at: dict[tuple[float, float], list[str]] = {}
+    for student, x, y in points:             # students at the same point share one label (copies often do)
+        at.setdefault((round(x, 6), round(y, 6)), []).append(student)
+    for (x, y), students in at.items():
+        label = ", ".join(students[:3]) + (f" +{len(students) - 3}" if len(students) > 3 else "")
+        right = x > (low + high) / 2                     # in the right half, the label goes to the left
+        axis.annotate(label, (x, y), xytext=(-4 if right else 4, 3), textcoords="offset points", fontsize=7,
+                      ha="right" if right else "left")
     axis.set_xlim(low, high)
     axis.set_ylim(low, high)
     axis.set_aspect("equal")

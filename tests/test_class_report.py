@@ -131,6 +131,18 @@ def test_the_scatter_is_drawn_only_for_a_task_that_names_two_metrics(tmp_path, h
     assert "id='per-student'" not in lab2_page.read_text(encoding="utf-8")
 
 
+def test_students_at_the_same_point_of_the_scatter_share_one_label(tmp_path, homework, monkeypatch):
+    from matplotlib.axes import Axes
+
+    labels, annotate = [], Axes.annotate
+    monkeypatch.setattr(Axes, "annotate", lambda self, text, *args, **kwargs:
+                        labels.append(text) or annotate(self, text, *args, **kwargs))
+    records = fabricated_class(homework)
+    copy = {**next(r for r in records if r["status"] == "graded"), "student": "s000-copy"}
+    write_class_report([*records, copy], homework, tmp_path, [], THRESHOLDS)
+    assert "s000, s000-copy" in labels and "s000" not in labels and "s000-copy" not in labels
+
+
 def test_every_class_scatter_names_metrics_of_its_task():
     for task in tasks.all_tasks():
         if task.class_scatter:
