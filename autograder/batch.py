@@ -15,10 +15,10 @@ from autograder.grade import (HiddenSet, bundle_digest, cached_result, find_bund
                               public_examples, student_id_for)
 from autograder.hidden import load_hidden_set
 from autograder.reports import write_gradebook, write_student_files
-from autograder.similarity import THRESHOLDS, evidence_path, save_evidence, write_similarity
 from autograder.rubric import Rubric
 from autograder.sandbox import (KIT_ROOT, clean_stale_folders, package_folders, readable_by_others, resolve_isolation,
                                 sandbox_uid)
+from autograder.similarity import THRESHOLDS, evidence_path, save_evidence, write_similarity
 from labs import tasks
 from labs.common.errors import InputError
 from labs.common.files import read_csv

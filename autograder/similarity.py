@@ -31,7 +31,9 @@ every pair of a graded batch, three ways:
    pair is flagged when ``z >= MISTAKES_Z``, ``O >= MISTAKES_MIN`` and ``O >= MISTAKES_RATIO * E``.
 
    Shared mistakes flag only where at least ``MISTAKES_MIN_OTHERS`` other models say what
-   independent models share; with fewer, the pair's figures are reported and not flagged.
+   independent models share; with fewer, the pair's figures are reported and not flagged. ``z``
+   treats the items as independent; lab 1's are the prefixes of the same dates, so its ``z`` runs
+   high, and its thresholds (like all three) are set on lab 2's calibration.
 
 What is written is for the instructor alone: ``similarity.csv`` (every pair, each measure,
 flagged or not, why) and the class report's section; nothing of it enters a student's feedback

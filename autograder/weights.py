@@ -20,8 +20,9 @@ For model similarity (:mod:`autograder.similarity`) it also gives
   names or order, the HDF5 file's bytes, nor the order of the values inside each array: each
   array's values are sorted before they are hashed, so reordering hidden units (the same
   function) keeps the fingerprint, and two models share it only when they hold the same numbers;
-- ``matrices``: for every weight array of two or more dimensions (kernels, embeddings: the ones
-  that start random, unlike biases and norms), its shape and the values at up to ``SAMPLE``
+- ``matrices``: for every weight array of two or more dimensions (kernels and embeddings, which
+  start random; one-dimensional biases and norms are left out, a GRU's two-row bias is not), its
+  shape and the values at up to ``SAMPLE``
   positions drawn from a generator seeded by the shape alone, so that two models of the same
   architecture are sampled at the same positions and can be correlated array by array.
 """
