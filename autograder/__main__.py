@@ -128,6 +128,17 @@ def _check(args) -> int:
     return 0 if record["status"] == "graded" else 1
 
 
+def _flagged(grades: Path) -> str:
+    """How many pairs ``similarity.csv`` flags, in words."""
+    from labs.common.files import read_csv
+
+    try:
+        flagged = sum(row["flagged"] == "yes" for row in read_csv(grades / "similarity.csv"))
+    except (OSError, InputError, KeyError):
+        return "not written: see grader.log"
+    return f"{flagged} flagged pair{'' if flagged == 1 else 's'}"
+
+
 def _similarity(args) -> None:
     from autograder.batch import compare_class, graded_records, latest_hidden_set
     from autograder.similarity import evidence_path
@@ -191,7 +202,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"graded {len(records)} submission(s) in {time.perf_counter() - started:.1f} s: "
                   + ", ".join(f"{n} {s}" for s, n in sorted(statuses.items()))
                   + f" (isolation: {', '.join(isolations)})")
-            print(f"wrote {Path(args.out) / 'gradebook.csv'}, leaderboard.csv, feedback/ and results/")
+            print(f"wrote {Path(args.out) / 'gradebook.csv'}, leaderboard.csv, feedback/ and results/; for you only: "
+                  f"similarity.csv ({_flagged(Path(args.out))}) and class-report.html")
         elif args.command == "similarity":
             _similarity(args)
         elif args.command == "gradescope":

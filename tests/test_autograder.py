@@ -555,7 +555,7 @@ def test_reference_models_are_graded_end_to_end(tmp_path, secret_file):
         graded = run_autograder("grade", str(subs), "--task", task, "--hidden", str(tmp_path / task / "hidden"),
                                 "--out", str(tmp_path / task / "grades"), "--quiet")
         assert graded.returncode == 0, graded.stderr
-        assert "1 graded" in graded.stdout
+        assert "1 graded" in graded.stdout and "similarity.csv (0 flagged pairs) and class-report.html" in graded.stdout
         result = json.loads((tmp_path / task / "grades" / "results" / "reference.json").read_text(encoding="utf-8"))
         assert result["extra_data"]["attention_lab"]["status"] == "graded"
         assert result["tests"][0]["score"] == 10   # the reference architecture earns its points
