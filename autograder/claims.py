@@ -19,14 +19,13 @@ of examples from the grader's own copy.
 
 from __future__ import annotations
 
-import base64
 import binascii
 import math
 import re
 
 import numpy as np
 
-from autograder.weights import MAX_MATRICES, MAX_READ, MIN_MATRIX, sample_positions
+from autograder.weights import MAX_MATRICES, MAX_READ, MIN_MATRIX, sample_positions, unpack
 
 CHILD_STATUSES = ("wrong-signature", "load-failed", "nan-output", "out-of-memory", "error")
 MESSAGE_LENGTH = 300
@@ -152,12 +151,12 @@ def _matrix(item) -> dict | None:
     if not MIN_MATRIX <= math.prod(shape) <= MAX_READ or len(item["sample"]) > 100_000:
         return None
     try:
-        values = np.frombuffer(base64.b64decode(item["sample"], validate=True), dtype="<f4")
+        values = unpack(item["sample"])
     except (binascii.Error, ValueError):
         return None
     if len(values) != len(sample_positions(tuple(shape))) or not np.isfinite(values).all():
         return None
-    return {"shape": tuple(shape), "sample": values.astype(np.float32)}
+    return {"shape": tuple(shape), "sample": values}
 
 
 def reported_seconds(data: dict) -> dict | None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import base64
 import html
-import io
 import math
 import statistics
 from pathlib import Path
@@ -293,11 +292,10 @@ def _pair_histogram(pairs: list[dict], key: str, threshold: float | None, title:
 
 
 def _img(figure, alt: str) -> str:
-    buffer = io.BytesIO()
+    from labs.common.plots import figure_png, png_img
+
     figure.tight_layout()
-    figure.savefig(buffer, format="png", dpi=100, metadata={"Software": None})   # no version: the same bytes
-    data = base64.b64encode(buffer.getvalue()).decode("ascii")
-    return f"<img alt='{html.escape(alt)}' src='data:image/png;base64,{data}'>"
+    return png_img(figure_png(figure, dpi=100), alt)
 
 
 # --- the page's text -------------------------------------------------------------------------------

@@ -7,9 +7,7 @@ a formula are neutralised, Markdown and HTML are escaped, and messages are one s
 
 from __future__ import annotations
 
-import base64
 import html
-import io
 import re
 from pathlib import Path
 
@@ -98,13 +96,12 @@ def _heatmap_png(example: dict) -> bytes | None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from labs.common.plots import plot_attention
+    from labs.common.plots import figure_png, plot_attention
 
     figure = plot_attention(example["source"], example["output"], example["attention"])
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=80)
+    png = figure_png(figure, dpi=80)
     plt.close(figure)
-    return buffer.getvalue()
+    return png
 
 
 def _improvements(record: dict) -> list[str]:
@@ -144,14 +141,16 @@ def feedback_markdown(record: dict, rubric: Rubric, images: dict[int, str]) -> s
 
 def feedback_html(record: dict, rubric: Rubric, pngs: dict[int, bytes]) -> str:
     """The same feedback as one self-contained HTML page (heatmaps inlined)."""
+    from labs.common.plots import png_img
+
     e = html.escape
     rows = "".join(f"<tr><td>{e(l['label'])}{e(' (' + l['message'] + ')' if l['message'] else '')}</td>"
                    f"<td>{e(l.get('shown', ''))}</td><td>{e(l['rule'])}</td>"
                    f"<td>{l['points']:g} / {l['max_points']:g}</td></tr>" for l in record["lines"])
     examples = "".join(f"<tr><td>{e(x['source'])}</td><td>{e(x['expected'])}</td><td>{e(x['output'])}</td>"
                        f"<td>{'right' if x['output'] in x['accepted'] else 'wrong'}</td></tr>" for x in record["examples"])
-    images = "".join(f"<figure><img alt='attention' src='data:image/png;base64,{base64.b64encode(png).decode()}'>"
-                     f"<figcaption>{e(record['examples'][i]['source'])}</figcaption></figure>" for i, png in sorted(pngs.items()))
+    images = "".join(f"<figure>{png_img(png, 'attention')}<figcaption>{e(record['examples'][i]['source'])}"
+                     "</figcaption></figure>" for i, png in sorted(pngs.items()))
     tips = "".join(f"<li>{e(tip.replace('**', ''))}</li>" for tip in _improvements(record))
     message = f"<blockquote>{e(record['message'])}</blockquote>" if record["message"] else ""
     example_block = (f"<h2>Examples from the public dev set</h2><table><tr><th>input</th><th>expected</th>"

@@ -50,7 +50,6 @@ answers on the hidden items) is kept in ``GRADES/similarity/<student>.json``, so
 
 from __future__ import annotations
 
-import base64
 import json
 import math
 from dataclasses import dataclass
@@ -58,6 +57,7 @@ from pathlib import Path
 
 import numpy as np
 
+from autograder.weights import pack, unpack
 from labs.common.files import write_csv, write_json
 
 WEIGHT_THRESHOLD = 0.5    # median per-matrix r; independent seeds stay near 0 (benchmarks/similarity_calibration.py)
@@ -78,8 +78,6 @@ class Evidence:
     """What one graded bundle leaves for the comparison."""
 
     student: str
-    bundle_sha256: str
-    parameters: int | None
     fingerprint: str | None
     matrices: list[tuple[tuple[int, ...], np.ndarray]]     # (shape, sampled values)
     items: list[str]                                       # the hidden items, as text (the same for everyone)
@@ -107,9 +105,8 @@ def save_evidence(out: Path, record: dict, weights: dict | None, answers: dict |
     path.parent.mkdir(exist_ok=True)
     write_json(path, {
         "student": record["student"], "bundle_sha256": record.get("bundle_sha256", ""),
-        "parameters": weights.get("parameters"), "fingerprint": weights.get("fingerprint"),
-        "matrices": [{"shape": list(shape), "sample": base64.b64encode(np.asarray(values, "<f4").tobytes()).decode()}
-                     for shape, values in ((m["shape"], m["sample"]) for m in weights.get("matrices", []))],
+        "fingerprint": weights.get("fingerprint"),
+        "matrices": [{"shape": list(m["shape"]), "sample": pack(m["sample"])} for m in weights.get("matrices", [])],
         **({"items": answers["items"], "answers": answers["answers"], "right": [bool(r) for r in answers["right"]]}
            if answers else {"items": [], "answers": [], "right": []})})
 
@@ -122,13 +119,12 @@ def load_evidence(out: Path, records: list[dict]) -> list[Evidence]:
             data = json.loads(evidence_path(out, record["student"]).read_text(encoding="utf-8"))
             if not record.get("bundle_sha256") or data["bundle_sha256"] != record["bundle_sha256"]:
                 continue
-            matrices = [(tuple(int(d) for d in m["shape"]),
-                         np.frombuffer(base64.b64decode(m["sample"]), "<f4").astype(np.float64)) for m in data["matrices"]]
+            matrices = [(tuple(int(d) for d in m["shape"]), unpack(m["sample"])) for m in data["matrices"]]
             items, answers, right = list(map(str, data["items"])), list(map(str, data["answers"])), data["right"]
             if not len(items) == len(answers) == len(right):
                 continue
-            found.append(Evidence(record["student"], data["bundle_sha256"], data.get("parameters"),
-                                  data.get("fingerprint"), matrices, items, answers, np.asarray(right, dtype=bool)))
+            found.append(Evidence(record["student"], data.get("fingerprint"), matrices, items, answers,
+                                  np.asarray(right, dtype=bool)))
         except (OSError, ValueError, KeyError, TypeError, AttributeError):   # not the grader's file, or damaged
             continue
     return found

@@ -96,13 +96,22 @@ def sample_positions(shape: tuple[int, ...]) -> np.ndarray:
     return np.sort(np.random.default_rng(seed).choice(size, SAMPLE, replace=False))
 
 
+def pack(values: np.ndarray) -> str:
+    """Sampled values as text: base64 of little-endian float32 (how they travel and are kept)."""
+    return base64.b64encode(np.asarray(values, dtype="<f4").tobytes()).decode("ascii")
+
+
+def unpack(text: str) -> np.ndarray:
+    """The values :func:`pack` wrote (``binascii.Error`` or ``ValueError`` for text it did not write)."""
+    return np.frombuffer(base64.b64decode(text, validate=True), dtype="<f4").astype(np.float64)
+
+
 def matrices(arrays: list[np.ndarray]) -> list[dict]:
     """Each matrix's shape and sampled values (base64 of little-endian float32)."""
     kept = []
     for array in arrays:
         if array.ndim >= 2 and array.size >= MIN_MATRIX and len(kept) < MAX_MATRICES:
-            values = array.ravel()[sample_positions(array.shape)].astype("<f4")
-            kept.append({"shape": [int(d) for d in array.shape], "sample": base64.b64encode(values.tobytes()).decode()})
+            kept.append({"shape": [int(d) for d in array.shape], "sample": pack(array.ravel()[sample_positions(array.shape)])})
     return kept
 
 

@@ -3,7 +3,6 @@ reaches a student."""
 
 from __future__ import annotations
 
-import base64
 import csv
 import json
 import re
@@ -19,7 +18,7 @@ import pytest
 from autograder import similarity
 from autograder.claims import check_weights
 from autograder.similarity import Evidence, SharedMistakes, compare, weight_similarity
-from autograder.weights import fingerprint, matrices, sample_positions
+from autograder.weights import fingerprint, matrices, pack, sample_positions, unpack
 from tests.conftest import REPO_ROOT
 
 
@@ -45,10 +44,9 @@ def test_the_fingerprint_ignores_names_order_and_hidden_unit_order_but_not_value
 
 
 def _evidence(name: str, arrays: list[np.ndarray], answers: list[str] = (), right=()) -> Evidence:
-    kept = [(tuple(m["shape"]), np.frombuffer(base64.b64decode(m["sample"]), "<f4").astype(np.float64))
-            for m in matrices(arrays)]
-    return Evidence(name, name, sum(a.size for a in arrays), fingerprint(arrays) if arrays else None, kept, [str(i) for i in
-                    range(len(answers))], list(answers), np.asarray(right, dtype=bool))
+    kept = [(tuple(m["shape"]), unpack(m["sample"])) for m in matrices(arrays)]
+    return Evidence(name, fingerprint(arrays) if arrays else None, kept, [str(i) for i in range(len(answers))],
+                    list(answers), np.asarray(right, dtype=bool))
 
 
 def test_weight_similarity_is_near_one_for_a_nudged_copy_near_zero_for_another_draw_and_none_without_shared_shapes():
@@ -193,7 +191,7 @@ def test_a_dataset_of_huge_sub_arrays_is_counted_not_read(tmp_path):
     {"parameters": 10, "fingerprint": "not hex", "matrices": []},
     {"parameters": 10, "fingerprint": None, "matrices": [{"shape": [8, 8], "sample": "AAAA"}]},          # too short
     {"parameters": 10, "fingerprint": None, "matrices": [{"shape": [8, 8],
-                                                          "sample": base64.b64encode(np.full(64, np.nan, "<f4").tobytes()).decode()}]},
+                                                          "sample": pack(np.full(64, np.nan))}]},
     {"parameters": 10, "fingerprint": None, "matrices": [{"shape": [2 ** 40, 8], "sample": ""}]},
     {"parameters": True, "fingerprint": None, "matrices": "many"},
 ])

@@ -15,7 +15,6 @@ The demo configurations are smaller than the defaults (so that all of it fits in
 
 from __future__ import annotations
 
-import base64
 import filecmp
 import html
 import secrets
@@ -91,8 +90,9 @@ def _grade(task: str, run, out: Path, secret: Path, tiny: bool) -> dict:
 
 
 def _image_tag(path: Path) -> str:
-    data = base64.b64encode(path.read_bytes()).decode()
-    return f"<img alt='{html.escape(path.name)}' src='data:image/png;base64,{data}'>"
+    from labs.common.plots import png_img
+
+    return png_img(path.read_bytes(), path.name)
 
 
 def _write_report(out: Path, labs: list[LabResult], grades: dict[str, dict], seconds: float, device: str) -> None:

@@ -1,4 +1,4 @@
-"""Plots shared by the labs: training curves and attention heatmaps."""
+"""Plots shared by the labs: training curves and attention heatmaps; figures as inline PNGs for HTML pages."""
 
 from __future__ import annotations
 
@@ -8,6 +8,23 @@ from typing import Mapping, Sequence
 import numpy as np
 
 import matplotlib.pyplot as plt  # picks Agg by itself on a machine without a screen
+
+
+def figure_png(figure, dpi: int = 100) -> bytes:
+    """``figure`` as PNG bytes, without matplotlib's version in them: the same figure gives the same bytes."""
+    import io
+
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=dpi, metadata={"Software": None})
+    return buffer.getvalue()
+
+
+def png_img(png: bytes, alt: str) -> str:
+    """An ``<img>`` that carries ``png`` inline (a ``data:`` URL), for a page that needs no file beside it."""
+    import base64
+    import html
+
+    return f"<img alt='{html.escape(alt)}' src='data:image/png;base64,{base64.b64encode(png).decode('ascii')}'>"
 
 
 def _zoom_to_bound(axis, history: Mapping[str, Sequence[float]], bound: float) -> None:
