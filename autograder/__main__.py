@@ -4,6 +4,7 @@
     python -m autograder grade submissions/ --task date-translation --hidden hidden/lab2 --out grades/ --jobs 2
     python -m autograder similarity grades/        (compare the graded models again; the class report)
     python -m autograder gradescope --task date-translation --hidden hidden/lab2 --out autograder.zip
+    python -m autograder gradescope-selfcheck autograder.zip submission.zip   (as Gradescope runs it; root)
     python -m autograder check submission.zip
 
 Mistakes in the command (a missing folder, a bad rubric, a Keras older than the grader's floor in
@@ -57,7 +58,8 @@ def _parser() -> argparse.ArgumentParser:
     grade.add_argument("--quiet", action="store_true", help="no progress bar")
     grade.add_argument("--isolation", default="auto", choices=("auto", *ISOLATIONS),
                        help="how student code is isolated (default auto: the strongest this machine offers); only "
-                            "an explicit 'none' runs bundles that carry code without isolation")
+                            "an explicit 'user' (where no seccomp filter cuts the network) or 'none' runs bundles that "
+                            "carry code without full isolation")
 
     similar = commands.add_parser("similarity", help="compare a graded batch's models again (similarity.csv, "
                                                       "class-report.html), without running them")
@@ -69,6 +71,12 @@ def _parser() -> argparse.ArgumentParser:
     package.add_argument("--hidden", required=True, help="hidden-set folder to grade against")
     package.add_argument("--out", required=True, help="the zip to write (e.g. autograder.zip)")
     package.add_argument("--rubric", default=None, help="rubric TOML (default: autograder/rubrics/TASK.toml)")
+
+    selfcheck = commands.add_parser("gradescope-selfcheck", help="run a Gradescope package on one bundle as "
+                                    "Gradescope does (root, no user namespaces, no cgroup), before uploading it")
+    selfcheck.add_argument("package", help="the autograder.zip that `gradescope` wrote")
+    selfcheck.add_argument("bundle", help="a submission: a bundle zip or folder")
+    selfcheck.add_argument("--keep", default=None, help="a new folder to keep the /autograder layout in (to look at)")
 
     check = commands.add_parser("check", help="validate your bundle and score it on the public dev set")
     check.add_argument("bundle", help="submission.zip or a bundle folder")
@@ -217,6 +225,13 @@ def main(argv: list[str] | None = None) -> int:
             result = run_on_gradescope(args.task, args.hidden, load_rubric(args.rubric, args.task), args.submission,
                                        args.results, args.isolation)
             print(result["output"])
+        elif args.command == "gradescope-selfcheck":
+            from autograder.gradescope_check import run_package, summary
+
+            check = run_package(args.package, args.bundle, keep=args.keep)
+            print("\n".join(summary(check)))
+            status = check.results.get("extra_data", {}).get("attention_lab", {}).get("status")
+            return 0 if status == "graded" else 1
         elif args.command == "check":
             return _check(args)
     except (InputError, RubricError) as error:

@@ -16,8 +16,8 @@ from autograder.grade import (HiddenSet, bundle_digest, cached_result, find_bund
 from autograder.hidden import load_hidden_set
 from autograder.reports import write_gradebook, write_student_files
 from autograder.rubric import Rubric
-from autograder.sandbox import (KIT_ROOT, clean_stale_folders, package_folders, readable_by_others, resolve_isolation,
-                                sandbox_uid)
+from autograder.sandbox import (KIT_ROOT, clean_stale_folders, is_user_isolation, package_folders, readable_by_others,
+                                resolve_isolation, sandbox_uid)
 from autograder.similarity import THRESHOLDS, evidence_path, save_evidence, write_similarity
 from labs import tasks
 from labs.common.errors import InputError
@@ -99,7 +99,7 @@ def grade_folder(submissions: str | Path, rubric: Rubric, hidden_dir: str | Path
     used = resolve_isolation(isolation)
     for folder in ("results", "feedback"):
         (out / folder).mkdir(parents=True, exist_ok=True)
-    if used == "user":
+    if is_user_isolation(used):
         os.chmod(out, 0o700)
         check_private([hidden_dir, submissions, out])
     rubric_digest = hashlib.sha256(Path(rubric.path).read_bytes()).hexdigest()
@@ -132,7 +132,7 @@ def grade_folder(submissions: str | Path, rubric: Rubric, hidden_dir: str | Path
                 record = missing_bundle(entry.name, rubric, hidden, problem, used)
             else:
                 record = grade_bundle(bundle, rubric, hidden, examples=examples, isolation=used,
-                                      run_unisolated=isolation == "none", entry_id=ids[entry], evidence=evidence)
+                                      run_unisolated=isolation != "auto", entry_id=ids[entry], evidence=evidence)
         except Exception:   # grade_bundle has its own barrier; this one is for the grader's own mistakes
             log.exception("grading %s", entry)
             record = missing_bundle(entry.name, rubric, hidden, "the grader could not handle this submission", used)

@@ -37,6 +37,21 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 FAILURE_STATUSES = ("wrong-signature", "load-failed", "nan-output", "out-of-memory", "error")
 
 
+NO_NETWORK = "the grader's sandbox has no network, and a model must not need one; "
+
+
+def _why(error: BaseException) -> str:
+    """Why the sandbox made ``error`` happen, where it did on purpose (a socket refused: no network), to put
+    first in the message; else ''."""
+    seen, depth = error, 0
+    while seen is not None and depth < 10:
+        if isinstance(seen, PermissionError) and any(frame.filename.endswith("socket.py")
+                                                     for frame in traceback.extract_tb(seen.__traceback__)):
+            return NO_NETWORK
+        seen, depth = seen.__cause__ or seen.__context__, depth + 1
+    return ""
+
+
 class ChildError(Exception):
     def __init__(self, status: str, message: str):
         super().__init__(message)
@@ -57,13 +72,15 @@ def _load(folder: Path, allow_custom_layers: bool):
         except MemoryError:
             raise
         except Exception as error:
-            raise ChildError("load-failed", f"custom_layers.py failed to import: {type(error).__name__}: {error}")
+            raise ChildError("load-failed", f"{_why(error)}custom_layers.py failed to import: "
+                                            f"{type(error).__name__}: {error}")
     try:
         return keras.saving.load_model(folder / "model.keras", safe_mode=True, compile=False)
     except MemoryError:
         raise
     except Exception as error:
-        raise ChildError("load-failed", f"Keras could not load model.keras: {type(error).__name__}: {str(error)[:500]}")
+        raise ChildError("load-failed", f"{_why(error)}Keras could not load model.keras: {type(error).__name__}: "
+                                        f"{str(error)[:500]}")
 
 
 def _vocabularies(folder: Path, task: str):
@@ -83,8 +100,8 @@ def _probe(model, inputs, vocab_size: int, signature: str) -> None:
     except MemoryError:
         raise
     except Exception as error:
-        raise ChildError("wrong-signature", f"the model does not accept {signature}: {type(error).__name__}: "
-                                            f"{str(error)[:300]}")
+        raise ChildError("wrong-signature", f"{_why(error)}the model does not accept {signature}: "
+                                            f"{type(error).__name__}: {str(error)[:300]}")
     probabilities = np.asarray(outputs[0] if isinstance(outputs, (list, tuple)) else outputs)
     expected = (*np.asarray(inputs if not isinstance(inputs, list) else inputs[1]).shape, vocab_size)
     if probabilities.shape != expected:
@@ -199,7 +216,8 @@ def main(argv: list[str] | None = None) -> int:
         frames = traceback.extract_tb(error.__traceback__)
         where = next((f"custom_layers.py, line {f.lineno}" for f in reversed(frames)
                       if f.filename.endswith("custom_layers.py")), "")
-        result = {"status": "error", "message": f"{type(error).__name__}: {str(error)[:500]}" + (f" ({where})" if where else "")}
+        result = {"status": "error", "message": f"{_why(error)}{type(error).__name__}: {str(error)[:500]}"
+                                                + (f" ({where})" if where else "")}
         code = 3
     with os.fdopen(args.result_fd, "w", encoding="utf-8") as handle:
         json.dump(result, handle)

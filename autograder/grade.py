@@ -43,7 +43,7 @@ from autograder.audit import audit_module
 from autograder.bundle import OPTIONAL, REQUIRED, BundleError, open_bundle
 from autograder.claims import CHECKS, ClaimError, clean_message, reported_seconds
 from autograder.rubric import Rubric
-from autograder.sandbox import TEMP_PREFIX, read_weights, run_child
+from autograder.sandbox import ISOLATES_CODE, TEMP_PREFIX, read_weights, run_child
 from autograder.scoring import ScoringTimeout, architecture_line, compute_metrics, metric_lines
 from labs import tasks
 
@@ -160,7 +160,8 @@ def grade_bundle(path: Path, rubric: Rubric, hidden: HiddenSet, *, examples: lis
     """Grade one bundle; never raises for anything the bundle holds. Returns the full result record.
 
     ``isolation``: how the sandbox isolates the child (:func:`autograder.sandbox.resolve_isolation`).
-    With ``"none"``, a bundle that carries code runs only when ``run_unisolated``. ``entry_id``: the
+    Where it does not isolate code (``user``: the network is open; ``none``), a bundle that carries
+    code runs only when ``run_unisolated`` (the instructor named the isolation). ``entry_id``: the
     student's id from the submission's name, to compare with the id in ``meta.json``. ``evidence``, a
     dict, receives what model similarity compares (``weights``, ``answers``: :mod:`autograder.similarity`);
     it never enters the record, which students see.
@@ -228,10 +229,8 @@ def _grade(path: Path, work: Path, rubric: Rubric, hidden: HiddenSet, examples: 
             record["notes"].append("custom_layers.py uses " + ", ".join(audit.review) + ": worth a read")
         if not audit.allowed:
             raise BundleError("disallowed", audit.message)
-        if isolation == "none" and not run_unisolated:
-            raise BundleError("not-isolated", "this bundle carries code (custom_layers.py) and this machine cannot "
-                                              "isolate it, so it was not run; the instructor grades it where user "
-                                              "namespaces are available, as root, or with --isolation none")
+        if isolation not in ISOLATES_CODE and not run_unisolated:
+            raise BundleError("not-isolated", _NOT_ISOLATED[isolation])
     weights = read_weights(files, rubric.limits, isolation)
     found["parameters"], found["weights"] = weights["parameters"], weights
     job = _job(rubric, hidden, [e["source"] for e in examples], carries_code)
@@ -254,6 +253,15 @@ def _grade(path: Path, work: Path, rubric: Rubric, hidden: HiddenSet, examples: 
         found["answers"] = tasks.get(rubric.task).graded_answers(checked, hidden.targets)
     except Exception:   # the grade stands; only the comparison with the class goes without this bundle
         log.exception("listing the answers of %s for model similarity", display_name(path))
+
+
+_NOT_ISOLATED = {
+    "none": "this bundle carries code (custom_layers.py) and this machine cannot isolate it, so it was not run; the "
+            "instructor grades it where user namespaces are available, as root, or with --isolation none",
+    "user": "this bundle carries code (custom_layers.py) and this machine's sandbox cannot cut its network (no "
+            "seccomp filter), so it was not run; the instructor grades it where user namespaces or seccomp are "
+            "available, or with --isolation user",
+}
 
 
 def missing_bundle(name: str, rubric: Rubric, hidden: HiddenSet, message: str, isolation: str = "none") -> dict:

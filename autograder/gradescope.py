@@ -49,21 +49,25 @@ python3 -m venv .venv
 """
 
 RUN = """#!/usr/bin/env bash
-# Gradescope runs this for every submission, as root.
+# Gradescope runs this for every submission, as root, from /autograder/run_autograder (its copy of this file).
 set -uo pipefail
-cd /autograder/source
-mkdir -p /autograder/results
-# The sandboxed model may run as an unprivileged user here: nothing it must not see stays readable.
-chmod 711 /autograder /autograder/source
-chmod -R go-rwx hidden rubric.toml datasets /autograder/submission /autograder/results \\
+here=$(cd "$(dirname "$0")" && pwd -P)
+root=${{here%/source}}                  # /autograder (the self-check runs this same script in a folder of its own)
+cd "$root/source"
+mkdir -p "$root/results"
+# The sandboxed model may run as an unprivileged user here: it may read the kit's code and Python, nothing else.
+# /autograder and its source stay unlistable (the sandbox imports the kit through links to labs/ and autograder/).
+chmod 711 "$root" "$root/source"
+find labs autograder .venv \\( -type d ! -perm -005 -o -type f ! -perm -004 \\) -exec chmod a+rX {{}} +
+chmod -R go-rwx hidden rubric.toml datasets "$root/submission" "$root/results" \\
     .venv/lib/python3*/site-packages/pythainlp .venv/lib/python3*/site-packages/onnxruntime
-chmod go-rwx /autograder/submission_metadata.json 2>/dev/null || true
+chmod go-rwx "$root/submission_metadata.json" 2>/dev/null || true
 .venv/bin/python -m autograder gradescope-run --task {task} --hidden hidden --rubric rubric.toml \\
-    --submission /autograder/submission --results /autograder/results/results.json
+    --submission "$root/submission" --results "$root/results/results.json"
 status=$?
-if [ ! -s /autograder/results/results.json ]; then   # the grader itself was killed (status 137: memory)
+if [ ! -s "$root/results/results.json" ]; then   # the grader itself was killed (status 137: memory)
     .venv/bin/python -c 'import sys; from autograder.gradescope import write_killed_result as w; w(sys.argv[1], int(sys.argv[2]))' \\
-        /autograder/results/results.json "$status"
+        "$root/results/results.json" "$status"
 fi
 """
 
@@ -114,14 +118,14 @@ def run_on_gradescope(task: str, hidden_dir: str | Path, rubric: Rubric, submiss
     from autograder.grade import HiddenSet, find_bundle, grade_bundle, missing_bundle, public_examples
     from autograder.hidden import load_hidden_set
     from autograder.reports import gradescope_results
-    from autograder.sandbox import clean_stale_folders, resolve_isolation
+    from autograder.sandbox import clean_stale_folders, is_user_isolation, resolve_isolation
 
     clean_stale_folders()
     inputs, targets, manifest = load_hidden_set(hidden_dir, task)
     hidden = HiddenSet(Path(hidden_dir), inputs, targets, manifest)
     submission = Path(submission)
     used = resolve_isolation(isolation)
-    if used == "user":
+    if is_user_isolation(used):
         check_private([Path(hidden_dir), submission, Path(results).parent])
     bundle = find_bundle(submission) if submission.is_dir() else None
     if bundle is None:
@@ -129,7 +133,7 @@ def run_on_gradescope(task: str, hidden_dir: str | Path, rubric: Rubric, submiss
                                 used)
     else:
         record = grade_bundle(bundle, rubric, hidden, examples=public_examples(task), isolation=used,
-                              run_unisolated=isolation == "none")
+                              run_unisolated=isolation != "auto")
     output = gradescope_results(record, rubric)
     if record["status"] == "machine-out-of-memory":
         output["output"] = out_of_memory_line(memory_limit_mb())   # the instructor's setting, in one line

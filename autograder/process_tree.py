@@ -11,7 +11,11 @@ under the per-process limits. So the grader treats everything the child starts a
   so nothing leaves that line; a nested namespace stays inside it), every process of its user
   id (user isolation), or its descendants and its session (no isolation); and a watchdog
   enforces the same two limits by polling, counting both resident memory and memory held in
-  files that only a descriptor keeps (``memfd_create``, deleted temporary files).
+  files that only a descriptor keeps (``memfd_create``, deleted temporary files). A tree of its
+  own user also holds what that user wrote where every user may write (:data:`SCRATCH`:
+  ``/dev/shm`` is memory, and so is ``/tmp`` in a container) and its System V shared memory:
+  the watchdog counts those too, and :func:`remove_owned_by` and :func:`remove_ipc_of` clear
+  them after the run.
 
 Either way the watchdog records the tree's peak memory, and :meth:`ProcessTree.kill` kills every
 member, again and again, until none is left. It is called on every exit, not only on a timeout,
@@ -31,6 +35,9 @@ from pathlib import Path
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
 CGROUP_ROOT = Path("/sys/fs/cgroup")
+SCRATCH = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")    # where any user may write (those that exist)
+ENTRY_BYTES = 4096          # what a file or folder holds beyond its data (inode, directory entry), rounded up
+SYSV_IPC = {"shm": "-m", "msg": "-q", "sem": "-s"}          # /proc/sysvipc/<kind> -> ipcrm's option
 
 
 @dataclass(frozen=True)
@@ -101,6 +108,79 @@ def _held_in_files(pid: int) -> int:
             if stat.S_ISREG(info.st_mode) and info.st_nlink == 0:
                 total += info.st_blocks * 512
     return total
+
+
+def _owned_entries(uid: int, roots) -> list[tuple[str, os.stat_result]]:
+    """Every file and folder of ``uid`` under ``roots``, deepest first; links are never followed.
+
+    Only folders ``uid`` may write in are walked (its own, and those every user may write in): no
+    other folder can hold anything new of its.
+    """
+    found, seen, todo = [], set(), []
+    for root in roots:
+        with contextlib.suppress(OSError):
+            if stat.S_ISDIR(os.lstat(root).st_mode):
+                todo.append(os.path.realpath(root))
+    walked = set()
+    while todo:
+        folder = todo.pop()
+        if folder in walked:
+            continue
+        walked.add(folder)
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if info.st_uid == uid and (info.st_dev, info.st_ino) not in seen:
+                seen.add((info.st_dev, info.st_ino))
+                found.append((entry.path, info))
+            if stat.S_ISDIR(info.st_mode) and (info.st_uid == uid or info.st_mode & 0o002):
+                todo.append(entry.path)
+    return sorted(found, key=lambda item: item[0].count(os.sep), reverse=True)
+
+
+def bytes_owned_by(uid: int, roots) -> int:
+    """What ``uid``'s files and folders under ``roots`` hold: their blocks, and a page for each entry."""
+    return sum(ENTRY_BYTES + info.st_blocks * 512 for _, info in _owned_entries(uid, roots))
+
+
+def remove_owned_by(uid: int, roots) -> None:
+    """Remove every file and folder of ``uid`` under ``roots`` (once its processes are gone)."""
+    for path, info in _owned_entries(uid, roots):
+        with contextlib.suppress(OSError):
+            if stat.S_ISDIR(info.st_mode):
+                os.rmdir(path)
+            else:
+                os.unlink(path)
+
+
+def _ipc_objects(uid: int) -> list[tuple[str, int, int]]:
+    """``(kind, id, bytes)`` of ``uid``'s System V IPC objects (bytes: a shared memory segment's size)."""
+    found = []
+    for kind in SYSV_IPC:
+        lines = _read(f"/proc/sysvipc/{kind}").splitlines()
+        if not lines:
+            continue
+        columns = lines[0].split()
+        for line in lines[1:]:
+            row = dict(zip(columns, line.split()))
+            if row.get("uid") == str(uid):
+                size = int(row.get("size", 0)) if kind == "shm" else 0
+                found.append((kind, int(row.get(f"{kind}id" if kind != "msg" else "msqid", -1)), size))
+    return found
+
+
+def remove_ipc_of(uid: int) -> None:
+    """Remove ``uid``'s shared memory segments, semaphores and message queues (they outlive their processes)."""
+    for kind, number, _ in _ipc_objects(uid):
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            subprocess.run(["ipcrm", SYSV_IPC[kind], str(number)], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, timeout=10)
 
 
 class Cgroup:
@@ -223,11 +303,13 @@ class ProcessTree:
     """Every process a sandboxed child started, however it left its parent.
 
     ``root``: the process the grader started. ``how``: ``"namespace"`` (its descendants),
-    ``"user"`` (every process of ``uid``) or ``"session"`` (its descendants and its session).
+    ``"user"`` (every process of ``uid``, and ``uid``'s files under the ``scratch`` folders) or
+    ``"session"`` (its descendants and its session).
     """
 
-    def __init__(self, root: int, how: str, *, uid: int | None = None, cgroup: Cgroup | None = None):
-        self.root, self.how, self.uid, self.cgroup = root, how, uid, cgroup
+    def __init__(self, root: int, how: str, *, uid: int | None = None, cgroup: Cgroup | None = None,
+                 scratch: tuple = ()):
+        self.root, self.how, self.uid, self.cgroup, self.scratch = root, how, uid, cgroup, scratch
         self.peak_memory_bytes = 0
 
     def pids(self) -> list[int]:
@@ -253,6 +335,8 @@ class ProcessTree:
             for pid in pids:
                 fields = _read(f"/proc/{pid}/statm").split()
                 memory += (int(fields[1]) * PAGE if len(fields) > 1 else 0) + _held_in_files(pid)
+            if self.how == "user":
+                memory += bytes_owned_by(self.uid, self.scratch) + sum(size for *_, size in _ipc_objects(self.uid))
         self.peak_memory_bytes = max(self.peak_memory_bytes, memory)
         return memory, tasks
 

@@ -13,18 +13,27 @@ What the child sees (its *isolation*: the strongest the machine offers, or the o
   homework's spellings come from them). No network, no other process, no host socket, no home
   folder, no hidden set, no other submission; every capability is dropped before the child
   starts, so it cannot mount, unmount or leave that root.
-- ``user`` (a grader running as root where namespaces are blocked, as in Docker's default
+- ``user+nonet`` (a grader running as root where namespaces are blocked, as in Docker's default
   seccomp profile, which Gradescope uses): the child runs as an unprivileged user of its own
-  (one per grader and concurrent run) that cannot read files private to root; the grader refuses
+  (one per grader and concurrent run) that cannot read files private to root, with a seccomp
+  filter that refuses every socket (:mod:`autograder.seccomp`): no network, no host socket. Its
+  ``PYTHONPATH`` is a folder of two links, to the kit's ``labs/`` and ``autograder/``, so the kit's
+  own folder may stay unlistable (Gradescope's ``/autograder/source`` is 0711). The grader refuses
   to start until the hidden set, the submissions, the grades, the kit's data and the romanizer
-  packages are private. The network is not isolated.
+  packages are private.
+- ``user``: the same where no seccomp filter can be installed: the network stays open, so a
+  bundle that carries code is not run unless the instructor names the isolation
+  (``grade --isolation user``).
 - ``none``: no isolation. A bundle that carries code is then not run unless the instructor asks
   for it (``grade --isolation none``); see :mod:`autograder.grade`.
 
 How much it may use: per process, limits on address space, CPU time, file size and core dumps;
 for the whole tree (every process it starts), a cap on tasks and on memory, enforced by a cgroup
 where the grader may create one and by a watchdog otherwise (:mod:`autograder.process_tree`);
-and a wall-clock limit. On every exit, not only a timeout, the whole tree is killed.
+and a wall-clock limit. Under user isolation without a cgroup, the watchdog also counts what the
+child's user holds in the folders every user may write in (``/tmp``, ``/var/tmp``, ``/dev/shm``:
+tmpfs files are memory) and in System V shared memory, and removes all of it after the run. On
+every exit, not only a timeout, the whole tree is killed.
 
 What comes back: the child's result, through a descriptor into a file the grader owns (bounded,
 never a pipe, never a path the child chose); its standard output and error go to bounded files
@@ -54,13 +63,17 @@ from pathlib import Path
 
 from autograder.claims import check_weights, checked_failure
 from autograder.container import memory_limit_mb, oom_kills, out_of_memory_line
-from autograder.process_tree import Cgroup, ProcessTree, TreeLimits, remove_stale_cgroups
+from autograder.process_tree import (SCRATCH, Cgroup, ProcessTree, TreeLimits, remove_ipc_of, remove_owned_by,
+                                     remove_stale_cgroups)
+from autograder.seccomp import NO_NETWORK, network_filter_works, prepared
 from labs.common.errors import InputError
 
 KIT_ROOT = Path(__file__).resolve().parents[1]
 KIT_CODE = ("labs", "autograder")                 # what the child may import from the kit
 MASKED_PACKAGES = ("pythainlp", "onnxruntime")    # the homework's spellings come from these
-ISOLATIONS = ("namespaces", "user", "none")
+ISOLATIONS = ("namespaces", "user", "none")                 # what an instructor may ask for
+USER_NO_NETWORK = "user+nonet"                              # ``user`` with the network filter: what it gives
+ISOLATES_CODE = ("namespaces", USER_NO_NETWORK)             # where a bundle's code runs unasked
 MAX_RESULT_BYTES = 10_000_000
 MAX_WEIGHTS_ANSWER_BYTES = 2_000_000
 OPEN_FILES = 1024
@@ -228,12 +241,16 @@ def _namespaces_work() -> bool:
 
 
 def available_isolation() -> str:
-    """The strongest isolation this machine offers: ``namespaces``, ``user`` (as root) or ``none``."""
+    """The strongest isolation this machine offers: ``namespaces``, ``user+nonet`` or ``user`` (as root), ``none``."""
     if sys.platform.startswith("linux") and _namespaces_work():
         return "namespaces"
     if _user_isolation_works():
-        return "user"
+        return USER_NO_NETWORK if network_filter_works() else "user"
     return "none"
+
+
+def is_user_isolation(isolation: str) -> bool:
+    return isolation in ("user", USER_NO_NETWORK)
 
 
 def sandbox_uid(slot: int) -> int:
@@ -246,12 +263,31 @@ def _user_isolation_works() -> bool:
     """Whether a root grader can run Python as the sandbox's user (it can read the installation)."""
     if not (hasattr(os, "geteuid") and os.geteuid() == 0):
         return False
+    probe = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-probe-"))
     try:
+        probe.chmod(0o711)
+        kit = _kit_links(probe)
         return subprocess.run([sys.executable, "-c", "import labs.common.vocab, autograder.child"], cwd="/",
-                              env=_environment(Path("/")), capture_output=True, timeout=60,
+                              env=_environment(Path("/"), kit), capture_output=True, timeout=60,
                               preexec_fn=functools.partial(_become, sandbox_uid(0))).returncode == 0
     except (OSError, subprocess.SubprocessError):
         return False
+    finally:
+        shutil.rmtree(probe, ignore_errors=True)
+
+
+def _kit_links(folder: Path) -> Path:
+    """``folder/kit``: links to the kit's code and nothing else, the child's ``PYTHONPATH`` under user isolation.
+
+    Python lists each folder on its path to import from it; this one lists, to anyone, only the
+    two links, which reach the kit's code through folders that others may enter but not list.
+    """
+    kit = folder / "kit"
+    kit.mkdir()
+    kit.chmod(0o755)
+    for name in KIT_CODE:
+        (kit / name).symlink_to(KIT_ROOT / name)
+    return kit
 
 
 def _become(uid: int) -> None:
@@ -269,9 +305,11 @@ def resolve_isolation(requested: str = "auto") -> str:
     if requested == "namespaces" and not (sys.platform.startswith("linux") and _namespaces_work()):
         raise InputError("this machine cannot build the namespaces sandbox (user namespaces, unshare and setpriv "
                          "are needed); use --isolation auto")
-    if requested == "user" and not _user_isolation_works():
-        raise InputError("--isolation user runs the child as another user: the grader must run as root, and Python "
-                         "and the kit must be readable by every user (not under /root)")
+    if requested == "user":
+        if not _user_isolation_works():
+            raise InputError("--isolation user runs the child as another user: the grader must run as root, and "
+                             "Python and the kit's labs/ and autograder/ must be readable by every user")
+        return USER_NO_NETWORK if network_filter_works() else "user"
     return requested
 
 
@@ -315,16 +353,17 @@ def _slot():
             _busy_slots.discard(slot)
 
 
-def _environment(work: Path) -> dict[str, str]:
-    return {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(KIT_ROOT), "HOME": str(work), "TMPDIR": str(work),
+def _environment(work: Path, kit: Path = KIT_ROOT) -> dict[str, str]:
+    return {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(kit), "HOME": str(work), "TMPDIR": str(work),
             "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "MPLBACKEND": "Agg",
             "PYTHAINLP_OFFLINE": "1", "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
             "TF_NUM_INTEROP_THREADS": "1", "TF_NUM_INTRAOP_THREADS": os.environ.get("TF_NUM_INTRAOP_THREADS", "1"),
             "CUDA_VISIBLE_DEVICES": ""}
 
 
-def _before_exec(limits: Limits, cgroup_files: list[str], uid: int | None) -> None:
-    """In the new process, before it execs: join the cgroup, set the limits, become the sandbox user."""
+def _before_exec(limits: Limits, cgroup_files: list[str], uid: int | None, cut_network) -> None:
+    """In the new process, before it execs: join the cgroup, set the limits, become the sandbox user, cut the
+    network (``cut_network``: a prepared :class:`autograder.seccomp.Filter`, or None)."""
     import resource
 
     for path in cgroup_files:   # os-level calls only: this runs between fork and exec
@@ -341,7 +380,10 @@ def _before_exec(limits: Limits, cgroup_files: list[str], uid: int | None) -> No
     resource.setrlimit(resource.RLIMIT_NOFILE, (OPEN_FILES, OPEN_FILES))
     if uid is not None:
         resource.setrlimit(resource.RLIMIT_NPROC, (limits.tasks, limits.tasks))
+        resource.setrlimit(resource.RLIMIT_MSGQUEUE, (0, 0))     # POSIX message queues: memory outside the count
         _become(uid)
+    if cut_network is not None:
+        cut_network.install()      # last: it also sets no_new_privs; a failure stops the child before it runs
 
 
 def _tail(path: Path, size: int = STDERR_TAIL_BYTES) -> str:
@@ -398,7 +440,10 @@ def _over_limit(tree: ProcessTree, cgroup: Cgroup | None, limits: Limits, elapse
 def _contain(command: list[str], private: Path, limits: Limits, isolation: str, slot: int,
              pass_fds: tuple[int, ...] = ()) -> _Run:
     """Run ``command`` in ``isolation`` under ``limits``; stdout and stderr go to files in ``private``."""
-    uid = sandbox_uid(slot) if isolation == "user" else None
+    uid = sandbox_uid(slot) if is_user_isolation(isolation) else None
+    cut_network = prepared(NO_NETWORK) if isolation == USER_NO_NETWORK else None
+    if isolation == USER_NO_NETWORK and cut_network is None:
+        raise RuntimeError("the network filter could not be prepared")     # never run such a child without it
     work = private / "work"
     if isolation == "namespaces":
         command = _namespace_command(private, command, limits)
@@ -407,12 +452,13 @@ def _contain(command: list[str], private: Path, limits: Limits, isolation: str, 
     kills = oom_kills()      # the grading machine's own count: a rise means the kernel killed for its memory
     started = time.perf_counter()
     with open(private / "stdout", "wb") as stdout, open(private / "stderr", "wb") as stderr:
-        process = subprocess.Popen(command, cwd=work, env=_environment(work), stdin=subprocess.DEVNULL,
-                                   stdout=stdout, stderr=stderr, start_new_session=True, pass_fds=pass_fds,
+        process = subprocess.Popen(command, cwd=work, env=_environment(work, private / "kit" if uid is not None else KIT_ROOT),
+                                   stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, start_new_session=True,
+                                   pass_fds=pass_fds,
                                    preexec_fn=functools.partial(_before_exec, limits,
-                                                                cgroup.procs_files if cgroup else [], uid))
-    how = {"namespaces": "namespace", "user": "user"}.get(isolation, "session")
-    tree = ProcessTree(process.pid, how, uid=uid, cgroup=cgroup)
+                                                                cgroup.procs_files if cgroup else [], uid, cut_network))
+    how = "namespace" if isolation == "namespaces" else "user" if uid is not None else "session"
+    tree = ProcessTree(process.pid, how, uid=uid, cgroup=cgroup, scratch=(*SCRATCH, work))
     stopped, pause = None, 0.01
     try:
         while process.poll() is None:
@@ -455,7 +501,9 @@ def _private_folder(files: dict[str, Path], isolation: str, slot: int, job: dict
         (inputs / "job.json").write_text(json.dumps(job), encoding="utf-8")
     (private / "root").mkdir()
     work.mkdir(mode=0o700)
-    owner = sandbox_uid(slot) if isolation == "user" else None
+    owner = sandbox_uid(slot) if is_user_isolation(isolation) else None
+    if owner is not None:
+        _kit_links(private)
     for path in [*inputs.iterdir(), inputs, work]:
         if owner is not None:
             os.chown(path, owner, owner)
@@ -481,16 +529,10 @@ def _remove(folder: Path) -> None:
 
 
 def _remove_files_of(uid: int) -> None:
-    """Under user isolation: what the run's user left in the shared temporary folders goes with it."""
-    for shared in (Path(tempfile.gettempdir()), Path("/dev/shm")):
-        with contextlib.suppress(OSError):
-            for entry in shared.iterdir():
-                with contextlib.suppress(OSError):
-                    if os.lstat(entry).st_uid == uid:
-                        if stat.S_ISDIR(os.lstat(entry).st_mode):
-                            _remove(entry)
-                        else:
-                            entry.unlink()
+    """Under user isolation: what the run's user left in the folders every user may write in, and its System V
+    shared memory, semaphores and message queues, go with it."""
+    remove_owned_by(uid, (*SCRATCH, tempfile.gettempdir()))
+    remove_ipc_of(uid)
 
 
 def _read_json_file(path: Path, limit: int) -> dict | None:

@@ -8,18 +8,22 @@ fails leaves a bundle graded exactly like the honest one, and one that succeeds 
 in its message (``ESCAPED: ...``).
 """
 
+import contextlib
 import csv
 import json
 import os
 import secrets
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from autograder.batch import grade_folder
+from autograder.gradescope_check import blocked_on_the_way
 from autograder.hidden import make_hidden_set
 from autograder.rubric import load_rubric
 from autograder.sandbox import SANDBOX_UID_BASE, available_isolation, package_folders
@@ -66,6 +70,20 @@ for path in {writes!r}:
 confess()
 '''
 
+# The host's network: a listener on 127.0.0.1 and a unix socket. Namespaces give the child a network
+# of its own; under user isolation a seccomp filter refuses it every socket.
+NETWORK = r'''
+socket = __import__("soc" + "ket")
+def connect(family, address):
+    s = socket.socket(family, socket.SOCK_STREAM)
+    s.settimeout(2)
+    s.connect(address)
+    s.close()
+attempt("connect to the host's unix socket", lambda: connect(socket.AF_UNIX, {unix!r}))
+attempt("connect to 127.0.0.1", lambda: connect(socket.AF_INET, ("127.0.0.1", {port})))
+confess()
+'''
+
 # Only a PID and a network namespace hide the grader's processes and the host's sockets; only the
 # read-only root keeps a child that is uid 0 (as a root grader's is) off the host's settings. Each
 # write puts back what is there already, so it changes nothing even where it gets through.
@@ -80,16 +98,7 @@ attempt("make a user namespace", lambda: subprocess.run(["unshare", "--user", "t
                                                           capture_output=True))
 attempt("see the grader", lambda: os.kill({grader}, 0))
 attempt("read the grader's command line", lambda: read("/proc/{grader}/cmdline"))
-socket = __import__("soc" + "ket")
-def connect(family, address):
-    s = socket.socket(family, socket.SOCK_STREAM)
-    s.settimeout(2)
-    s.connect(address)
-    s.close()
-attempt("connect to the host's unix socket", lambda: connect(socket.AF_UNIX, {unix!r}))
-attempt("connect to 127.0.0.1", lambda: connect(socket.AF_INET, ("127.0.0.1", {port})))
-confess()
-'''
+''' + NETWORK
 
 # A daemon that outlives its run, a grandchild that holds the output open, and a kill of the grader.
 SABOTAGE = r'''
@@ -320,6 +329,9 @@ def test_no_isolation_refuses_code_unless_the_instructor_asks(tmp_path, monkeypa
     from labs.name_transliteration.data import vocabularies
     from labs.name_transliteration.model import build_model
 
+    from autograder.grade import HiddenSet, grade_bundle
+    from autograder.hidden import load_hidden_set
+
     monkeypatch.setattr(autograder.sandbox, "available_isolation", lambda: "none")
     (tmp_path / "secret.txt").write_text(SECRET)
     keras.utils.set_random_seed(0)
@@ -336,6 +348,11 @@ def test_no_isolation_refuses_code_unless_the_instructor_asks(tmp_path, monkeypa
     asked = grade_folder(tmp_path / "homework", rubric, tmp_path / "hidden-hw", tmp_path / "g2", progress=False,
                          isolation="none")
     assert asked[0]["status"] == "graded" and asked[0]["isolation"] == "none"
+    # User isolation where no seccomp filter can cut the network: the same refusal, and the same way past it.
+    hidden = HiddenSet(tmp_path / "hidden-hw", *load_hidden_set(tmp_path / "hidden-hw", "name-transliteration"))
+    open_network = grade_bundle(tmp_path / "homework" / "coder", rubric, hidden, isolation="user")
+    assert open_network["status"] == "not-isolated" and "--isolation user" in open_network["message"]
+    assert open_network["score"] == 10                                   # the architecture points its config earns
 
     date_vocabs = date_vocabularies()
     translator = build_translator(DateTranslationConfig.tiny(), len(date_vocabs["source"]), len(date_vocabs["target"]))
@@ -352,7 +369,9 @@ def test_user_isolation_where_namespaces_are_blocked(tmp_path):
 
     The grader runs in a mount namespace of its own where, as in Gradescope's container, the
     kit's data, the hidden set and the submissions are private to root, and everything the
-    child needs (the kit's code, Python) is readable by every user.
+    child needs (the kit's code, Python) is readable by every user. A bundle that reaches for a
+    listener on 127.0.0.1 and a host socket is refused (no network) and the batch goes on.
+    (tests/test_gradescope_package.py runs the packaged grader itself, one submission per run.)
     """
     import keras
 
@@ -371,6 +390,16 @@ def test_user_isolation_where_namespaces_are_blocked(tmp_path):
     model = build_model(NameTransliterationConfig.tiny(), len(vocabs["source"]), len(vocabs["target"]))
     layer = (REPO_ROOT / "homework" / "kv_attention.py").read_text(encoding="utf-8")
     daemon = f"96{secrets.randbelow(10 ** 5):05d}7"
+    tcp_server = socket.create_server(("127.0.0.1", 0))
+    tcp_server.settimeout(0)
+    unix_path = Path(tempfile.mkdtemp()) / "host.sock"
+    unix_path.parent.chmod(0o777)
+    unix_server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    unix_server.bind(str(unix_path))
+    unix_path.chmod(0o777)
+    unix_server.listen()
+    unix_server.settimeout(0)
+    caller = NETWORK.format(unix=str(unix_path), port=tcp_server.getsockname()[1])
     hopper = r'''
 if os.fork() == 0:              # a process that forks and exits, again and again: a new pid each time
     while True:
@@ -382,17 +411,13 @@ if os.fork() == 0:              # a process that forks and exits, again and agai
                    str(REPO_ROOT / "datasets" / "thai-names" / "romanization.csv"),
                    str(REPO_ROOT / "homework" / "kv_attention.py"), str(subs / "honest" / "model.keras")],
             writes=[str(REPO_ROOT / "vandal-user.txt")], solution=str(REPO_ROOT / "homework" / "kv_attention.py")),
-            "saboteur": SABOTAGE.format(grader=1, daemon=daemon, hanger=daemon) + hopper}.items():
+            "saboteur": SABOTAGE.format(grader=1, daemon=daemon, hanger=daemon) + hopper, "caller": caller}.items():
         export(model, vocabs, task="name-transliteration", student_id=name, out=subs / name)
         (subs / name / "custom_layers.py").write_text(layer + PRELUDE + attack, encoding="utf-8")
     subs.chmod(0o700)
     # Folders on the way to Python or the kit that other users cannot enter (/root here) get a
     # tmpfs that they can, holding only that way, as a container's image would have it.
-    blocked = []
-    for needed in (Path(os.path.realpath(sys.executable)), REPO_ROOT):
-        for parent in needed.parents:
-            if parent != Path("/") and not os.stat(parent).st_mode & 0o001 and parent not in [b for b, _ in blocked]:
-                blocked.append((parent, needed.relative_to(parent).parts[0]))
+    blocked = blocked_on_the_way([Path(os.path.realpath(sys.executable)), REPO_ROOT])
     script = ["set -e"]
     for folder, child in blocked:
         script += [f"mkdir -p /tmp/keep-{child}", f"mount --bind {folder / child} /tmp/keep-{child}",
@@ -406,14 +431,25 @@ if os.fork() == 0:              # a process that forks and exits, again and agai
                *[f"mount -t tmpfs -o mode=700 none {folder}" for folder in package_folders()],
                f"exec {sys.executable} -m autograder grade {subs} --task name-transliteration --hidden "
                f"{tmp_path / 'hidden'} --out {tmp_path / 'grades'} --isolation user --jobs 2 --quiet"]
-    ran = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", "\n".join(script)],
-                         capture_output=True, text=True, timeout=600, env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)))
+    try:
+        ran = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", "\n".join(script)],
+                             capture_output=True, text=True, timeout=600,
+                             env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)))
+        heard = []
+        for server in (tcp_server, unix_server):
+            with contextlib.suppress(BlockingIOError):
+                heard.append(server.accept())
+    finally:
+        tcp_server.close()
+        unix_server.close()
+        shutil.rmtree(unix_path.parent, ignore_errors=True)
     assert ran.returncode == 0, ran.stderr[-2000:]
+    assert heard == []
     with open(tmp_path / "grades" / "gradebook.csv", encoding="utf-8") as handle:
         rows = {row["student"]: row for row in csv.DictReader(handle)}
-    assert {row["isolation"] for row in rows.values()} == {"user"}
+    assert {row["isolation"] for row in rows.values()} == {"user+nonet"}
     assert rows["honest"]["status"] == "graded", rows["honest"]["message"]
-    for name in ("snoop", "saboteur"):
+    for name in ("snoop", "saboteur", "caller"):
         assert rows[name]["status"] == "graded", (name, rows[name]["message"])
         assert rows[name]["score"] == rows["honest"]["score"]
     assert _processes_running(daemon) == [] and not (REPO_ROOT / "vandal-user.txt").exists()
