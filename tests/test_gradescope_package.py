@@ -1,0 +1,222 @@
+"""The Gradescope package as Gradescope runs it: `python -m autograder gradescope` writes autograder.zip,
+and :mod:`autograder.gradescope_check` runs its run_autograder as root in a container-like setting
+(no user namespaces, nothing mounted, cgroups read-only, /autograder 0711), one submission per run.
+
+Honest tiny bundles of the three tasks grade under ``user+nonet`` isolation to the score they get
+in this process's own sandbox; a layer module that reaches for the network, or hoards memory in
+/dev/shm, gets what the sandbox gives it and leaves nothing behind.
+"""
+
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from autograder.seccomp import CONTAINER, NO_NETWORK, prepared
+from tests.conftest import REPO_ROOT
+from tests.test_autograder import SECRET, _rubric, run_autograder
+
+
+def _container_or_skip():
+    """Skip where this machine cannot run the package as Gradescope does (not root, no mount namespace); on CI fail."""
+    why = None
+    if not sys.platform.startswith("linux") or os.geteuid() != 0:
+        why = "running run_autograder as Gradescope does needs root on Linux"
+    elif not shutil.which("unshare") or subprocess.run(["unshare", "--mount", "true"]).returncode != 0:
+        why = "running run_autograder as Gradescope does needs a mount namespace (unshare --mount)"
+    elif sys.prefix == sys.base_prefix:
+        why = "the self-check uses the kit's virtual environment (make test runs in .venv)"
+    elif prepared(NO_NETWORK) is None:
+        why = "this machine has no seccomp table"
+    if why and os.environ.get("CI"):
+        pytest.fail(f"CI must run the Gradescope package as Gradescope does: {why}")
+    if why:
+        pytest.skip(why)
+
+
+@pytest.fixture(scope="module")
+def packages(tmp_path_factory):
+    """Per task: a tiny trained bundle, a hidden set, and the Gradescope package grading against it."""
+    _container_or_skip()
+    from labs import tasks
+    from labs.common.submission import export
+
+    root = tmp_path_factory.mktemp("gradescope")
+    secret = root / "secret.txt"
+    secret.write_text(SECRET)
+    made = {}
+    for name in tasks.names():
+        task = tasks.get(name)
+        run = task.train(task.config.tiny(), verbose=0)
+        bundle = root / name / "submission.zip"
+        export(run.model, run.vocabs, task=name, student_id="honest", out=bundle)
+        hidden = root / name / "hidden"
+        made_hidden = run_autograder("hidden-set", "--task", name, "--seed-file", str(secret), "--out", str(hidden),
+                                     "--n", "20")
+        assert made_hidden.returncode == 0, made_hidden.stderr
+        package = root / name / "autograder.zip"
+        packed = run_autograder("gradescope", "--task", name, "--hidden", str(hidden), "--out", str(package))
+        assert packed.returncode == 0, packed.stderr
+        made[name] = {"bundle": bundle, "hidden": hidden, "package": package, "run": run}
+    return made
+
+
+def test_honest_bundles_of_every_task_grade_as_in_the_kits_own_sandbox(packages):
+    from autograder.gradescope_check import run_package
+    from autograder.grade import HiddenSet, grade_bundle, public_examples
+    from autograder.hidden import load_hidden_set
+    from autograder.rubric import load_rubric
+    from autograder.sandbox import available_isolation
+
+    for name, made in packages.items():
+        check = run_package(made["package"], made["bundle"])
+        record = check.results["extra_data"]["attention_lab"]
+        assert record["status"] == "graded", (name, record["message"], check.output[-2000:])
+        assert record["isolation"] == "user+nonet"
+        here = grade_bundle(made["bundle"], load_rubric(task=name),
+                            HiddenSet(made["hidden"], *load_hidden_set(made["hidden"], name)),
+                            examples=public_examples(name), isolation=available_isolation(), run_unisolated=True)
+        assert here["status"] == "graded", here["message"]
+        assert check.results["score"] == here["score"] and record["metrics"] == here["metrics"], name
+
+
+def _homework_bundle(packages, folder: Path, attack: str) -> Path:
+    """The homework's honest bundle with ``attack`` run when its custom_layers.py is imported."""
+    from labs.common.submission import export
+
+    run = packages["name-transliteration"]["run"]
+    export(run.model, run.vocabs, task="name-transliteration", student_id="attacker", out=folder)
+    layer = (folder / "custom_layers.py").read_text(encoding="utf-8")
+    (folder / "custom_layers.py").write_text(layer + attack, encoding="utf-8")
+    return folder
+
+
+# Imports spelled so that the static audit does not refuse them (it is no wall: the sandbox is).
+NETWORK = r'''
+socket = __import__("soc" + "ket")
+open({left!r}, "w").write("left behind")
+reached, refused = [], None
+for family, address in ((socket.AF_UNIX, {unix!r}), (socket.AF_INET, ("127.0.0.1", {port}))):
+    try:
+        client = socket.socket(family, socket.SOCK_STREAM)
+        client.settimeout(5)
+        client.connect(address)
+        client.sendall(b"hidden inputs")
+        reached.append(str(address))
+    except PermissionError as error:
+        refused = error
+if reached:
+    raise RuntimeError("ESCAPED: reached " + ", ".join(reached))
+raise refused
+'''
+HOARD = r'''
+time = __import__("ti" + "me")
+for k in range(18):                  # 3.6 GB in 200 MB files (the rubric's file size limit): tmpfs, memory
+    with open("/dev/shm/attention-lab-hoard-{token}-%d" % k, "wb") as hoard:
+        for _ in range(200):
+            hoard.write(b"1" * (1 << 20))
+time.sleep(120)
+'''
+
+
+def test_a_layer_that_reaches_for_the_network_earns_the_architecture_points_only(packages, tmp_path):
+    from autograder.gradescope_check import run_package
+
+    heard = []
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.2)
+    unix_folder = Path(tempfile_dir := os.path.join("/tmp", f"attention-lab-test-{secrets.token_hex(4)}"))
+    unix_folder.mkdir(mode=0o777)
+    unix_folder.chmod(0o777)
+    unix_path = unix_folder / "host.sock"
+    host_socket = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    host_socket.bind(str(unix_path))
+    unix_path.chmod(0o777)                               # any user may connect: a world-writable socket in /tmp
+    host_socket.listen()
+    host_socket.settimeout(0.2)
+    stop = threading.Event()
+
+    def listen():
+        while not stop.is_set():
+            for server in (listener, host_socket):
+                try:
+                    heard.append(server.accept())
+                except OSError:
+                    pass
+
+    thread = threading.Thread(target=listen, daemon=True)
+    thread.start()
+    left = Path("/var/tmp") / f"attention-lab-test-{secrets.token_hex(4)}"
+    try:
+        bundle = _homework_bundle(packages, tmp_path / "caller", NETWORK.format(
+            unix=str(unix_path), port=listener.getsockname()[1], left=str(left)))
+        check = run_package(packages["name-transliteration"]["package"], bundle)
+    finally:
+        stop.set()
+        thread.join()
+        listener.close()
+        host_socket.close()
+        shutil.rmtree(tempfile_dir, ignore_errors=True)
+    record = check.results["extra_data"]["attention_lab"]
+    assert record["isolation"] == "user+nonet"
+    assert record["status"] == "load-failed", record["message"]
+    assert record["message"].startswith("the grader's sandbox has no network"), record["message"]
+    assert check.results["score"] == 10 == record["lines"][0]["points"]        # the architecture, nothing else
+    assert heard == []
+    assert not left.exists()                                                    # what it wrote went with its user
+
+
+def test_memory_held_in_dev_shm_counts_and_nothing_is_left_behind(packages, tmp_path):
+    from autograder.gradescope_check import run_package
+
+    token = secrets.token_hex(4)
+    name = "name-transliteration"
+    rubric = _rubric(tmp_path, name, memory_mb=3072, wall_seconds=120)
+    package = tmp_path / "autograder.zip"
+    packed = run_autograder("gradescope", "--task", name, "--hidden", str(packages[name]["hidden"]), "--out",
+                            str(package), "--rubric", str(rubric))
+    assert packed.returncode == 0, packed.stderr
+    bundle = _homework_bundle(packages, tmp_path / "hoarder", HOARD.format(token=token))
+    check = run_package(package, bundle)
+    record = check.results["extra_data"]["attention_lab"]
+    assert record["isolation"] == "user+nonet"
+    assert record["status"] == "out-of-memory", record["message"]
+    assert "more than 3072 MB" in record["message"]
+    assert check.seconds < 120
+    assert not list(Path("/dev/shm").glob(f"attention-lab-hoard-{token}-*"))
+
+
+def test_the_network_filter_refuses_every_socket_and_the_container_filter_every_namespace():
+    _container_or_skip()
+    probe = r'''
+import os, socket, subprocess, sys
+refused = []
+for family, kind in ((socket.AF_INET, socket.SOCK_STREAM), (socket.AF_INET6, socket.SOCK_STREAM),
+                     (socket.AF_INET, socket.SOCK_DGRAM), (socket.AF_UNIX, socket.SOCK_STREAM)):
+    try:
+        socket.socket(family, kind).close()
+    except PermissionError:
+        refused.append(f"{family.name}/{kind.name}")
+try:
+    socket.socketpair()
+except PermissionError:
+    refused.append("socketpair")
+child = subprocess.run([sys.executable, "-c", "import socket; socket.socket()"], capture_output=True, text=True)
+print(";".join(refused), "child:", "PermissionError" in child.stderr)
+'''
+    cut = subprocess.run([sys.executable, "-c", probe], preexec_fn=prepared(NO_NETWORK).install, capture_output=True,
+                         text=True, timeout=60)
+    assert cut.stdout.split() == ["AF_INET/SOCK_STREAM;AF_INET6/SOCK_STREAM;AF_INET/SOCK_DGRAM;AF_UNIX/SOCK_STREAM;"
+                                  "socketpair", "child:", "True"], cut.stderr
+    free = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert free.stdout.split() == ["child:", "False"], free.stderr            # the probe itself can tell
+    contained = subprocess.run(["sh", "-c", "unshare --user true || echo refused; unshare --mount true || echo refused; "
+                                            "sh -c 'echo forked'"], preexec_fn=prepared(CONTAINER).install,
+                               capture_output=True, text=True, timeout=60)
+    assert contained.stdout.split() == ["refused", "refused", "forked"], contained.stderr
