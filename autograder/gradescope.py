@@ -126,7 +126,7 @@ def run_on_gradescope(task: str, hidden_dir: str | Path, rubric: Rubric, submiss
     submission = Path(submission)
     used = resolve_isolation(isolation)
     if is_user_isolation(used):
-        check_private([Path(hidden_dir), submission, Path(results).parent])
+        check_private([Path(hidden_dir), Path(rubric.path), submission, Path(results).parent])
     bundle = find_bundle(submission) if submission.is_dir() else None
     if bundle is None:
         record = missing_bundle(submission.name, rubric, hidden, "the submission is empty: upload your submission.zip",

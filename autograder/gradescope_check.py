@@ -44,21 +44,22 @@ _ENTER_CONTAINER = ("import os, sys\n"
                     "os.environ.pop('PYTHONPATH')\n"
                     "os.execv('/bin/bash', ['bash', *sys.argv[1:]])")
 # In the new mount namespace, as root: $1 the layout's root, $2 the kit's environment, $3 the overlay's
-# own folder, then pairs (a folder others cannot enter, the one name in it to keep); then the command.
+# own folder, $4 an empty folder outside them all, then pairs (a folder others cannot enter, the one
+# name in it to keep); then the command.
 _PREPARE = r'''
 set -eu
-root=$1 environment=$2 overlay=$3; shift 3
+root=$1 environment=$2 overlay=$3 stash=$4; shift 4
 venv=$root/autograder/source/.venv
 mkdir -p "$overlay/upper" "$overlay/work" "$venv"
 mount -t overlay overlay -o "lowerdir=$environment,upperdir=$overlay/upper,workdir=$overlay/work,metacopy=on" "$venv" \
   || mount -t overlay overlay -o "lowerdir=$environment,upperdir=$overlay/upper,workdir=$overlay/work" "$venv"
 while [ "$1" != "--" ]; do
     folder=$1 keep=$2; shift 2
-    mkdir -p "$overlay/keep/$keep"
-    mount --rbind "$folder/$keep" "$overlay/keep/$keep"
+    mkdir -p "$stash/$keep"
+    mount --rbind "$folder/$keep" "$stash/$keep"
     mount -t tmpfs -o mode=755 opened "$folder"
     mkdir -p "$folder/$keep"
-    mount --move "$overlay/keep/$keep" "$folder/$keep"
+    mount --move "$stash/$keep" "$folder/$keep"
 done; shift
 awk '$5 ~ "^/sys/fs/cgroup" {print $5}' /proc/self/mountinfo | while read -r point; do
     mount -o remount,bind,ro "$point"
@@ -147,9 +148,11 @@ def run_package(package: str | Path, bundle: str | Path, *, keep: str | Path | N
         _unpack_upload(bundle, root / "submission")
         (root / "submission_metadata.json").write_text(json.dumps({"id": 1, "users": [{"name": "Self Check"}]}))
         base = Path(os.path.realpath(sys.executable))
-        blocked = blocked_on_the_way([base, Path(sys.base_prefix).resolve()])
+        blocked = blocked_on_the_way([base, Path(sys.base_prefix).resolve(), top.resolve()])   # "/" is open to all
+        stash = Path(tempfile.mkdtemp(prefix="attention-lab-gradescope-stash-"))
         command = ["unshare", "--mount", "--propagation", "private", "sh", "-c", _PREPARE, "prepare", str(top),
-                   sys.prefix, str(top / "overlay"), *[str(part) for pair in blocked for part in pair], "--",
+                   sys.prefix, str(top / "overlay"), str(stash), *[str(part) for pair in blocked for part in pair],
+                   "--",
                    str(source / ".venv" / "bin" / "python"), "-c", _ENTER_CONTAINER, str(root / "run_autograder")]
         # This kit's seccomp module (a copy: the kit may lie where the container cannot see it) installs the
         # container's filter; run_autograder gets no PYTHONPATH.
@@ -163,6 +166,8 @@ def run_package(package: str | Path, bundle: str | Path, *, keep: str | Path | N
                                  text=True, errors="replace", timeout=timeout)
         except subprocess.TimeoutExpired:
             raise InputError(f"run_autograder ran longer than {timeout:.0f} s (Gradescope's default limit is 600 s)")
+        finally:
+            subprocess.run(["rm", "-rf", "--", str(stash)], check=False)
         seconds = time.perf_counter() - started
         output = ran.stdout + ran.stderr
         try:

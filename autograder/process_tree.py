@@ -25,11 +25,14 @@ so nothing a bundle starts outlives its run.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import shutil
 import signal
 import stat
 import subprocess
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -95,28 +98,32 @@ def _descendants(root: int) -> set[int]:
     return found
 
 
-def _held_in_files(pid: int) -> int:
-    """Bytes of files that only ``pid``'s descriptors keep alive (memfds, deleted files): memory RSS misses."""
+def _held_in_files(pid: int, seen: set) -> int:
+    """Bytes of files that only ``pid``'s descriptors or mappings keep alive (memfds, deleted files): memory that
+    RSS misses (a mapping's untouched pages). ``seen``: the files counted already, across the tree."""
     total = 0
-    try:
-        descriptors = os.listdir(f"/proc/{pid}/fd")
-    except OSError:
-        return 0
-    for fd in descriptors:
-        with contextlib.suppress(OSError):
-            info = os.stat(f"/proc/{pid}/fd/{fd}")
-            if stat.S_ISREG(info.st_mode) and info.st_nlink == 0:
-                total += info.st_blocks * 512
+    for table in ("fd", "map_files"):                 # map_files: the files mapped into memory (readable by root)
+        try:
+            entries = os.listdir(f"/proc/{pid}/{table}")
+        except OSError:
+            continue
+        for entry in entries:
+            with contextlib.suppress(OSError):
+                info = os.stat(f"/proc/{pid}/{table}/{entry}")
+                if stat.S_ISREG(info.st_mode) and info.st_nlink == 0 and (info.st_dev, info.st_ino) not in seen:
+                    seen.add((info.st_dev, info.st_ino))
+                    total += info.st_blocks * 512
     return total
 
 
-def _owned_entries(uid: int, roots) -> list[tuple[str, os.stat_result]]:
-    """Every file and folder of ``uid`` under ``roots``, deepest first; links are never followed.
+def _owned_entries(uid: int, roots) -> tuple[list[tuple[str, os.stat_result]], bool]:
+    """Every file and folder of ``uid`` under ``roots``, outermost first, and whether a folder was too deep to
+    walk by path (over PATH_MAX); links are never followed.
 
     Only folders ``uid`` may write in are walked (its own, and those every user may write in): no
     other folder can hold anything new of its.
     """
-    found, seen, todo = [], set(), []
+    found, seen, todo, too_deep = [], set(), [], False
     for root in roots:
         with contextlib.suppress(OSError):
             if stat.S_ISDIR(os.lstat(root).st_mode):
@@ -129,7 +136,8 @@ def _owned_entries(uid: int, roots) -> list[tuple[str, os.stat_result]]:
         walked.add(folder)
         try:
             entries = list(os.scandir(folder))
-        except OSError:
+        except OSError as error:
+            too_deep = too_deep or error.errno in (errno.ENAMETOOLONG, errno.ELOOP)
             continue
         for entry in entries:
             try:
@@ -141,20 +149,36 @@ def _owned_entries(uid: int, roots) -> list[tuple[str, os.stat_result]]:
                 found.append((entry.path, info))
             if stat.S_ISDIR(info.st_mode) and (info.st_uid == uid or info.st_mode & 0o002):
                 todo.append(entry.path)
-    return sorted(found, key=lambda item: item[0].count(os.sep), reverse=True)
+    return sorted(found, key=lambda item: item[0].count(os.sep)), too_deep
 
 
 def bytes_owned_by(uid: int, roots) -> int:
-    """What ``uid``'s files and folders under ``roots`` hold: their blocks, and a page for each entry."""
-    return sum(ENTRY_BYTES + info.st_blocks * 512 for _, info in _owned_entries(uid, roots))
+    """What ``uid``'s files and folders under ``roots`` hold: their blocks, and a page for each entry (a tree too
+    deep to walk counts as more than any limit)."""
+    entries, too_deep = _owned_entries(uid, roots)
+    return 1 << 62 if too_deep else sum(ENTRY_BYTES + info.st_blocks * 512 for _, info in entries)
 
 
 def remove_owned_by(uid: int, roots) -> None:
-    """Remove every file and folder of ``uid`` under ``roots`` (once its processes are gone)."""
-    for path, info in _owned_entries(uid, roots):
+    """Remove every file and folder of ``uid`` under ``roots``, once no process of ``uid`` is left to move them.
+
+    Each outermost one goes whole (a folder by ``shutil.rmtree``, which works through descriptors
+    and never follows a link; ``rm -rf`` past its recursion limit), so no path is walked twice.
+    """
+    if survivors(uid):
+        return
+    removed: list[str] = []
+    for path, info in _owned_entries(uid, roots)[0]:
+        if any(path.startswith(folder + os.sep) for folder in removed):
+            continue
         with contextlib.suppress(OSError):
             if stat.S_ISDIR(info.st_mode):
-                os.rmdir(path)
+                removed.append(path)
+                try:
+                    shutil.rmtree(path)
+                except (OSError, RecursionError):
+                    subprocess.run(["rm", "-rf", "--one-file-system", "--", path], check=False,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             else:
                 os.unlink(path)
 
@@ -169,7 +193,7 @@ def _ipc_objects(uid: int) -> list[tuple[str, int, int]]:
         columns = lines[0].split()
         for line in lines[1:]:
             row = dict(zip(columns, line.split()))
-            if row.get("uid") == str(uid):
+            if str(uid) in (row.get("uid"), row.get("cuid")):          # the creator's id cannot be changed
                 size = int(row.get("size", 0)) if kind == "shm" else 0
                 found.append((kind, int(row.get(f"{kind}id" if kind != "msg" else "msqid", -1)), size))
     return found
@@ -318,8 +342,7 @@ class ProcessTree:
         if self.cgroup is not None:
             members |= set(self.cgroup.pids())
         if self.how == "user":
-            uid = str(self.uid)
-            members |= {p for p in _all_pids() if _status_field(p, "Uid").split()[:1] == [uid]}
+            members |= set(survivors(self.uid))
         elif self.how == "session":
             members |= {p for p in _all_pids() if _session(p) == self.root}
         return sorted(members)
@@ -331,10 +354,10 @@ class ProcessTree:
         if self.cgroup is not None:
             memory = self.cgroup.memory_bytes()
         else:
-            memory = 0
+            memory, seen = 0, set()
             for pid in pids:
                 fields = _read(f"/proc/{pid}/statm").split()
-                memory += (int(fields[1]) * PAGE if len(fields) > 1 else 0) + _held_in_files(pid)
+                memory += (int(fields[1]) * PAGE if len(fields) > 1 else 0) + _held_in_files(pid, seen)
             if self.how == "user":
                 memory += bytes_owned_by(self.uid, self.scratch) + sum(size for *_, size in _ipc_objects(self.uid))
         self.peak_memory_bytes = max(self.peak_memory_bytes, memory)
@@ -360,15 +383,30 @@ class ProcessTree:
 
 def _kill_all_of(uid: int) -> None:
     """``kill(-1, SIGKILL)`` as ``uid``: every process of that user at once (the kernel holds off forks
-    meanwhile), where killing them one by one could be outrun by a process that forks and exits."""
-    def become():
-        os.setgroups([])
-        os.setgid(uid)
-        os.setuid(uid)
+    meanwhile), where killing them one by one could be outrun by a process that forks and exits.
 
-    with contextlib.suppress(OSError, subprocess.SubprocessError):
-        subprocess.run(["kill", "-s", "KILL", "--", "-1"], preexec_fn=become, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, timeout=10)
+    A fork of the grader does it, with no ``exec``: no program of that user's that another of its
+    processes could trace or write into before it kills.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)     # "multi-threaded fork": only os calls follow
+        pid = os.fork()
+    if pid == 0:
+        try:
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+            os.kill(-1, signal.SIGKILL)
+        finally:
+            os._exit(0)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
+
+
+def survivors(uid: int) -> list[int]:
+    """The processes of ``uid`` still running (not zombies)."""
+    return [p for p in _all_pids() if _status_field(p, "Uid").split()[:1] == [str(uid)]
+            and not _status_field(p, "State").startswith("Z")]
 
 
 def remove_stale_cgroups(prefix: str, is_stale) -> int:

@@ -488,8 +488,9 @@ def _private_folder(files: dict[str, Path], isolation: str, slot: int, job: dict
     """``attention-lab-<grader pid>-*``: the grader's own (0711), holding ``in/`` (the bundle's files and the
     job, read-only to the child), ``work/`` (the child's) and ``root/`` (where namespaces build its root).
 
-    Under user isolation, ``in/`` and ``work/`` belong to this run's user alone: a child running at
-    the same time, as another user, can list ``/tmp`` but open nothing of its neighbour's.
+    Under user isolation, ``in/`` is the grader's, readable by this run's group alone (the child
+    cannot make it writable and fill it), and ``work/`` belongs to this run's user: a child running
+    at the same time, as another user, can list ``/tmp`` but open nothing of its neighbour's.
     """
     private = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-"))
     os.chmod(private, 0o711)
@@ -504,12 +505,13 @@ def _private_folder(files: dict[str, Path], isolation: str, slot: int, job: dict
     owner = sandbox_uid(slot) if is_user_isolation(isolation) else None
     if owner is not None:
         _kit_links(private)
-    for path in [*inputs.iterdir(), inputs, work]:
+    for path in [*inputs.iterdir(), inputs]:      # readable by the run's group alone, writable by none of its own
         if owner is not None:
-            os.chown(path, owner, owner)
-        if path != work:
-            os.chmod(path, (0o500 if path == inputs else 0o400) if owner is not None else
-                     (0o555 if path == inputs else 0o644))
+            os.chown(path, os.getuid(), owner)
+        os.chmod(path, (0o550 if path == inputs else 0o440) if owner is not None else
+                 (0o555 if path == inputs else 0o644))
+    if owner is not None:
+        os.chown(work, owner, owner)              # the child's own, counted by the watchdog
     return private
 
 

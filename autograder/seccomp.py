@@ -4,7 +4,10 @@ Under ``user`` isolation (a root grader where user namespaces are blocked, as on
 sandboxed child shares the machine's network. Before it execs, the child installs
 :data:`NO_NETWORK`, which refuses the calls that make a socket (``socket``, ``socketpair``) and
 ``io_uring_setup`` (io_uring can open and connect sockets without a system call the filter would
-see). The child needs no socket: Keras loads and predicts without one. A filter needs no
+see), and the calls that reach into another process (``ptrace``, ``process_vm_readv`` and
+``_writev``, ``pidfd_getfd``): a process of the same user without the filter (none is started,
+but a filter is no place to assume it) could otherwise be made to open a socket for it. The
+child needs none of these: Keras loads and predicts without them. A filter needs no
 privilege (``no_new_privs`` is set first), works under Docker's default seccomp profile, is
 inherited by every process the child starts and survives ``exec``; no process can remove it.
 
@@ -16,7 +19,8 @@ instructions, written out here so that a reader can check each one.
 The program, for each system call (``seccomp_data``: the call's number, its architecture, its
 arguments):
 
-    the architecture is not this machine's native one (i386, x32)  -> kill the process
+    the architecture is not this machine's native one (i386)       -> kill the process
+    an x32 call (x86-64 numbers with bit 30 set)                   -> fail with ENOSYS
     the call is in the rule list (and its first argument has a flag of the rule's mask, if any)
                                                                    -> fail with the rule's errno
     anything else                                                  -> allow
@@ -54,10 +58,12 @@ X32_BIT = 0x40000000        # x86-64 calls with this bit set are the x32 ABI's: 
 
 # Per machine: the AUDIT_ARCH value seccomp reports, and the numbers of the calls the rules name.
 ARCHITECTURES = {
-    "x86_64": (0xC000003E, {"socket": 41, "socketpair": 53, "io_uring_setup": 425, "unshare": 272, "setns": 308,
-                            "mount": 165, "umount2": 166, "pivot_root": 155, "clone": 56, "clone3": 435}),
-    "aarch64": (0xC00000B7, {"socket": 198, "socketpair": 199, "io_uring_setup": 425, "unshare": 97, "setns": 268,
-                             "mount": 40, "umount2": 39, "pivot_root": 41, "clone": 220, "clone3": 435}),
+    "x86_64": (0xC000003E, {"socket": 41, "socketpair": 53, "io_uring_setup": 425, "ptrace": 101,
+                            "process_vm_readv": 310, "process_vm_writev": 311, "pidfd_getfd": 438, "unshare": 272,
+                            "setns": 308, "mount": 165, "umount2": 166, "pivot_root": 155, "clone": 56, "clone3": 435}),
+    "aarch64": (0xC00000B7, {"socket": 198, "socketpair": 199, "io_uring_setup": 425, "ptrace": 117,
+                             "process_vm_readv": 270, "process_vm_writev": 271, "pidfd_getfd": 438, "unshare": 97,
+                             "setns": 268, "mount": 40, "umount2": 39, "pivot_root": 41, "clone": 220, "clone3": 435}),
 }
 # clone()'s flags that make a new namespace (linux/sched.h): NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET.
 NEW_NAMESPACE_FLAGS = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000
@@ -70,7 +76,10 @@ class Rule:
     when_flags: int = 0         # 0: always; else only when the first argument has one of these bits
 
 
-NO_NETWORK = (Rule("socket", errno.EACCES), Rule("socketpair", errno.EACCES), Rule("io_uring_setup", errno.EACCES))
+NO_NETWORK = (Rule("socket", errno.EACCES), Rule("socketpair", errno.EACCES), Rule("io_uring_setup", errno.EACCES),
+              # and no way into a process of the same user that has no filter, or into its descriptors
+              Rule("ptrace", errno.EPERM), Rule("process_vm_readv", errno.EPERM),
+              Rule("process_vm_writev", errno.EPERM), Rule("pidfd_getfd", errno.EPERM))
 CONTAINER = (Rule("unshare", errno.EPERM), Rule("setns", errno.EPERM), Rule("mount", errno.EPERM),
              Rule("umount2", errno.EPERM), Rule("pivot_root", errno.EPERM),
              Rule("clone", errno.EPERM, NEW_NAMESPACE_FLAGS),

@@ -230,12 +230,28 @@ def _gradescope(r: dict) -> list[tuple[str, str, str]]:
              "no kill at 768 MB; ≤ 300 s (half a CPU: 2x)")]
 
 
+def _gradescope_isolation(r: dict) -> list[tuple[str, str, str]]:
+    names = {"date-generation": "lab 1", "date-translation": "lab 2", "name-transliteration": "homework"}
+
+    def run(task: str, g: dict) -> str:
+        spaced, user = g["namespaces"], g["user+nonet"]
+        return (f"{names.get(task, task)}: namespaces {spaced['gradescope_run_seconds']:.1f} s (child "
+                f"{spaced['sandbox_seconds']:.1f} s), user+nonet {user['run_autograder_seconds']:.1f} s (child "
+                f"{user['sandbox_seconds']:.1f} s), {user['status']}, same score: "
+                f"{'yes' if spaced['score'] == user['score'] else 'NO'}")
+    return [(f"Gradescope package as Gradescope runs it (`gradescope-selfcheck`: root, namespaces and mounts refused, "
+             f"no cgroup; isolation user+nonet) beside `gradescope-run` under namespaces; one default-size bundle per "
+             f"task, one core (`taskset -c {r['config']['cpus']}`)",
+             "; ".join(run(task, g) for task, g in r["report"].items()),
+             "graded, the same score under both")]
+
+
 SECTIONS = (("date_generation", _lab1), ("date_translation", _lab2), ("lab2_vs_classic", _classic),
             ("attention_variants", _variants),
             ("name_transliteration", _names), ("autograder_throughput", _autograder),
             ("similarity_calibration", _similarity), ("generators", _generators),
             ("fresh_clone_demo", _fresh_clone), ("colab_stack", _colab_stack),
-            ("gradescope_limits", _gradescope))
+            ("gradescope_limits", _gradescope), ("gradescope_isolation", _gradescope_isolation))
 
 
 def table() -> str:

@@ -494,13 +494,25 @@ for _ in range(40):                 # 4 GB in anonymous files: no process's resi
     files.append(fd)
 time.sleep(120)
 '''
-    for name, attack in {"memfds": memfds, "forker": FORK}.items():
+    mapped = r'''
+mmap = __import__("mm" + "ap")
+maps = []
+for _ in range(40):                 # 4 GB in anonymous files, each closed once one page of it is mapped: no
+    fd = os.memfd_create("hoard")   # descriptor holds them, and the untouched pages are in no one's RSS
+    for _ in range(100):
+        os.write(fd, b"1" * (1 << 20))
+    maps.append(mmap.mmap(fd, mmap.PAGESIZE))
+    os.close(fd)
+time.sleep(120)
+'''
+    for name, attack in {"memfds": memfds, "mapped": mapped, "forker": FORK}.items():
         export(model, vocabs, task="name-transliteration", student_id=name, out=tmp_path / "subs" / name)
         (tmp_path / "subs" / name / "custom_layers.py").write_text(layer + PRELUDE + attack, encoding="utf-8")
     rubric = load_rubric(_rubric(tmp_path, "name-transliteration", wall_seconds=60, memory_mb=3072, tasks=64))
     records = {r["student"]: r for r in grade_folder(tmp_path / "subs", rubric, tmp_path / "hidden",
                                                       tmp_path / "grades", progress=False)}
     assert records["memfds"]["status"] == "out-of-memory", records["memfds"]["message"]
+    assert records["mapped"]["status"] == "out-of-memory", records["mapped"]["message"]
     assert records["forker"]["status"] == "too-many-processes", records["forker"]["message"]
     assert records["forker"]["sandbox_seconds"] < 60
 
