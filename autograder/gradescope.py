@@ -11,12 +11,15 @@ plus the kit (``labs/``, ``autograder/``, ``datasets/``, ``requirements.txt``), 
 hidden set. The zip goes to Gradescope only; students never see it.
 
 Gradescope runs each submission as root in a Docker container whose default seccomp profile
-usually blocks user namespaces, so the grader falls back to ``user`` isolation there: the child
-runs as an unprivileged user (see :mod:`autograder.sandbox`). ``run_autograder`` first makes
-everything that user must not read private to root: the hidden set, the rubric, the kit's
-datasets, the romanizer packages (the homework's spellings come from them), the student's
-upload, the results and Gradescope's submission metadata. The grader checks that before it runs
-anything, and refuses otherwise.
+usually blocks user namespaces, so the grader falls back to ``user+nonet`` isolation there: the
+child runs as an unprivileged user with no network (see :mod:`autograder.sandbox`).
+``run_autograder`` first opens the kit's code (``labs/``, ``autograder/``) and the virtual
+environment to that user, and makes everything it must not read private to root: the hidden
+set, the rubric, the kit's datasets, the romanizer packages (the homework's spellings come from
+them), the student's upload, the results and Gradescope's submission metadata. The grader
+checks that before it runs anything, and refuses otherwise. ``python -m autograder
+gradescope-selfcheck`` (:mod:`autograder.gradescope_check`) runs a package this way before it is
+uploaded.
 
 Memory: the container holds the grader and its sandboxed child together (768 MB by default). When
 the kernel kills the child for it, results.json and the run's output say so in one line, "out of

@@ -126,8 +126,10 @@ def run_package(package: str | Path, bundle: str | Path, *, keep: str | Path | N
             raise InputError(f"no {what} at {str(path)!r}")
     _refuse_unless_possible()
     if keep is not None:
-        top = Path(keep)
-        top.mkdir(parents=True, exist_ok=False)
+        top = Path(keep).resolve()           # the run happens in a folder of its own: paths must not be relative
+        if top.exists():
+            raise InputError(f"--keep {str(keep)!r} exists already: name a new folder (the layout is written there)")
+        top.mkdir(parents=True)
     else:
         top = Path(tempfile.mkdtemp(prefix="attention-lab-gradescope-"))
     top.chmod(0o755)                                 # stands for "/": every user may enter

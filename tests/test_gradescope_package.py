@@ -220,3 +220,18 @@ print(";".join(refused), "child:", "PermissionError" in child.stderr)
                                             "sh -c 'echo forked'"], preexec_fn=prepared(CONTAINER).install,
                                capture_output=True, text=True, timeout=60)
     assert contained.stdout.split() == ["refused", "refused", "forked"], contained.stderr
+
+
+def test_the_selfcheck_command_keeps_the_layout_where_asked_and_says_what_it_found(packages, tmp_path):
+    made = packages["date-generation"]
+    ran = run_autograder("gradescope-selfcheck", str(made["package"]), str(made["bundle"]), "--keep", "kept",
+                         cwd=tmp_path)                                         # a relative folder
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    lines = ran.stdout.strip().splitlines()
+    assert lines[0] == "status: graded" and lines[1] == "isolation: user+nonet"
+    assert (tmp_path / "kept" / "autograder" / "results" / "results.json").is_file()
+    assert oct((tmp_path / "kept" / "autograder" / "source" / "hidden").stat().st_mode & 0o777) == "0o700"
+    again = run_autograder("gradescope-selfcheck", str(made["package"]), str(made["bundle"]), "--keep", "kept",
+                           cwd=tmp_path)
+    assert again.returncode == 2 and again.stderr.strip().endswith("exists already: name a new folder (the layout "
+                                                                   "is written there)"), again.stderr
