@@ -76,7 +76,8 @@ class SelfCheck:
     root: Path | None       # the layout, when kept
 
 
-def _refuse_unless_possible() -> None:
+def refuse_unless_possible() -> None:
+    """InputError, in one line, where this machine cannot run a package as Gradescope does."""
     if not sys.platform.startswith("linux"):
         raise InputError("gradescope-selfcheck runs the package as Gradescope does, in a Linux container: run it on "
                          "Linux (a Linux virtual machine or Docker container will do)")
@@ -124,7 +125,7 @@ def run_package(package: str | Path, bundle: str | Path, *, keep: str | Path | N
     for path, what in ((package, "package"), (bundle, "bundle")):
         if not path.exists():
             raise InputError(f"no {what} at {str(path)!r}")
-    _refuse_unless_possible()
+    refuse_unless_possible()
     if keep is not None:
         top = Path(keep).resolve()           # the run happens in a folder of its own: paths must not be relative
         if top.exists():

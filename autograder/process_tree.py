@@ -40,7 +40,8 @@ PAGE = os.sysconf("SC_PAGE_SIZE")
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 SCRATCH = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")    # where any user may write (those that exist)
 ENTRY_BYTES = 4096          # what a file or folder holds beyond its data (inode, directory entry), rounded up
-SYSV_IPC = {"shm": "-m", "msg": "-q", "sem": "-s"}          # /proc/sysvipc/<kind> -> ipcrm's option
+# /proc/sysvipc/<kind> -> the column of an object's id, and ipcrm's option for that kind
+SYSV_IPC = {"shm": ("shmid", "-m"), "msg": ("msqid", "-q"), "sem": ("semid", "-s")}
 
 
 @dataclass(frozen=True)
@@ -186,7 +187,7 @@ def remove_owned_by(uid: int, roots) -> None:
 def _ipc_objects(uid: int) -> list[tuple[str, int, int]]:
     """``(kind, id, bytes)`` of ``uid``'s System V IPC objects (bytes: a shared memory segment's size)."""
     found = []
-    for kind in SYSV_IPC:
+    for kind, (id_column, _) in SYSV_IPC.items():
         lines = _read(f"/proc/sysvipc/{kind}").splitlines()
         if not lines:
             continue
@@ -195,7 +196,7 @@ def _ipc_objects(uid: int) -> list[tuple[str, int, int]]:
             row = dict(zip(columns, line.split()))
             if str(uid) in (row.get("uid"), row.get("cuid")):          # the creator's id cannot be changed
                 size = int(row.get("size", 0)) if kind == "shm" else 0
-                found.append((kind, int(row.get(f"{kind}id" if kind != "msg" else "msqid", -1)), size))
+                found.append((kind, int(row.get(id_column, -1)), size))
     return found
 
 
@@ -203,7 +204,7 @@ def remove_ipc_of(uid: int) -> None:
     """Remove ``uid``'s shared memory segments, semaphores and message queues (they outlive their processes)."""
     for kind, number, _ in _ipc_objects(uid):
         with contextlib.suppress(OSError, subprocess.SubprocessError):
-            subprocess.run(["ipcrm", SYSV_IPC[kind], str(number)], stdout=subprocess.DEVNULL,
+            subprocess.run(["ipcrm", SYSV_IPC[kind][1], str(number)], stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL, timeout=10)
 
 
@@ -393,14 +394,20 @@ def _kill_all_of(uid: int) -> None:
         pid = os.fork()
     if pid == 0:
         try:
-            os.setgroups([])
-            os.setgid(uid)
-            os.setuid(uid)
+            become(uid)
             os.kill(-1, signal.SIGKILL)
         finally:
             os._exit(0)
     with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, 0)
+
+
+def become(uid: int) -> None:
+    """Drop root for ``uid`` (its own group, no others): the sandbox's user. Only os calls: safe between fork
+    and exec."""
+    os.setgroups([])
+    os.setgid(uid)
+    os.setuid(uid)
 
 
 def survivors(uid: int) -> list[int]:

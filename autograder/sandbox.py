@@ -63,8 +63,8 @@ from pathlib import Path
 
 from autograder.claims import check_weights, checked_failure
 from autograder.container import memory_limit_mb, oom_kills, out_of_memory_line
-from autograder.process_tree import (SCRATCH, Cgroup, ProcessTree, TreeLimits, remove_ipc_of, remove_owned_by,
-                                     remove_stale_cgroups)
+from autograder.process_tree import (SCRATCH, Cgroup, ProcessTree, TreeLimits, become, remove_ipc_of,
+                                     remove_owned_by, remove_stale_cgroups)
 from autograder.seccomp import NO_NETWORK, network_filter_works, prepared
 from labs.common.errors import InputError
 
@@ -269,7 +269,7 @@ def _user_isolation_works() -> bool:
         kit = _kit_links(probe)
         return subprocess.run([sys.executable, "-c", "import labs.common.vocab, autograder.child"], cwd="/",
                               env=_environment(Path("/"), kit), capture_output=True, timeout=60,
-                              preexec_fn=functools.partial(_become, sandbox_uid(0))).returncode == 0
+                              preexec_fn=functools.partial(become, sandbox_uid(0))).returncode == 0
     except (OSError, subprocess.SubprocessError):
         return False
     finally:
@@ -288,12 +288,6 @@ def _kit_links(folder: Path) -> Path:
     for name in KIT_CODE:
         (kit / name).symlink_to(KIT_ROOT / name)
     return kit
-
-
-def _become(uid: int) -> None:
-    os.setgroups([])
-    os.setgid(uid)
-    os.setuid(uid)
 
 
 def resolve_isolation(requested: str = "auto") -> str:
@@ -381,7 +375,7 @@ def _before_exec(limits: Limits, cgroup_files: list[str], uid: int | None, cut_n
     if uid is not None:
         resource.setrlimit(resource.RLIMIT_NPROC, (limits.tasks, limits.tasks))
         resource.setrlimit(resource.RLIMIT_MSGQUEUE, (0, 0))     # POSIX message queues: memory outside the count
-        _become(uid)
+        become(uid)
     if cut_network is not None:
         cut_network.install()      # last: it also sets no_new_privs; a failure stops the child before it runs
 

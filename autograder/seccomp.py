@@ -129,11 +129,13 @@ class Filter:
 
     def install(self) -> None:
         """Install the filter on the calling process (and so on everything it starts); OSError if refused."""
-        for option, argument in ((PR_SET_NO_NEW_PRIVS, None), (PR_SET_SECCOMP, ctypes.addressof(self._program))):
-            first = 1 if argument is None else SECCOMP_MODE_FILTER
-            if self._prctl(option, first, argument, 0, 0) != 0:
-                number = ctypes.get_errno()
-                raise OSError(number, f"prctl({option}): {os.strerror(number)}")
+        self._call(PR_SET_NO_NEW_PRIVS, 1, None)     # no setuid program can gain back what the filter takes
+        self._call(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(self._program))
+
+    def _call(self, option: int, value: int, pointer) -> None:
+        if self._prctl(option, value, pointer, 0, 0) != 0:
+            number = ctypes.get_errno()
+            raise OSError(number, f"prctl({option}): {os.strerror(number)}")
 
 
 @functools.lru_cache(maxsize=None)
