@@ -2,7 +2,7 @@
 
     bundle.py        open a bundle without trusting it (sizes, zip checks, Keras 3 format only)
     allowlist.py     the classes and modules a model's config.json may name; its real layer graph
-    audit.py         what a homework bundle's custom_layers.py imports, and what to review
+    (labs/common/layer_audit.py: what a custom_layers.py imports; the self-test and export run it too)
     sandbox.py       run the model in an isolated, limited process (child.py is that process;
                      weights.py counts parameters and fingerprints the weights before any student
                      code runs)

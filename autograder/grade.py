@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.allowlist import ConfigError, check_config
-from autograder.audit import audit_module
+from labs.common.layer_audit import audit_module
 from autograder.bundle import OPTIONAL, REQUIRED, BundleError, open_bundle
 from autograder.claims import CHECKS, ClaimError, clean_message, reported_seconds
 from autograder.rubric import Rubric

@@ -81,7 +81,7 @@ class KeyValueAttention(keras.layers.Layer):
         # 1. Keys and values from the memory; the query projected into key space.
         ### BEGIN SOLUTION
         ### TODO: compute keys (batch, S, key_dim), values (batch, S, value_dim) and q (batch, T, key_dim)
-        ### HINT: ops.matmul(memory, self.key_kernel) is the key of every source position at once
+        ### HINT: each is one learned projection (the formulas above): one matrix product over the last axis covers every example and position at once
         keys = ops.matmul(memory, self.key_kernel)                       # (batch, S, key_dim)
         values = ops.matmul(memory, self.value_kernel)                   # (batch, S, value_dim)
         q = ops.matmul(query, self.query_kernel)                         # (batch, T, key_dim)
@@ -90,7 +90,7 @@ class KeyValueAttention(keras.layers.Layer):
         # 2. One score per (output step t, source position j).
         ### BEGIN SOLUTION
         ### TODO: compute the scores (batch, T, S): scaled dot product, or additive when self.score == "additive"
-        ### HINT: dot: multiply q by the keys transposed to (batch, key_dim, S), then scale; additive: broadcast q[:, :, None, :] + keys[:, None, :, :]
+        ### HINT: dot: all q_t . k_j at once is a batched matrix product once the keys' last two axes are swapped (a transpose, not a reshape); additive: give q a source axis and the keys an output-step axis, so that q + keys broadcasts to (batch, T, S, key_dim)
         if self.score == "dot":
             scores = ops.matmul(q, ops.transpose(keys, (0, 2, 1)))       # (batch, T, S)
             scores = scores / ops.sqrt(ops.cast(self.key_dim, scores.dtype))
@@ -102,7 +102,7 @@ class KeyValueAttention(keras.layers.Layer):
         # 3. Padding gets no weight: mask the scores *before* the softmax, then normalise over S.
         ### BEGIN SOLUTION
         ### TODO: set the scores of padded positions (memory_mask False) to a large negative number, then softmax over the last axis
-        ### HINT: ops.where(memory_mask[:, None, :], scores, -1e4) broadcasts the mask over T (-1e4: float16 holds it, -1e9 it cannot)
+        ### HINT: the mask is (batch, S) and the scores (batch, T, S): one mask serves every output step; a padded score must be so negative that its exp() is 0, yet a number float16 holds (at most 65504 in size)
         if memory_mask is not None:
             real = ops.cast(memory_mask, "bool")[:, None, :]             # (batch, 1, S)
             scores = ops.where(real, scores, ops.full_like(scores, -1e4))
@@ -112,7 +112,7 @@ class KeyValueAttention(keras.layers.Layer):
         # 4. The context: the weighted average of the values.
         ### BEGIN SOLUTION
         ### TODO: compute the context (batch, T, value_dim) from the weights and the values
-        ### HINT: a batched matrix product: (batch, T, S) x (batch, S, value_dim)
+        ### HINT: c_t = sum_j a_tj v_j for every t at once; the shapes (batch, T, S) and (batch, S, value_dim) say which product
         context = ops.matmul(weights, values)                            # (batch, T, value_dim)
         ### END SOLUTION
 

@@ -175,12 +175,17 @@ def test_what_rubrics_score_is_what_the_metric_functions_compute():
 
 # ---- the self-test ----
 
-def _broken_layer(tmp_path, old: str, new: str):
-    """The solution with one mistake in it, loaded as a class (as a student's file would be)."""
+def _broken_source(old: str, new: str) -> str:
     source = (REPO_ROOT / "homework" / "kv_attention.py").read_text(encoding="utf-8")
     assert old in source
+    source = source.replace(old, new)
+    return source if "np." not in new else source.replace("from keras import ops", "from keras import ops\nimport numpy as np")
+
+
+def _broken_layer(tmp_path, old: str, new: str):
+    """The solution with one mistake in it, loaded as a class (as a student's file would be)."""
     path = tmp_path / "kv_attention.py"
-    path.write_text(source.replace(old, new), encoding="utf-8")
+    path.write_text(_broken_source(old, new), encoding="utf-8")
     spec = importlib.util.spec_from_file_location("broken_kv_attention", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -206,34 +211,68 @@ def test_reference_numbers_are_those_of_the_solution():
             np.testing.assert_allclose(fresh[score][name], stored[score][name], atol=1e-6)
 
 
-@pytest.mark.parametrize("old,new,failing,advice", [
-    ("weights = ops.softmax(scores, axis=-1)", "weights = ops.softmax(scores, axis=1)",
-     "weights sum to 1", "over the last axis"),
-    ("scores = ops.where(real, scores, ops.full_like(scores, -1e4))", "pass",
-     "padding gets zero weight", "large negative number"),
-    ("scores = scores / ops.sqrt(ops.cast(self.key_dim, scores.dtype))", "pass",
-     "dot score matches", "1 / sqrt(key_dim)"),
-    ("context = ops.matmul(weights, values)", "context = ops.matmul(weights, memory[..., :self.value_dim])",
-     "dot score matches", "weighted sum of the *values*"),
+# The solution's lines that students get wrong, and wrong versions of them.
+KEYS = "keys = ops.matmul(memory, self.key_kernel)"
+Q = "q = ops.matmul(query, self.query_kernel)"
+DOT = "scores = ops.matmul(q, ops.transpose(keys, (0, 2, 1)))"
+SCALE = "scores = scores / ops.sqrt(ops.cast(self.key_dim, scores.dtype))"
+HIDDEN = "hidden = ops.tanh(q[:, :, None, :] + keys[:, None, :, :])"
+MASK = "scores = ops.where(real, scores, ops.full_like(scores, -1e4))"
+SOFTMAX = "weights = ops.softmax(scores, axis=-1)"
+CONTEXT = "context = ops.matmul(weights, values)"
+
+
+@pytest.mark.parametrize("old,new,failing,advice,line", [
+    (SOFTMAX, "weights = ops.softmax(scores, axis=1)", "weights sum to 1", "over the output steps (axis 1, T)",
+     "axis=1"),
+    (SOFTMAX, "weights = scores", "weights sum to 1", "raw scores", None),
+    (f"{MASK}\n        {SOFTMAX}", f"pass\n        {SOFTMAX}\n        weights = ops.where(real, weights, 0.0)",
+     "weights sum to 1", "*after* the softmax", "ops.where(real, weights, 0.0)"),
+    (MASK, "pass", "padding gets zero weight", "so negative that its exp() is 0", "real = ops.cast(memory_mask"),
+    (MASK, "scores = scores + (1.0 - ops.cast(real, scores.dtype)) * -1e9", "works under mixed precision",
+     "float16 holds numbers up to 65504", "-1e9"),
+    (SCALE, "pass", "dot score matches", "2.00 times the reference's", None),
+    (DOT, "scores = ops.matmul(q, ops.reshape(keys, (ops.shape(keys)[0], self.key_dim, -1)))",
+     "each output step and each source position", "a transpose", "ops.reshape(keys"),
+    (Q, "q = query", "returns a context", "(2, 3, 6) = (batch, T, query_dim)", DOT),
+    (CONTEXT, "context = ops.matmul(weights, memory[..., :self.value_dim])", "dot score matches",
+     "weighted sum of the *values*", "memory[..., :self.value_dim]"),
+    (HIDDEN, "hidden = q[:, :, None, :] + keys[:, None, :, :]", "additive score matches", "w . tanh(q_t + k_j)", None),
+    (CONTEXT, f"{CONTEXT}\n        context, weights = ops.squeeze(context), ops.squeeze(weights)",
+     "works at batch 1", "a size-1 axis was lost", "ops.squeeze"),
+    (KEYS, "if getattr(self, '_keys', None) is None:\n            self._keys = ops.matmul(memory, self.key_kernel)\n"
+           "        keys = self._keys", "two calls with different inputs", "keeps something from the first call",
+     "self._keys = "),
+    (CONTEXT, "context = ops.convert_to_tensor(np.matmul(np.asarray(weights), np.asarray(values)))",
+     "works in graph mode", "NumPy was used on a tensor inside call()", "np.matmul"),
+    (CONTEXT, f"{CONTEXT}\n        context = ops.reshape(context, (query.shape[0], query.shape[1], self.value_dim))",
+     "works in graph mode", "known only when the model runs", "query.shape[0]"),
+    (SOFTMAX, f"import tensorflow as tf\n        weights = tf.nn.softmax(scores, axis=-1)", "imports only what the grader",
+     "imports 'tensorflow'", None),
 ])
-def test_selftest_explains_common_mistakes(tmp_path, restore_registration, old, new, failing, advice):
+def test_selftest_diagnoses_common_mistakes_and_points_at_the_line(tmp_path, restore_registration, old, new,
+                                                                   failing, advice, line):
     results = selftest.run_checks(_broken_layer(tmp_path, old, new))
     first_failure = next(r for r in results if not r.passed)
-    assert first_failure.name.startswith(failing)
+    assert first_failure.name.startswith(failing), first_failure
     assert advice in first_failure.message
+    if line is not None:
+        number = next(i for i, text in enumerate(_broken_source(old, new).splitlines(), 1) if line in text)
+        assert f"kv_attention.py, line {number}:" in first_failure.message, first_failure.message
+    assert "\x1b" not in first_failure.message
 
 
 def test_selftest_names_the_line_of_an_error(tmp_path, restore_registration):
     cls = _broken_layer(tmp_path, "values = ops.matmul(memory, self.value_kernel)",
                         "values = ops.matmul(memory, self.no_such_kernel)")
-    message = selftest.run_checks(cls)[0].message
+    message = next(r for r in selftest.run_checks(cls) if not r.passed).message
     assert "kv_attention.py, line" in message and "self.no_such_kernel" in message
 
 
 def test_selftest_cli_exit_status(cli):
     result = cli("selftest", "homework")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "6 of 6 checks passed" in result.stdout
+    assert f"{len(selftest.CHECKS)} of {len(selftest.CHECKS)} checks passed" in result.stdout
 
 
 # ---- the command line ----

@@ -1,4 +1,8 @@
-"""A static read of a bundle's ``custom_layers.py`` before anything runs: what it imports, what to review.
+"""A static read of a layer module (a bundle's ``custom_layers.py``) before anything runs: what it imports, what to review.
+
+One audit, three users: the grader runs it on every bundle, and the homework's self-test and
+``export`` run it on the student's file, so that a refused import is known in a second, not
+after an hour of training.
 
 The homework asks for a self-contained layer module: it may import ``keras`` and ``numpy``, and
 standard modules that only compute (``math``, ``typing``, ``functools``, ``dataclasses``). A
@@ -31,13 +35,16 @@ class Audit:
     review: list[str] = field(default_factory=list)   # names an instructor should look at
 
 
-def audit_module(source: bytes) -> Audit:
-    """Whether a ``custom_layers.py`` keeps to the homework's rules, and what in it deserves a look."""
+def audit_module(source: bytes, name: str = "custom_layers.py") -> Audit:
+    """Whether a ``custom_layers.py`` keeps to the homework's rules, and what in it deserves a look.
+
+    ``name`` is the file as the reader knows it (the student's ``homework/kv_attention.py``).
+    """
     if len(source) > MAX_MODULE_BYTES:
-        return Audit(False, f"custom_layers.py is {len(source) / 1000:.0f} kB; a layer module needs no more than "
+        return Audit(False, f"{name} is {len(source) / 1000:.0f} kB; a layer module needs no more than "
                             f"{MAX_MODULE_BYTES // 1000} kB (it may not carry data)")
     try:
-        tree = ast.parse(source.decode("utf-8"), filename="custom_layers.py")
+        tree = ast.parse(source.decode("utf-8"), filename=name)
     except (UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
         return Audit(True)   # it cannot run either: loading it reports the error to the student
     review = set()
@@ -54,6 +61,6 @@ def audit_module(source: bytes) -> Audit:
             continue
         for module in modules:
             if module.split(".")[0] not in ALLOWED_IMPORTS:
-                return Audit(False, f"custom_layers.py imports {module!r}; the homework's layer module may import "
-                                    f"only {', '.join(ALLOWED_IMPORTS[:-1])}", sorted(review))
+                return Audit(False, f"{name} imports {module!r} (line {node.lineno}); the homework's layer module "
+                                    f"may import only {', '.join(ALLOWED_IMPORTS[:-1])}", sorted(review))
     return Audit(True, "", sorted(review))
