@@ -5,11 +5,13 @@
     python -m autograder similarity grades/        (compare the graded models again; the class report)
     python -m autograder gradescope --task date-translation --hidden hidden/lab2 --out autograder.zip
     python -m autograder gradescope-selfcheck autograder.zip submission.zip   (as Gradescope runs it; root)
-    python -m autograder check submission.zip
+    python -m autograder check submission.zip --task name-transliteration   (students: before handing in)
 
 Mistakes in the command (a missing folder, a bad rubric, a Keras older than the grader's floor in
 :mod:`autograder.keras_floor`) end with one line on stderr and exit status 2. A bad *bundle* is
-never an error of the command: it gets its status in the gradebook.
+never an error of the command: it gets its status in the gradebook. ``check`` exits with status 1 for
+every bundle it would not grade (any status but ``graded``), and at once, in one line on stderr, for a
+bundle of another task than its ``--task``.
 """
 
 from __future__ import annotations
@@ -78,8 +80,12 @@ def _parser() -> argparse.ArgumentParser:
     selfcheck.add_argument("bundle", help="a submission: a bundle zip or folder")
     selfcheck.add_argument("--keep", default=None, help="a new folder to keep the /autograder layout in (to look at)")
 
-    check = commands.add_parser("check", help="validate your bundle and score it on the public dev set")
+    check = commands.add_parser("check", help="validate your bundle and score it on the public dev set; exit "
+                                "status 0 only when it is graded")
     check.add_argument("bundle", help="submission.zip or a bundle folder")
+    check.add_argument("--task", default=None, choices=TASKS,
+                       help="the task the bundle must be for (a bundle for another fails at once; default: the "
+                            "one its meta.json names)")
     check.add_argument("--rubric", default=None, help="rubric TOML (default: the task's)")
     return parser
 
@@ -94,37 +100,28 @@ def _gradescope_run_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _bundle_task(path: Path) -> str:
-    """The task a bundle says it is for (only to pick the rubric; grading checks it again)."""
-    import json
-    import zipfile
-
-    try:
-        if path.is_dir():
-            meta = json.loads((path / "meta.json").read_text(encoding="utf-8"))
-        else:
-            with zipfile.ZipFile(path) as archive:
-                name = next(n for n in archive.namelist() if n.rsplit("/", 1)[-1] == "meta.json")
-                if archive.getinfo(name).file_size > 1_000_000:
-                    raise ValueError
-                meta = json.loads(archive.read(name))
-        return meta["task"] if meta["task"] in TASKS else ""
-    except (OSError, ValueError, KeyError, TypeError, StopIteration, zipfile.BadZipFile):
-        return ""
-
-
 def _check(args) -> int:
-    from autograder.batch import check_bundle
+    from autograder.batch import bundle_task, check_bundle
+    from autograder.grade import wrong_task_message
 
     path = Path(args.bundle)
     if not path.exists():
         raise InputError(f"no bundle at {str(path)!r}")
-    task = _bundle_task(path)
-    if not task and args.rubric is None:
-        raise InputError(f"{path} has no readable meta.json naming its task; export it with "
-                         "labs.common.submission.export(...)")
-    rubric = load_rubric(args.rubric, task or None)
-    print(f"Checking {path} against the {rubric.title} rubric on the public dev set ...", flush=True)
+    found = bundle_task(path)
+    if args.task and found is not None and found != args.task:
+        # Not graded against the wrong rubric: the student handed in the wrong file (exit 1, as any bundle not graded).
+        print(f"python -m autograder: error: {wrong_task_message(path.name, found, args.task)}", file=sys.stderr)
+        return 1
+    task = args.task or (found if found in TASKS else None)
+    if task is None and args.rubric is None:
+        raise InputError(f"{path} has no readable meta.json naming a task of this kit; export it with "
+                         "labs.common.submission.export(...), or name the task with --task")
+    rubric = load_rubric(args.rubric, task)
+    what = (f"a {rubric.task} bundle" if found == rubric.task
+            else f"as a {rubric.task} bundle (its meta.json names no task of this kit)")
+    against = "its rubric" if args.rubric is None else f"the rubric {args.rubric}"
+    print(f"Checking {path}: {what} ({tasks.get(rubric.task).title}), against {against} on the public dev set ...",
+          flush=True)
     record = check_bundle(path, rubric)
     print(f"status: {record['status']}" + (f": {record['message']}" if record["message"] else "")
           + f"  (isolation: {record['isolation']})")
@@ -133,7 +130,7 @@ def _check(args) -> int:
         print(f"  {line['points']:5g} / {line['max_points']:<4g} {line['label']}: {line['shown']}{note}".rstrip())
     print(f"score on the public dev set: {record['score']:g} / {record['max_score']:g} "
           "(the hidden test set decides the grade)")
-    return 0 if record["status"] == "graded" else 1
+    return 0 if record["status"] == "graded" else 1   # every status but graded: the bundle is not ready to hand in
 
 
 def _flagged(grades: Path) -> str:

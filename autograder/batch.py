@@ -8,6 +8,7 @@ import json
 import logging
 import os
 import sys
+import zipfile
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from autograder.grade import (HiddenSet, bundle_digest, cached_result, find_bund
                               public_examples, student_id_for)
 from autograder.hidden import load_hidden_set
 from autograder.reports import write_gradebook, write_student_files
-from autograder.rubric import Rubric
+from autograder.rubric import Rubric, load_rubric
 from autograder.sandbox import (KIT_ROOT, clean_stale_folders, is_user_isolation, package_folders, readable_by_others,
                                 resolve_isolation, sandbox_uid)
 from autograder.similarity import THRESHOLDS, evidence_path, save_evidence, write_similarity
@@ -225,14 +226,48 @@ def dev_set(task: str) -> HiddenSet:
                      "the public dev set")
 
 
-def check_bundle(path: str | Path, rubric: Rubric, *, limit: int | None = 1000) -> dict:
-    """Validate one bundle and score it on (the first ``limit`` rows of) the public dev set.
+def bundle_task(path: str | Path) -> str | None:
+    """The task a bundle's meta.json names (a text, which may name no task of the kit), or None where it names
+    none or cannot be read. A first look, for ``check`` to pick the rubric; grading opens the bundle safely and
+    checks the task again."""
+    path = Path(path)
+    try:
+        if path.is_dir():
+            meta = json.loads((path / "meta.json").read_text(encoding="utf-8"))
+        else:
+            with zipfile.ZipFile(path) as archive:
+                name = next(n for n in archive.namelist() if n.rsplit("/", 1)[-1] == "meta.json")
+                if archive.getinfo(name).file_size > 1_000_000:
+                    return None
+                meta = json.loads(archive.read(name))
+        return meta["task"] if isinstance(meta["task"], str) else None
+    except (OSError, ValueError, KeyError, TypeError, StopIteration, RecursionError, zipfile.BadZipFile):
+        return None
 
-    A student checks their own bundle, so it runs even where the machine cannot isolate it.
+
+def check_bundle(path: str | Path, rubric: Rubric | None = None, *, task: str | None = None,
+                 limit: int | None = 1000) -> dict:
+    """Validate one bundle and score it on (the first ``limit`` rows of) the public dev set; the result record
+    (``status``, ``message``, ``lines``, ``score``, ...), as grading makes it.
+
+    ``task``: the task the bundle must be for (the assignment's, say ``"name-transliteration"`` in the
+    homework's notebook); a bundle for another task gets the status ``wrong-task`` and a message naming
+    both, and is not run. ``rubric``: what it is scored with; by default the task's own (``task``'s, else
+    the one the bundle names). A rubric for another task than ``task`` (``load_rubric(task=run.task)``
+    where the run is another lab's) gives way to ``task``'s own. A student checks their own bundle, so it
+    runs even where the machine cannot isolate it.
     """
     path = Path(path)
     if not os.path.lexists(path):
         raise InputError(f"no bundle at {str(path)!r}")
+    if task is not None and (rubric is None or rubric.task != task):
+        rubric = load_rubric(task=task)
+    elif rubric is None:
+        found = bundle_task(path)
+        if found not in tasks.names():
+            raise InputError(f"{path} has no readable meta.json naming a task of this kit; export it with "
+                             "labs.common.submission.export(...)")
+        rubric = load_rubric(task=found)
     hidden = dev_set(rubric.task)
     if limit is not None and limit < len(hidden.inputs):
         hidden = HiddenSet(hidden.folder, hidden.inputs[:limit], hidden.targets[:limit], hidden.manifest,

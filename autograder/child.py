@@ -9,7 +9,7 @@ to the descriptor ``N``:
 
 - ``{"status": "ok", "outputs": ..., "examples": [...], "seconds": {...}}``, or
 - ``{"status": "wrong-signature" | "load-failed" | "nan-output" | "out-of-memory" | "error",
-  "message": "..."}``.
+  "message": "..."}`` (:data:`autograder.claims.CHILD_STATUSES`; the message made by :func:`_failure`).
 
 Student code runs in this process, so the grader treats all of it as a claim
 (:mod:`autograder.claims`): only predictions scored against answers this process never saw earn
@@ -25,6 +25,7 @@ import importlib
 import importlib.util
 import json
 import os
+import re
 import sys
 import time
 import traceback
@@ -32,30 +33,87 @@ from pathlib import Path
 
 import numpy as np
 
+from autograder.claims import strip_escapes
+
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-FAILURE_STATUSES = ("wrong-signature", "load-failed", "nan-output", "out-of-memory", "error")
-
-
 NO_NETWORK = "the grader's sandbox has no network, and a model must not need one; "
+STUDENT_FILE = "custom_layers.py"
+ERROR_LENGTH = 200      # of an error's own words in a message (the grader cuts a whole message at 300)
+# Keras wraps an exception raised in a layer's call(): this first line (its layer), then, in terminal
+# colours, its own account with the original message at the end, then the call's arguments.
+_KERAS_CALL = re.compile(r"Exception encountered when calling (.+?)\.?$")
+
+
+def _chain(error: BaseException) -> list[BaseException]:
+    """``error`` and the exceptions it was raised from or while handling, outermost first (at most 10)."""
+    chain = [error]
+    while len(chain) < 10 and (inner := chain[-1].__cause__ or chain[-1].__context__) is not None \
+            and all(inner is not seen for seen in chain):
+        chain.append(inner)
+    return chain
 
 
 def _why(error: BaseException) -> str:
     """Why the sandbox made ``error`` happen, where it did on purpose (a socket refused: no network), to put
     first in the message; else ''."""
-    seen, depth = error, 0
-    while seen is not None and depth < 10:
+    for seen in _chain(error):
         if isinstance(seen, PermissionError) and any(frame.filename.endswith("socket.py")
                                                      for frame in traceback.extract_tb(seen.__traceback__)):
             return NO_NETWORK
-        seen, depth = seen.__cause__ or seen.__context__, depth + 1
     return ""
+
+
+def _student_line(error: BaseException) -> int | None:
+    """The line of custom_layers.py where ``error`` was raised (its innermost frame there), or None."""
+    lines = [f.lineno for f in traceback.extract_tb(error.__traceback__) if Path(f.filename).name == STUDENT_FILE]
+    return lines[-1] if lines else None
+
+
+def _text(error: BaseException) -> str:
+    """The error's message without terminal colours ('' where even that fails: a student's exception may)."""
+    try:
+        return strip_escapes(str(error))
+    except Exception:
+        return ""
+
+
+def _words(error: BaseException) -> str:
+    """``Type: message`` in one line, without terminal colours or the call arguments Keras appends."""
+    text = _text(error).split("Arguments received by", 1)[0]
+    text = " ".join(text.split())
+    if len(text) > ERROR_LENGTH:
+        text = text[:ERROR_LENGTH - 1] + "…"
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def _describe(error: BaseException) -> str:
+    """``error`` told so that a student can act on it.
+
+    Where Keras wrapped an exception raised in a layer's ``call`` ("Exception encountered when
+    calling ..."), the exception told is the student's own (the innermost one raised in
+    custom_layers.py, else the innermost of all), with the layer Keras called and the line:
+    ``KeyValueAttention.call() raised NotImplementedError: TODO: ... (custom_layers.py, line 85)``.
+    """
+    told, layer = error, ""
+    called = _KERAS_CALL.match(_text(error).strip().split("\n", 1)[0])
+    if called:
+        chain = _chain(error)
+        told = next((e for e in reversed(chain) if _student_line(e) is not None), chain[-1])
+        layer = f"{called.group(1)} raised " if told is not error else ""
+    line = _student_line(told)
+    return f"{layer}{_words(told)}" + (f" ({STUDENT_FILE}, line {line})" if line else "")
 
 
 class ChildError(Exception):
     def __init__(self, status: str, message: str):
         super().__init__(message)
         self.status = status
+
+
+def _failure(status: str, what: str, error: BaseException) -> ChildError:
+    """The failure to report for ``error``: why the sandbox caused it (if it did), ``what`` failed, then the error."""
+    return ChildError(status, f"{_why(error)}{what}{_describe(error)}")
 
 
 def _load(folder: Path, allow_custom_layers: bool):
@@ -72,15 +130,13 @@ def _load(folder: Path, allow_custom_layers: bool):
         except MemoryError:
             raise
         except Exception as error:
-            raise ChildError("load-failed", f"{_why(error)}custom_layers.py failed to import: "
-                                            f"{type(error).__name__}: {error}")
+            raise _failure("load-failed", f"{STUDENT_FILE} failed to import: ", error) from None
     try:
         return keras.saving.load_model(folder / "model.keras", safe_mode=True, compile=False)
     except MemoryError:
         raise
     except Exception as error:
-        raise ChildError("load-failed", f"{_why(error)}Keras could not load model.keras: {type(error).__name__}: "
-                                        f"{str(error)[:500]}")
+        raise _failure("load-failed", "Keras could not load model.keras: ", error) from None
 
 
 def _vocabularies(folder: Path, task: str):
@@ -100,8 +156,7 @@ def _probe(model, inputs, vocab_size: int, signature: str) -> None:
     except MemoryError:
         raise
     except Exception as error:
-        raise ChildError("wrong-signature", f"{_why(error)}the model does not accept {signature}: "
-                                            f"{type(error).__name__}: {str(error)[:300]}")
+        raise _failure("wrong-signature", f"the model does not accept {signature}: ", error) from None
     probabilities = np.asarray(outputs[0] if isinstance(outputs, (list, tuple)) else outputs)
     expected = (*np.asarray(inputs if not isinstance(inputs, list) else inputs[1]).shape, vocab_size)
     if probabilities.shape != expected:
@@ -213,12 +268,7 @@ def main(argv: list[str] | None = None) -> int:
     except MemoryError:
         result, code = {"status": "out-of-memory", "message": "the model ran out of memory"}, 3
     except Exception as error:  # a student's layer can raise anything
-        frames = traceback.extract_tb(error.__traceback__)
-        where = next((f"custom_layers.py, line {f.lineno}" for f in reversed(frames)
-                      if f.filename.endswith("custom_layers.py")), "")
-        result = {"status": "error", "message": f"{_why(error)}{type(error).__name__}: {str(error)[:500]}"
-                                                + (f" ({where})" if where else "")}
-        code = 3
+        result, code = {"status": "error", "message": str(_failure("error", "", error))}, 3
     with os.fdopen(args.result_fd, "w", encoding="utf-8") as handle:
         json.dump(result, handle)
     return code

@@ -34,15 +34,25 @@ MAX_VOCABULARY = 100_000
 # UTF-8 file can hold: one in a message would stop the report writers).
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]+")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
+# Terminal escape sequences, whole (Keras colours its error messages: "\x1b[1m...\x1b[0m"): CSI, OSC and the
+# short escapes. Removed before the control characters, so that no "[1m" is left behind.
+_ESCAPE = re.compile(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]|(?:\x1b\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
+                     r"|\x1b[ -/]*[0-~]")
 
 
 class ClaimError(Exception):
     """The child's result does not have the shape the grader asked for."""
 
 
+def strip_escapes(text: str) -> str:
+    """``text`` without terminal escape sequences (colours, cursor moves, window titles)."""
+    return _ESCAPE.sub("", text)
+
+
 def clean_message(text, limit: int = MESSAGE_LENGTH) -> str:
-    """One line of printable text, at most ``limit`` characters (control and bidi characters become spaces)."""
-    text = _UNPRINTABLE.sub(" ", str(text))
+    """One line of printable text, at most ``limit`` characters (terminal escapes removed; control and bidi
+    characters become spaces)."""
+    text = _UNPRINTABLE.sub(" ", strip_escapes(str(text)))
     text = " ".join(text.split())
     return text if len(text) <= limit else text[:limit - 1] + "…"
 

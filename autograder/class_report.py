@@ -92,6 +92,7 @@ def _metrics(records: list[dict], rubric: Rubric) -> str:
         return ""
     parts = ["<h2>Rubric metrics</h2><p>Graded submissions only; dashed lines are the rubric's thresholds, "
              "each with the points it gives.</p>"]
+    task = tasks.get(rubric.task)
     for metric in rubric.metrics:
         values = [v for r in records if r.get("status") == "graded" and (v := _value(r, metric.name)) is not None]
         title = f"{metric.name}: {metric.label}"
@@ -105,11 +106,13 @@ def _metrics(records: list[dict], rubric: Rubric) -> str:
         axis.hist(values, bins=20, range=(low - pad, high + pad), color=GRADED_COLOR, edgecolor="white")
         _draw_thresholds(axis, metric)
         axis.set_xlim(low - pad, high + pad)
+        _percent_axis(axis.xaxis, task, metric.name)
         better = "higher" if metric.direction == "higher" else "lower"
         _finish(axis, _wrap(title), f"{metric.name} ({better} is better)", "submissions", legend=False)
         reached = sum(metric.points_for(v) >= metric.points for v in values)
-        parts.append(f"<h3>{html.escape(title)}</h3><p>{len(values)} values: mean {statistics.fmean(values):.4f}, "
-                     f"median {statistics.median(values):.4f}; {reached} earn all {metric.points:g} points.</p>"
+        mean, median = (task.show_metric(metric.name, v) for v in (statistics.fmean(values), statistics.median(values)))
+        parts.append(f"<h3>{html.escape(title)}</h3><p>{len(values)} values: mean {mean}, median {median}; "
+                     f"{reached} earn all {metric.points:g} points.</p>"
                      + _img(figure, f"histogram of {metric.name} with the rubric's thresholds"))
     return "\n".join(parts)
 
@@ -220,6 +223,8 @@ def _scatter(records: list[dict], rubric: Rubric) -> str:
     axis.set_xlim(low, high)
     axis.set_ylim(low, high)
     axis.set_aspect("equal")
+    _percent_axis(axis.xaxis, tasks.get(rubric.task), x_name)
+    _percent_axis(axis.yaxis, tasks.get(rubric.task), y_name)
     _finish(axis, title, _wrap(labels.get(x_name, x_name), 60), _wrap(labels.get(y_name, y_name), 50), counts=False)
     below = sum(y < x for _, x, y in points)
     return (f"<h2 id='per-student'>{html.escape(title)}</h2><p>One point per graded student; {below} of "
@@ -248,6 +253,14 @@ def _finish(axis, title: str, xlabel: str, ylabel: str, legend: bool = True, cou
         axis.yaxis.set_major_locator(MaxNLocator(integer=True))
     if legend and axis.get_legend_handles_labels()[0]:
         axis.legend(fontsize=8)
+
+
+def _percent_axis(axis, task: tasks.Task, metric: str) -> None:
+    """A rate's axis in percent, as the rubric lines and the labs show it (:meth:`labs.tasks.Task.show_metric`)."""
+    from matplotlib.ticker import PercentFormatter
+
+    if metric in task.rates:
+        axis.set_major_formatter(PercentFormatter(xmax=1))
 
 
 def _draw_thresholds(axis, metric: Metric) -> None:

@@ -145,6 +145,18 @@ def display_name(path: Path) -> str:
     return path.name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
+def wrong_task_message(bundle: str, found, expected: str) -> str:
+    """What a student reads when the bundle named ``bundle`` is for the task ``found`` (its meta.json's ``task``,
+    whatever that holds) and not for ``expected``: one line naming both."""
+    if isinstance(found, str) and found in tasks.names():
+        what = f"a {found} bundle ({tasks.get(found).title})"
+    elif found is None:
+        what = "a bundle whose meta.json names no task"
+    else:
+        what = f"a bundle for the task {clean_message(found, 60)!r}, which this kit does not know"
+    return f"{bundle} is {what}, not a {expected} one; export it from the {expected} notebook or run"
+
+
 def _new_record(path: Path, rubric: Rubric, hidden: HiddenSet, isolation: str) -> dict:
     return {"student": student_id_for(path), "bundle": display_name(path), "task": rubric.task, "bundle_sha256": "",
             "status": "graded", "message": "", "notes": [],
@@ -206,8 +218,7 @@ def _grade(path: Path, work: Path, rubric: Rubric, hidden: HiddenSet, examples: 
            run_unisolated: bool, entry_id: str | None, record: dict, found: dict) -> None:
     bundle = open_bundle(path, work, max_bytes=int(rubric.bundle_mb * 1_000_000))
     if bundle.meta.get("task") != rubric.task:
-        raise BundleError("wrong-task", f"meta.json says task {clean_message(bundle.meta.get('task'), 60)!r}; "
-                                        f"this assignment is {rubric.task!r}")
+        raise BundleError("wrong-task", wrong_task_message(display_name(path), bundle.meta.get("task"), rubric.task))
     claimed = bundle.meta.get("student_id")
     if entry_id and not GRADESCOPE_ENTRY.fullmatch(entry_id) and isinstance(claimed, str) \
             and claimed.casefold() != entry_id.casefold():

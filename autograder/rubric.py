@@ -41,9 +41,11 @@ class Metric:
                 return points
         return 0.0
 
-    def describe(self) -> str:
+    def describe(self, show=lambda value: f"{value:g}") -> str:
+        """The thresholds as a rule, ``">= 0.97: 35, >= 0.93: 30"``; ``show`` writes a threshold (as a percentage
+        for a rate: :meth:`labs.tasks.Task.show_metric`)."""
         sign = ">=" if self.direction == "higher" else "<="
-        return ", ".join(f"{sign} {t:g}: {p:g}" for t, p in self.thresholds)
+        return ", ".join(f"{sign} {show(t)}: {p:g}" for t, p in self.thresholds)
 
 
 @dataclass(frozen=True)

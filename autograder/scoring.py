@@ -3,6 +3,7 @@ and rubric points."""
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from dataclasses import asdict, dataclass
@@ -26,7 +27,7 @@ class Line:
     value: float | None = None  # the metric's value (the architecture's: its parameter count)
     rule: str = ""
     message: str = ""
-    shown: str = ""             # the value as a reader takes it: "0.9950", "uses AdditiveAttention; 13,039 parameters"
+    shown: str = ""             # the value as a reader takes it: "99.50%", "uses AdditiveAttention; 13,039 parameters"
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -80,11 +81,14 @@ def architecture_line(rubric: Rubric, classes: set[str], parameters: int | None)
 
 def metric_lines(rubric: Rubric, metrics: dict | None, scored_on: str = "the hidden test set") -> list[Line]:
     """One line per rubric metric, labelled with the set it was scored on; all zero without metrics
-    (the model could not be run)."""
+    (the model could not be run). The value and the thresholds are shown as the labs print them (a rate as a
+    percentage: :meth:`labs.tasks.Task.show_metric`); ``value`` keeps the number."""
+    task = tasks.get(rubric.task)
     lines = []
     for metric in rubric.metrics:
         value = None if metrics is None else metrics.get(metric.name)
         usable = value is not None and math.isfinite(value)
+        show = functools.partial(task.show_metric, metric.name)
         lines.append(Line(metric.name, f"{metric.label}, on {scored_on}", metric.points_for(value) if usable else 0.0,
-                          metric.points, value, metric.describe(), shown=f"{value:.4f}" if usable else ""))
+                          metric.points, value, metric.describe(show), shown=show(value) if usable else ""))
     return lines

@@ -136,6 +136,7 @@ class Task:
     metric_names: tuple[str, ...]          # what a rubric may score
     graded_answers: Ref                    # (checked result, target rows) -> per hidden item: answer, right or not
     hidden_rows: Ref
+    rates: tuple[str, ...] = ()            # the metrics that are fractions (accuracy, CER): shown as percentages
     hidden_columns: tuple[str, ...] = ()   # target columns of a hidden set beyond ``target`` (for breakdowns)
     description: str = ""                  # what `train TASK` trains, for --help
     hidden_size: int = 1000
@@ -157,6 +158,13 @@ class Task:
     @property
     def translates(self) -> bool:
         return self.signature == TRANSLATION
+
+    def show_metric(self, name: str, value: float) -> str:
+        """A metric's value as people read it: a rate as a percentage, as the labs print it (``3.37%``), any
+        other value with four decimals (``0.8312``). Data files (CSV, JSON) keep the number itself."""
+        from labs.common.metrics import percent
+
+        return percent(value) if name in self.rates else f"{value:.4f}"
 
 
 _registry: dict[str, Task] = {}

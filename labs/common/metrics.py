@@ -41,6 +41,12 @@ def share(flags: Iterable[bool]) -> float:
     return sum(map(bool, flags)) / len(flags) if flags else 0.0
 
 
+def percent(rate: float) -> str:
+    """A rate (a fraction: an accuracy, a character error rate, a share of samples) as the kit shows it, in
+    the labs' summaries and in the grader's rubric lines alike: ``0.0337`` -> ``'3.37%'``."""
+    return f"{rate:.2%}"
+
+
 def nats_to_bits(nats: float) -> float:
     return nats / math.log(2)
 

@@ -26,7 +26,7 @@ import math
 import numpy as np
 
 from labs.common.isodate import parse_iso_date
-from labs.common.metrics import bits_per_token, distribution, share, total_variation
+from labs.common.metrics import bits_per_token, distribution, percent, share, total_variation
 from labs.date_generation.data import IsoDateDistribution
 
 FIELDS = ("year", "month", "day")
@@ -112,9 +112,9 @@ def format_report(report: dict) -> str:
     lines = [
         f"samples                      {report['samples']:,} at temperature {report['temperature']}"
         + (f", top-k {report['top_k']}" if report["top_k"] else ""),
-        f"validity                     {report['validity']:.2%}",
-        f"uniqueness                   {report['uniqueness']:.2%}",
-        f"copied from training set     {report['copied_from_training']:.2%}",
+        f"validity                     {percent(report['validity'])}",
+        f"uniqueness                   {percent(report['uniqueness'])}",
+        f"copied from training set     {percent(report['copied_from_training'])}",
     ]
     for field in FIELDS:
         lines.append(f"TV distance, {field:5}            {report[f'tv_{field}']:.4f}"
@@ -164,7 +164,8 @@ def showcase(run, tiny: bool):
     from labs.tasks import Showcase
 
     report = evaluate(run.model, run.vocabs, run.config, n=2000, training_dates=[], held_out=2000)
-    lines = [f"validity {report['validity']:.2%}, uniqueness {report['uniqueness']:.2%} (2,000 samples at t = 1.0)",
+    lines = [f"validity {percent(report['validity'])}, uniqueness {percent(report['uniqueness'])} "
+             "(2,000 samples at t = 1.0)",
              f"held-out cross-entropy {report['heldout_bits_per_token']:.4f} bits/token "
              f"(bound {report['entropy_bound_bits_per_token']:.4f})"]
     return Showcase(lines, samples=report["examples"])

@@ -19,6 +19,7 @@ TASK = Task(
     grading_metrics=Ref("labs.date_generation.evaluate:grading_metrics"),
     graded_answers=Ref("labs.date_generation.evaluate:graded_answers"),
     metric_names=("validity", "uniqueness", "cross_entropy_gap"),
+    rates=("validity", "uniqueness", "cross_entropy_gap"),   # the gap is relative: 0.05 is 5% above the bound
     hidden_rows=Ref("labs.date_generation.data:hidden_rows"),
     hidden_size=2000,
     commands=Ref("labs.date_generation.commands:add_commands"),

@@ -16,7 +16,7 @@ import re
 
 import pandas as pd
 
-from labs.common.metrics import share
+from labs.common.metrics import percent, share
 
 FIELDS = {"year": slice(0, 4), "month": slice(5, 7), "day": slice(8, 10)}
 _SHAPE = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -61,11 +61,11 @@ def summary(table: pd.DataFrame) -> dict:
 
 
 def format_summary(result: dict, title: str = "date translation") -> str:
-    lines = [f"{title}: exact match {result['exact_match']:.2%} on {result['examples']:,} held-out pairs",
-             "fields: " + ", ".join(f"{f} {result[f'{f}_accuracy']:.2%}" for f in FIELDS),
-             "per locale: " + ", ".join(f"{k} {v:.2%}" for k, v in sorted(result["per_locale"].items()))]
+    lines = [f"{title}: exact match {percent(result['exact_match'])} on {result['examples']:,} held-out pairs",
+             "fields: " + ", ".join(f"{f} {percent(result[f'{f}_accuracy'])}" for f in FIELDS),
+             "per locale: " + ", ".join(f"{k} {percent(v)}" for k, v in sorted(result["per_locale"].items()))]
     worst = sorted(result["per_format"].items(), key=lambda kv: kv[1])[:5]
-    lines.append("hardest formats: " + ", ".join(f"{k} {v:.2%}" for k, v in worst))
+    lines.append("hardest formats: " + ", ".join(f"{k} {percent(v)}" for k, v in worst))
     return "\n".join(lines)
 
 

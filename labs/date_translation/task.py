@@ -21,6 +21,7 @@ TASK = Task(
     grading_metrics=Ref("labs.date_translation.evaluate:grading_metrics"),
     graded_answers=Ref("labs.date_translation.evaluate:graded_answers"),
     metric_names=("exact_match",),
+    rates=("exact_match",),
     hidden_rows=Ref("labs.date_translation.data:hidden_rows"),
     hidden_columns=("format_id", "locale"),
     commands=Ref("labs.date_translation.commands:add_commands"),

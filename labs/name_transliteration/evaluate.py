@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from labs.common.metrics import edit_distance, lcs_length, share
+from labs.common.metrics import edit_distance, lcs_length, percent, share
 
 STRATA = ("seen", "unseen")
 LENGTH_BINS = (0, 10, 15, 20, 25, 100)   # Thai characters, the space included
@@ -188,9 +188,10 @@ def showcase(run, tiny: bool):
 
 def format_summary(result: dict, title: str = "name transliteration") -> str:
     def line(name: str, h: dict) -> str:
-        top = next((f", {k.replace('_', ' ')} {v:.2%}" for k, v in h.items() if k.startswith("top_")), "")
-        return (f"{name}: accuracy {h['accuracy']:.2%} (exact match {h['exact_match']:.2%}), CER {h['cer']:.2%}, "
-                f"mean F {h['mean_f_score']:.4f}, MRR {h['mrr']:.4f}{top} on {h['examples']:,} names")
+        top = next((f", {k.replace('_', ' ')} {percent(v)}" for k, v in h.items() if k.startswith("top_")), "")
+        return (f"{name}: accuracy {percent(h['accuracy'])} (exact match {percent(h['exact_match'])}), "
+                f"CER {percent(h['cer'])}, mean F {h['mean_f_score']:.4f}, MRR {h['mrr']:.4f}{top} "
+                f"on {h['examples']:,} names")
 
     lines = [line(title, result["all"])]
     lines += [line(f"  {stratum} words", h) for stratum, h in result["per_stratum"].items()]

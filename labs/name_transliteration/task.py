@@ -22,6 +22,7 @@ TASK = Task(
     graded_answers=Ref("labs.name_transliteration.evaluate:graded_answers"),
     metric_names=("accuracy", "accuracy_seen", "accuracy_unseen", "cer", "cer_seen", "cer_unseen", "exact_match",
                   "mean_f_score", "mrr"),
+    rates=("accuracy", "accuracy_seen", "accuracy_unseen", "cer", "cer_seen", "cer_unseen", "exact_match"),
     hidden_rows=Ref("labs.name_transliteration.data:hidden_rows"),
     hidden_columns=("alternatives", "stratum"),
     commands=Ref("labs.name_transliteration.commands:add_commands"),
