@@ -94,13 +94,19 @@ def read_kit_repository(source: str) -> Repository | None:
     return parse_repository(url, branch) if url else None
 
 
-def notebook_table(repository: Repository | None) -> str:
-    """The README's notebook table, with a Colab badge per notebook when the kit has a home on GitHub."""
+def notebook_table(repository: Repository | None, students: bool = False) -> str:
+    """The README's notebook table, with a Colab badge per notebook when the kit has a home on GitHub.
+
+    ``students``: the table is for the student kit's README, whose readers cannot add the links.
+    """
     lines = ["| notebook | what it shows | Colab |", "|---|---|---|"]
     for path, shows in NOTEBOOKS.items():
         badge = f"[![Open in Colab]({BADGE})]({repository.colab_url(path)})" if repository else "—"
         lines.append(f"| `{path}` | {shows} | {badge} |")
-    if repository is None:
+    if repository is None and students:
+        lines += ["", "No Colab badges: the course has not put this kit on GitHub. In Colab, upload the kit instead "
+                      "(see Set up)."]
+    elif repository is None:
         lines += ["", "The Colab column fills in once the course hosts the kit on GitHub: "
                       "`python -m labs colab-links --repo OWNER/NAME` (see below)."]
     else:
@@ -109,12 +115,13 @@ def notebook_table(repository: Repository | None) -> str:
     return "\n".join(lines)
 
 
-def readme_with_table(readme: str, repository: Repository | None) -> str:
+def readme_with_table(readme: str, repository: Repository | None, students: bool = False) -> str:
     """``readme`` with the block between the Colab markers replaced by :func:`notebook_table`."""
     if readme.count(START) != 1 or readme.count(END) != 1:
         raise InputError(f"README.md should hold the markers {START} and {END} once each, around the notebook table")
-    return re.sub(re.escape(START) + ".*?" + re.escape(END), lambda _: f"{START}\n{notebook_table(repository)}\n{END}",
-                  readme, flags=re.DOTALL)
+    table = notebook_table(repository, students)
+    return re.sub(re.escape(START) + ".*?" + re.escape(END), lambda _: f"{START}\n{table}\n{END}", readme,
+                  flags=re.DOTALL)
 
 
 def write_colab_links(root: Path, repository: Repository | None, log=print) -> list[Path]:

@@ -21,8 +21,13 @@ Before anything is written, the release checks that no marker and no line of any
 is left in any released file.
 
 The release copies what students need (``labs/``, ``homework/``, ``demos/``, ``datasets/``,
-``autograder/``, the README, requirements and Makefile) and never the instructor's tests,
-trained models, run folders or secret seeds. A task may keep more out of the student kit (its
+``autograder/``, ``requirements.txt``) and never the instructor's tests, their requirements
+(``requirements-dev.txt``), trained models, run folders or secret seeds. The student kit gets its
+own README.md, Makefile and homework/README.md, written for students (setup, self-test, train,
+export, check, hand in; what the grade measures): their sources are the files under
+``homework/student_kit/``, each put at the same path in the student kit, and that folder itself is
+not released. The README's notebook table is filled in (with Colab badges when the kit has a
+repository). A task may keep more out of the student kit (its
 ``student_kit`` in the task registry): the homework's name table loses the grader's hidden words,
 so that the hidden set's unseen names are spelled in no file a student has; the release checks
 that no released file names one. Notebooks whose source held a solution
@@ -39,13 +44,15 @@ from pathlib import Path
 
 from labs import tasks
 from labs.common.errors import InputError
-from labs.common.files import folder_written_whole
+from labs.common.files import folder_written_whole, write_text
 from labs.common.paths import REPO_ROOT
-from tools.colab import Repository, write_colab_links
+from tools.colab import Repository, readme_with_table, write_colab_links
 from tools.notebooks import build
 
-INCLUDED = ("README.md", "requirements.txt", "requirements-dev.txt", "Makefile", ".gitignore", "labs", "homework",
-            "demos", "datasets", "autograder", "tools")
+INCLUDED = ("requirements.txt", ".gitignore", "labs", "homework", "demos", "datasets", "autograder", "tools")
+# The student kit's own README.md, Makefile and homework/README.md: each file under this folder takes the
+# place of the instructor's file at the same path in the student kit.
+STUDENT_FILES = Path("homework/student_kit")
 # Never released, wherever they sit: folders of runs, hidden sets and caches; trained weights,
 # secrets and hidden targets.
 EXCLUDED_FOLDERS = ("runs", "hidden*", "__pycache__", ".ipynb_checkpoints", ".pytest_cache")
@@ -130,13 +137,26 @@ def _excluded(path: Path) -> bool:
 
 
 def _files(root: Path) -> list[Path]:
-    """The kit's files to release, relative to ``root``."""
+    """The kit's files to release, relative to ``root`` (the student kit's own files not among them)."""
     files = []
     for name in INCLUDED:
         entry = root / name
         candidates = [entry] if entry.is_file() else sorted(p for p in entry.rglob("*") if p.is_file())
-        files += [p.relative_to(root) for p in candidates if not _excluded(p.relative_to(root)) and not p.is_symlink()]
+        files += [p.relative_to(root) for p in candidates if not _excluded(p.relative_to(root)) and not p.is_symlink()
+                  and STUDENT_FILES not in p.relative_to(root).parents]
     return files
+
+
+def _student_files(root: Path) -> dict[Path, Path]:
+    """The student kit's own files: where each goes in the student kit (relative) -> its source."""
+    folder = root / STUDENT_FILES
+    sources = sorted(p for p in folder.rglob("*") if p.is_file() and not _excluded(p.relative_to(folder)))
+    placed = {p.relative_to(folder): p for p in sources}
+    missing = [name for name in ("README.md", "Makefile") if Path(name) not in placed]
+    if missing:
+        raise InputError(f"{STUDENT_FILES.as_posix()}/ lacks {', '.join(missing)}: the student kit's own README.md "
+                         "and Makefile are written from there")
+    return placed
 
 
 def _check_out_folder(out: Path, root: Path) -> None:
@@ -156,7 +176,8 @@ def release_homework(out: str | Path, root: Path = REPO_ROOT, log=print, colab: 
     out = Path(out)
     _check_out_folder(out, root)
     with folder_written_whole(out) as scratch:
-        stripped, solution, files = {}, set(), _files(root)
+        stripped, solution, files, own = {}, set(), _files(root), _student_files(root)
+        files = [f for f in files if f not in own]
         for relative in files:
             source, target = root / relative, scratch / relative
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -168,6 +189,12 @@ def release_homework(out: str | Path, root: Path = REPO_ROOT, log=print, colab: 
                     solution.update(result.solution)
             else:
                 shutil.copyfile(source, target)
+        for relative, source in own.items():   # the student kit's README.md, Makefile, homework/README.md
+            (scratch / relative).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, scratch / relative)
+        readme = scratch / "README.md"
+        write_text(readme, readme_with_table(readme.read_text(encoding="utf-8"), colab, students=True))
+        files += list(own)
         withheld = set()   # what a task keeps out of the student kit (the homework's hidden words)
         for task in tasks.all_tasks():
             if task.student_kit is not None:
