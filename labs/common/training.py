@@ -6,9 +6,18 @@ same for every lab are the functions here:
     set_seed(config.seed)
     model = build_model(...)
     compile_for_training(model, config, train_batches)
-    history, seconds = fit(model, train_batches, validation_batches, config, description="an LSTM")
-    run = TrainedRun(TASK, model, vocabs, config, history, "nats per character", seconds, device_description())
-    save_run(run, out_dir, title="...", history_key="loss_nats_per_char")
+
+    def save(history, seconds) -> TrainedRun:   # after every whole epoch, and at the end
+        run = TrainedRun(TASK, model, vocabs, config, history, "nats per character", seconds, device_description())
+        save_run(run, out_dir, title="...", history_key="loss_nats_per_char")
+        return run
+
+    history, seconds = fit(model, train_batches, validation_batches, config, description="an LSTM", each_epoch=save)
+    return save(history, seconds)
+
+A run folder is written after every whole epoch, so that an interrupted run (Ctrl-C, the
+notebook's stop button, a lost Colab session) leaves the model of its last whole epoch there,
+ready to export.
 """
 
 from __future__ import annotations
@@ -17,14 +26,14 @@ import contextlib
 import json
 import os
 import shutil
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from labs.common.errors import InputError
-
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # keep TensorFlow's C++ start-up chatter out of lab output
 
 
 @dataclass
@@ -39,10 +48,21 @@ class TrainedRun:
     unit: str                             # "bits per token" or "nats per character"
     seconds: float
     device: str
+    layer_sha256: str | None = None       # the custom layer file it was trained with (homework 3.1)
+
+    @property
+    def epochs_done(self) -> int:
+        return len(self.history["train"])
+
+    @property
+    def interrupted(self) -> bool:
+        return self.epochs_done < self.config.epochs
 
     def summary(self) -> str:
         """One line for the end of training."""
-        return (f"Trained in {self.seconds:.1f} s on the {self.device}; validation loss "
+        stopped = f" (stopped after epoch {self.epochs_done} of {self.config.epochs}: the model is that epoch's)" \
+            if self.interrupted else ""
+        return (f"Trained in {self.seconds:.1f} s on the {self.device}{stopped}; validation loss "
                 f"{self.history['validation'][-1]:.4f} {self.unit}.")
 
 
@@ -73,22 +93,81 @@ def compile_for_training(model, config, train_batches, *, metrics: list[str] | N
                   metrics=metrics or [])
 
 
-def fit(model, train_batches, validation_batches, config, *, description: str,
-        verbose: int = 1) -> tuple[dict[str, list[float]], float]:
+def fit(model, train_batches, validation_batches, config, *, description: str, verbose: int = 1,
+        each_epoch: Callable[[dict, float], object] | None = None) -> tuple[dict[str, list[float]], float]:
     """``model.fit`` for ``config.epochs``; returns the loss per epoch in nats and the seconds it took.
 
     ``description`` completes "Training ..." in the first line printed (with ``verbose``), e.g.
-    ``"an LSTM"`` or ``"the attention model"``.
+    ``"an LSTM"`` or ``"the attention model"``. After each whole epoch, ``each_epoch(history,
+    seconds)`` runs (a lab saves its run folder there; its time is not counted as training).
+
+    Interrupted (Ctrl-C, the notebook's stop button), training stops, the model gets back the
+    weights of the last whole epoch, and the history so far is returned: fewer epochs than
+    ``config.epochs`` say so. Interrupted before the first epoch ends, it raises
+    KeyboardInterrupt: there is nothing to keep. When output is not a terminal or a notebook (a
+    log file, CI), one line per epoch replaces Keras' progress bar.
     """
+    import keras
+
+    lines = verbose == 1 and not _interactive()
     if verbose:
         print(f"Training {description} ({model.count_params():,} parameters), {config.epochs} epochs of "
-              f"{int(train_batches.cardinality()):,} batches, on the {device_description()}.")
-    started = time.perf_counter()
-    fitted = model.fit(train_batches, validation_data=validation_batches, epochs=config.epochs, verbose=verbose,
-                       shuffle=False)  # the pipeline shuffles
-    seconds = time.perf_counter() - started
-    return {"train": list(map(float, fitted.history["loss"])),
-            "validation": list(map(float, fitted.history["val_loss"]))}, seconds
+              f"{int(train_batches.cardinality()):,} batches, on the {device_description()}.", flush=True)
+    history: dict[str, list[float]] = {"train": [], "validation": []}
+    kept, started, saving = {}, time.perf_counter(), [0.0]
+
+    class KeepEachEpoch(keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            history["train"].append(float(logs["loss"]))
+            history["validation"].append(float(logs["val_loss"]))
+            kept["weights"] = self.model.get_weights()
+            seconds = time.perf_counter() - started - saving[0]
+            if lines:
+                print(epoch_line(epoch + 1, config.epochs, logs, seconds), flush=True)
+            if each_epoch is not None:
+                before = time.perf_counter()
+                each_epoch({name: list(values) for name, values in history.items()}, seconds)
+                saving[0] += time.perf_counter() - before
+
+    try:
+        model.fit(train_batches, validation_data=validation_batches, epochs=config.epochs, shuffle=False,  # the pipeline shuffles
+                  verbose=0 if lines else verbose, callbacks=[KeepEachEpoch()])
+    except KeyboardInterrupt:
+        if "weights" not in kept:
+            print("\nStopped before the first epoch ended: there is no model to keep.", flush=True)
+            raise
+        model.set_weights(kept["weights"])
+        print(f"\nStopped during epoch {len(history['train']) + 1} of {config.epochs}: kept the model of epoch "
+              f"{len(history['train'])}, the last whole one.", flush=True)
+    return history, time.perf_counter() - started - saving[0]
+
+
+def _interactive() -> bool:
+    """Whether Keras' progress bar has somewhere to draw: a terminal or a notebook."""
+    return sys.stdout.isatty() or "ipykernel" in sys.modules
+
+
+def epoch_line(epoch: int, epochs: int, logs: dict, seconds: float) -> str:
+    """``epoch 3/8: loss 0.4123, validation loss 0.3987, accuracy 87.12 %, validation accuracy 86.40 % (61 s)``."""
+    parts = []
+    for key, value in logs.items():
+        if "learning_rate" in key:
+            continue
+        name = key.replace("val_", "validation ").replace("_", " ")
+        parts.append(f"{name} {value:.2%}".replace("%", " %") if "accuracy" in key else f"{name} {value:.4f}")
+    return f"epoch {epoch}/{epochs}: {', '.join(parts)} ({seconds:.0f} s)"
+
+
+def trained(run: TrainedRun | None) -> TrainedRun:
+    """``run`` itself, when training left a model; otherwise an error that says what to do.
+
+    A notebook's later cells call it, so that a training cell stopped before its first epoch
+    ended (``run = None``) gives that sentence rather than a NameError or an AttributeError.
+    """
+    if run is None:
+        raise InputError("there is no trained model yet: the training cell was stopped before its first epoch ended "
+                         "(or has not run). Run the training cell, and let at least one epoch finish")
+    return run
 
 
 def device_description() -> str:
@@ -146,7 +225,8 @@ def save_run(run: TrainedRun, out_dir: str | Path, *, title: str, history_key: s
     save_vocabularies(out_dir / "vocab.json", run.task, run.vocabs)
     write_json(out_dir / "metrics.json", {
         "task": run.task, "config": run.config.to_dict(), "device": run.device,
-        "training_seconds": round(run.seconds, 2), "parameters": run.model.count_params(),
+        "training_seconds": round(run.seconds, 2), "epochs_done": run.epochs_done,
+        "parameters": run.model.count_params(), **({"layer_sha256": run.layer_sha256} if run.layer_sha256 else {}),
         history_key: {name: [round(v, 6) for v in values] for name, values in run.history.items()}, **(extra or {}),
     })
     figure = plot_training_curves(run.history, unit=f"cross-entropy ({run.unit})", bound=bound, bound_label=bound_label,

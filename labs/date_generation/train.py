@@ -47,17 +47,21 @@ def train(config: DateGenerationConfig = DateGenerationConfig(), out_dir: str | 
 
     # Compile and fit: Adam with a cosine-decaying learning rate, cross-entropy of the next token.
     compile_for_training(model, config, train_batches)
-    nats, seconds = fit(model, train_batches, validation_batches, config, verbose=verbose,
-                        description=f"{'an' if config.cell == 'lstm' else 'a'} {config.cell.upper()}")
+    # Save, after every whole epoch and at the end: the model, its vocabulary, the losses in bits per
+    # token beside the data's entropy.
+    def save(nats: dict, seconds: float) -> TrainedRun:
+        history = {name: [nats_to_bits(v) for v in values] for name, values in nats.items()}
+        run = TrainedRun(TASK.name, model, vocabs, config, history, "bits per token", seconds, device_description())
+        if out_dir is not None:
+            bound = dates.entropy_bits_per_token
+            save_run(run, out_dir, title="Date generation: teacher-forced loss", history_key="bits_per_token",
+                     extra={"entropy_bound_bits_per_token": round(bound, 5)}, bound=bound,
+                     bound_label="entropy of the data")
+        return run
 
-    # Save: the model, its vocabulary, the losses in bits per token beside the data's entropy.
-    history = {name: [nats_to_bits(v) for v in values] for name, values in nats.items()}
-    run = TrainedRun(TASK.name, model, vocabs, config, history, "bits per token", seconds, device_description())
-    if out_dir is not None:
-        bound = dates.entropy_bits_per_token
-        save_run(run, out_dir, title="Date generation: teacher-forced loss", history_key="bits_per_token",
-                 extra={"entropy_bound_bits_per_token": round(bound, 5)}, bound=bound, bound_label="entropy of the data")
-    return run
+    nats, seconds = fit(model, train_batches, validation_batches, config, verbose=verbose, each_epoch=save,
+                        description=f"{'an' if config.cell == 'lstm' else 'a'} {config.cell.upper()}")
+    return save(nats, seconds)
 
 
 def load_run(model_dir: str | Path):

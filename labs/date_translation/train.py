@@ -39,15 +39,18 @@ def train(config: DateTranslationConfig = DateTranslationConfig(), out_dir: str 
 
     # Compile and fit: Adam with a cosine-decaying learning rate; teacher forcing (target_in is the true prefix).
     compile_for_training(model, config, train_batches, metrics=["accuracy"])
-    history, seconds = fit(model, train_batches, validation_batches, config, verbose=verbose,
-                           description=f"{config.attention} attention" if config.attends else "the baseline (no attention)")
+    # Save, after every whole epoch and at the end: the model, its vocabularies, the losses per epoch
+    # and the training curve.
+    def save(history: dict, seconds: float) -> TrainedRun:
+        run = TrainedRun(TASK.name, model, vocabs, config, history, "nats per character", seconds, device_description())
+        if out_dir is not None:
+            save_run(run, out_dir, history_key="loss_nats_per_char", title="Date translation" + (
+                f" ({config.attention} attention)" if config.attends else " (baseline, no attention)"))
+        return run
 
-    # Save: the model, its vocabularies, the losses per epoch and the training curve.
-    run = TrainedRun(TASK.name, model, vocabs, config, history, "nats per character", seconds, device_description())
-    if out_dir is not None:
-        save_run(run, out_dir, history_key="loss_nats_per_char",
-                 title="Date translation" + (f" ({config.attention} attention)" if config.attends else " (baseline, no attention)"))
-    return run
+    history, seconds = fit(model, train_batches, validation_batches, config, verbose=verbose, each_epoch=save,
+                           description=f"{config.attention} attention" if config.attends else "the baseline (no attention)")
+    return save(history, seconds)
 
 
 def load_run(model_dir: str | Path):

@@ -14,12 +14,13 @@ which only build the context (``homework/kv_attention.py``, the layer the homewo
 
 Everything but the attention is lab 2's network (:mod:`labs.common.seq2seq`, and
 :mod:`labs.date_translation.model` for the same layout), so the two labs differ exactly where the
-lecture says they do. In the instructor's kit the layer holds the solution; in the released kit,
-the student's code. Dropout on the source embeddings and on the decoder's features helps the
-model spell words it never saw.
+lecture says they do; the layer is the homework's own, ``homework/kv_attention.py``. Dropout on the
+source embeddings and on the decoder's features helps the model spell words it never saw.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from labs.common import seq2seq
 from labs.common.errors import InputError
@@ -36,6 +37,18 @@ def key_value_attention_class():
         raise InputError("cannot find homework/kv_attention.py (the key-value attention layer); "
                          "run from the kit's folder, the one that holds labs/ and homework/") from None
     return KeyValueAttention
+
+
+def load_layer() -> str:
+    """(Re)load ``homework/kv_attention.py``, so that the code in use is the file as it is now; its SHA-256."""
+    import hashlib
+    import importlib
+
+    key_value_attention_class()   # a clear error when the file is not there
+    module = importlib.import_module("homework.kv_attention")
+    source = Path(module.__file__).read_bytes()
+    importlib.reload(module)
+    return hashlib.sha256(source).hexdigest()
 
 
 def build_model(config: NameTransliterationConfig, source_vocab_size: int, target_vocab_size: int):

@@ -17,7 +17,7 @@ from labs.common.training import (TrainedRun, compile_for_training, device_descr
                                   prepare_run_folder, save_run, set_seed)
 from labs.name_transliteration.config import NameTransliterationConfig
 from labs.name_transliteration.data import TASK, sample_names, vocabularies
-from labs.name_transliteration.model import build_model, key_value_attention_class
+from labs.name_transliteration.model import build_model, key_value_attention_class, load_layer
 
 
 def train(config: NameTransliterationConfig = NameTransliterationConfig(), out_dir: str | Path | None = None,
@@ -36,19 +36,26 @@ def train(config: NameTransliterationConfig = NameTransliterationConfig(), out_d
     validation_batches = translation_batches(sample_names(config.val_size, config.seed, split="dev"), vocabs,
                                              config.batch_size, sort_window=config.sort_window)
 
-    # Model: the encoder-decoder with the key-value attention of homework/kv_attention.py.
+    # Model: the encoder-decoder with the key-value attention of homework/kv_attention.py, read afresh
+    # (the run records which version of the file it was trained with: export checks it).
+    layer_sha256 = load_layer()
     model = build_model(config, len(vocabs["source"]), len(vocabs["target"]))
 
     # Compile and fit: Adam with a cosine-decaying learning rate; teacher forcing.
     compile_for_training(model, config, train_batches, metrics=["accuracy"])
-    history, seconds = fit(model, train_batches, validation_batches, config, verbose=verbose,
-                           description=f"the key-value attention model ({config.score} score)")
 
-    # Save: the model, its vocabularies, the losses per epoch and the training curve.
-    run = TrainedRun(TASK.name, model, vocabs, config, history, "nats per character", seconds, device_description())
-    if out_dir is not None:
-        save_run(run, out_dir, history_key="loss_nats_per_char", title="Thai -> English names (key-value attention)")
-    return run
+    # Save, after every whole epoch and at the end: the model, its vocabularies, the losses per epoch
+    # and the training curve.
+    def save(history: dict, seconds: float) -> TrainedRun:
+        run = TrainedRun(TASK.name, model, vocabs, config, history, "nats per character", seconds,
+                         device_description(), layer_sha256)
+        if out_dir is not None:
+            save_run(run, out_dir, history_key="loss_nats_per_char", title="Thai -> English names (key-value attention)")
+        return run
+
+    history, seconds = fit(model, train_batches, validation_batches, config, verbose=verbose, each_epoch=save,
+                           description=f"the key-value attention model ({config.score} score)")
+    return save(history, seconds)
 
 
 def load_run(model_dir: str | Path):

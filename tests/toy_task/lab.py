@@ -71,11 +71,17 @@ def train(config: ToyConfig = ToyConfig(), out_dir=None, verbose: int = 0) -> Tr
     validation_batches = translation_batches(generate(config.val_size, config.seed, "dev"), vocabs, config.batch_size)
     model = build_model(config, vocabs)
     compile_for_training(model, config, train_batches)
-    history, seconds = fit(model, train_batches, validation_batches, config, description="the toy", verbose=verbose)
-    run = TrainedRun(NAME, model, vocabs, config, history, "nats per character", seconds, device_description())
-    if out_dir is not None:
-        save_run(run, prepare_run_folder(out_dir), title="Toy", history_key="loss_nats_per_char")
-    return run
+    folder = prepare_run_folder(out_dir) if out_dir is not None else None
+
+    def save(history, seconds):
+        run = TrainedRun(NAME, model, vocabs, config, history, "nats per character", seconds, device_description())
+        if folder is not None:
+            save_run(run, folder, title="Toy", history_key="loss_nats_per_char")
+        return run
+
+    history, seconds = fit(model, train_batches, validation_batches, config, description="the toy", verbose=verbose,
+                           each_epoch=save)
+    return save(history, seconds)
 
 
 def load_run(folder):
