@@ -77,13 +77,12 @@ from pathlib import Path
 TINY = os.environ.get("ATTENTION_LAB_TINY") == "1"  # CI runs a tiny configuration
 
 from autograder.batch import check_bundle
-from autograder.rubric import load_rubric
 from labs.common.files import read_csv
 from labs.common.paths import DATASETS_DIR
 from labs.common.fonts import use_thai_font
 from labs.common.plots import plot_attention, plot_training_curves
 from labs.common.submission import export
-from labs.common.training import device_description
+from labs.common.training import device_description, trained
 from labs.name_transliteration import evaluate
 from labs.name_transliteration.config import NameTransliterationConfig
 from labs.name_transliteration.data import sample_names
@@ -148,12 +147,19 @@ selftest()
 # with the same seed start from the same weights. Put, for example, the last four digits of your
 # student id in `SEED`.
 
+# %% [markdown]
+# **Stopping early.** Training saves the model in `runs/names/` after every epoch. If you stop the
+# cell (■), or Colab drops the session, the model of the last whole epoch is kept: in this
+# notebook as `run` (the cells below use it), and on disk, where
+# `python -m labs export --model runs/names ...` can export it.
+
 # %%
 SEED = 1   # your own: for example the last four digits of your student id
 config = NameTransliterationConfig.tiny(seed=SEED) if TINY else NameTransliterationConfig(seed=SEED)
 print(config)
-run = train(config, verbose=2)
-print(f"trained in {run.seconds:.0f} s on the {run.device}")
+run = None   # stays None if training is stopped before its first epoch ends
+run = train(config, out_dir="runs/names", verbose=2)
+print(run.summary())
 plot_training_curves(run.history, unit="loss (nats per character)", title="Thai -> English names");
 
 # %% [markdown]
@@ -165,6 +171,7 @@ plot_training_curves(run.history, unit="loss (nats per character)", title="Thai 
 # miss) and **MRR** (1 / rank of the first accepted spelling among the top 3), for each stratum.
 
 # %%
+run = trained(run)   # a clear message, not a NameError, when the training cell did not finish an epoch
 results = transliterate(run.model, run.vocabs, [row["source"] for row in test], beam=3)
 candidates = [r.alternatives for r in results]
 print(evaluate.format_summary(evaluate.summary(test, candidates)))
@@ -192,7 +199,7 @@ for i in right_ones + wrong_ones:
 # ## Try your own
 
 # %%
-for result in transliterate(run.model, run.vocabs, ["สมชาย ใจดี", "ปวีณา รัตนพงศ์", "ธนากร ศรีสุข"], beam=3):
+for result in transliterate(trained(run).model, run.vocabs, ["สมชาย ใจดี", "ปวีณา รัตนพงศ์", "ธนากร ศรีสุข"], beam=3):
     print(f"{result.source:18} -> {result.output:22} top 3: {', '.join(result.alternatives)}")
 
 # %% [markdown]
@@ -200,8 +207,11 @@ for result in transliterate(run.model, run.vocabs, ["สมชาย ใจด�
 #
 # Set `STUDENT_ID` to your university id and run the cell. It writes `submission.zip` next to this
 # notebook: your model, its vocabularies, your `kv_attention.py` and your predictions on the public
-# test names. Then it checks the bundle exactly as the grader will (the same validation, the same
-# sandbox), scored on the public dev set. From a terminal: `python -m autograder check submission.zip`.
+# test names. Before it writes, it runs the grader's import check and the self-test on your layer,
+# and refuses if `kv_attention.py` changed since you trained (the bundle must carry the code the
+# model ran with); an earlier `submission.zip` stays as it was if the export fails. Then it checks
+# the bundle exactly as the grader will (the same validation, the same sandbox), scored on the public
+# dev set. From a terminal: `python -m autograder check submission.zip --task name-transliteration`.
 
 # %%
 STUDENT_ID = "tiny-run" if TINY else ""   # your university id, for example "6512345678"
@@ -209,16 +219,17 @@ STUDENT_ID = "tiny-run" if TINY else ""   # your university id, for example "651
 if not STUDENT_ID:
     print("Set STUDENT_ID in this cell to export your submission.")
 else:
+    run = trained(run)
     bundle = Path("submission.zip")
-    bundle.unlink(missing_ok=True)   # a fresh export replaces the last one
     predictions = [{"source": r.source, "prediction": r.output} for r in results]
-    export(run.model, run.vocabs, task=run.task, student_id=STUDENT_ID, out=bundle,
-           predictions=predictions, device=run.device)
+    export(run.model, run.vocabs, task=run.task, student_id=STUDENT_ID, out=bundle, predictions=predictions,
+           device=run.device, trained_with=run.layer_sha256, overwrite=True)   # a fresh export replaces the last one
     print(f"wrote {bundle.resolve()} ({bundle.stat().st_size / 1e6:.1f} MB)")
     # The autograder's own check: the same validation and sandbox as grading, scored on the public dev set.
-    check = check_bundle(bundle, load_rubric(task=run.task))
-    print(f"check: {check['status']} {check['message']}".rstrip(), f"- {check['score']:g} / {check['max_score']:g} "
-          "points on the public dev set (your grade comes from a hidden test set)")
+    check = check_bundle(bundle, task=run.task)
+    print(f"check ({check['task']}): {check['status']} {check['message']}".rstrip(),
+          f"- {check['score']:g} / {check['max_score']:g} points on the public dev set "
+          "(your grade comes from a hidden test set)")
 
 # %% [markdown]
 # ## Questions (answer in a few sentences each, in your report)

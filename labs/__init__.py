@@ -16,4 +16,15 @@ import os
 # the kit itself.
 os.environ.setdefault("PYTHAINLP_OFFLINE", "1")
 
+# TensorFlow's C++ and absl start-up lines (CPU instruction sets, oneDNN, "failed call to cuInit"
+# on a machine without a GPU) say nothing a student can act on, and the last one alarms. They are
+# hidden unless the user set the level themselves; ``python -m labs --verbose`` shows them. Like
+# the variable above, this must happen before TensorFlow is first imported (labs.common.quiet).
+TENSORFLOW_LOG_LEVEL_SET_BY_USER = "TF_CPP_MIN_LOG_LEVEL" in os.environ
+if not TENSORFLOW_LOG_LEVEL_SET_BY_USER:
+    from labs.common.quiet import hide_start_up_lines
+
+    os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    hide_start_up_lines()
+
 __version__ = "0.1.0"

@@ -16,13 +16,15 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import sys
 from pathlib import Path
 
+import labs
 from labs import tasks
 from labs.common.arguments import Commands, Parser, checked, positive_int
 from labs.common.errors import InputError
-from labs.common.submission import check_student_id
+from labs.common.submission import check_layer_module, check_student_id
 
 
 def _add_config_flags(parser: argparse.ArgumentParser, config_class) -> None:
@@ -45,6 +47,8 @@ def _add_config_flags(parser: argparse.ArgumentParser, config_class) -> None:
 
 def _build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="python -m labs", description="Attention Lab: RNN and attention course labs.")
+    parser.add_argument("--verbose", action="store_true",
+                        help="show TensorFlow's start-up messages (hidden by default; so does your own TF_CPP_MIN_LOG_LEVEL)")
     top = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     data = top.add_parser("data", help="generate synthetic datasets",
                           description="Generate synthetic data, or (re)build the public splits.")
@@ -78,6 +82,8 @@ def _build_parser() -> argparse.ArgumentParser:
                         help="your university id, e.g. 6512345678")
     export.add_argument("--out", required=True, help="submission.zip, or a new folder")
     export.add_argument("--task", choices=tasks.names(), default=None, help="the run's task (default: read from the run folder)")
+    export.add_argument("--overwrite", action="store_true",
+                        help="replace an earlier bundle at --out (it stays as it was if the export fails)")
 
     from tools import commands as tool_commands
 
@@ -95,6 +101,10 @@ def train_command(args) -> None:
     run = task.train(_config(args, task), out_dir=args.out, verbose=0 if args.quiet else 1)
     print(run.summary())
     print(f"Saved model.keras, vocab.json, metrics.json and training_curve.png in {args.out}")
+    if run.interrupted:
+        print(f"Training was stopped: {args.out} holds the model of epoch {run.epochs_done} of {run.config.epochs}. "
+              "Use it as it is (it can be exported), or train again for all the epochs.")
+        return 130
     if task.next_step:
         print(f"Next: {task.next_step.format(out=args.out)}")
 
@@ -147,13 +157,40 @@ def export_command(args) -> None:
     task = tasks.get(args.task) if args.task else run_task(args.model)
     if args.task and run_task(args.model).name != task.name:
         raise InputError(f"{args.model} holds a {run_task(args.model).name} model, not {task.name}")
-    model, vocabs, _ = task.load(args.model)
-    out = export(model, vocabs, task=task.name, student_id=args.student_id, out=args.out)
-    print(f"wrote {out}; check it as the grader will: python -m autograder check {out}")
+    metrics = _run_metrics(args.model)
+    trained_with = metrics.get("layer_sha256")
+    check_layer_module(task.name, trained_with=trained_with)   # before loading: a broken layer cannot load cleanly
+    try:
+        model, vocabs, config = task.load(args.model)
+    except InputError:
+        raise
+    except Exception as error:
+        raise InputError(f"cannot load the model in {args.model!r}: {type(error).__name__}: "
+                         f"{str(error).splitlines()[0] if str(error) else ''}; train it again") from None
+    done = metrics.get("epochs_done")
+    if isinstance(done, int) and done < config.epochs:
+        print(f"note: this run stopped after epoch {done} of {config.epochs}; exporting the model of epoch {done}")
+    out = export(model, vocabs, task=task.name, student_id=args.student_id, out=args.out, trained_with=trained_with,
+                 overwrite=args.overwrite)
+    print(f"wrote {out}; check it as the grader will: python -m autograder check {out} --task {task.name}")
+
+
+def _run_metrics(model_dir: str) -> dict:
+    """A run folder's ``metrics.json`` (empty when it is missing or unreadable: older runs wrote less)."""
+    try:
+        metrics = json.loads((Path(model_dir) / "metrics.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return metrics if isinstance(metrics, dict) else {}
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _build_parser().parse_args(argv)
+    if args.verbose and not labs.TENSORFLOW_LOG_LEVEL_SET_BY_USER:
+        from labs.common.quiet import show_start_up_lines
+
+        os.environ["TF_CPP_MIN_LOG_LEVEL"] = "0"   # TensorFlow is imported later, by the command
+        show_start_up_lines()
     try:
         return args.handler(args) or 0
     except InputError as error:

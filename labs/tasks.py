@@ -145,6 +145,7 @@ class Task:
     feedback_examples: Ref | None = None   # (dev rows, n) -> the public examples shown in feedback
     attention_view: str | None = None      # "module:function": model -> (probabilities, attention weights)
     custom_layer_module: Path | None = None  # the file a bundle carries as custom_layers.py
+    layer_selftest: Ref | None = None      # (layer file) -> [failed check: message]: export runs it before writing
     student_kit: Ref | None = None         # (kit, student kit) -> words no released file may hold
     next_step: str = ""                    # what to run after training, with {out} for the run folder
     advice: dict[str, str] = field(default_factory=dict)   # metric -> what to try, in a student's feedback

@@ -122,7 +122,10 @@ def test_released_layer_imports_and_its_first_call_raises_the_first_todo(release
 def test_released_selftest_fails_and_says_what_to_write(released):
     result = run_cli("selftest", "homework", cwd=released.out)
     assert result.returncode == 1
-    assert "not written yet: TODO: compute keys" in result.stdout and "0 of 6 checks passed" in result.stdout
+    from labs.name_transliteration.selftest import CHECKS
+
+    # The import audit passes (the TODO file imports only keras); every other check waits for the TODOs.
+    assert "not written yet: TODO: compute keys" in result.stdout and f"1 of {len(CHECKS)} checks passed" in result.stdout
 
 
 def test_released_notebook_runs_up_to_the_first_todo_and_stops_there(released, monkeypatch):
@@ -199,7 +202,7 @@ def test_export_writes_a_zip_bundle_that_loads_with_only_its_own_layer_module(ho
 
 def test_export_rejects_mistakes_before_writing_anything(homework_model, tmp_path):
     model, vocabs = homework_model
-    with pytest.raises(InputError, match="student_id '../x' must be"):
+    with pytest.raises(InputError, match="student_id '../x' must start with a letter or a digit"):
         export(model, vocabs, task="name-transliteration", student_id="../x", out=tmp_path / "a")
     with pytest.raises(InputError, match="unknown task 'names'"):
         export(model, vocabs, task="names", student_id="s1", out=tmp_path / "a")

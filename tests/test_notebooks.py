@@ -1,5 +1,6 @@
 """Notebooks: each .ipynb matches its jupytext source, and runs top to bottom in the tiny configuration."""
 
+import shutil
 import time
 
 import nbformat
@@ -36,11 +37,15 @@ def test_notebook_runs_top_to_bottom_in_the_tiny_configuration(source, monkeypat
     notebook = nbformat.read(source.with_suffix(".ipynb"), as_version=4)
     started = time.perf_counter()
     bundle = source.parent / "submission.zip"   # what the homework notebook exports, next to itself
+    runs = source.parent / "runs"                # and where it trains
+    had_runs = runs.exists()
     try:
         NotebookClient(notebook, timeout=300, kernel_name="python3",
                        resources={"metadata": {"path": str(source.parent)}}).execute()
     finally:
         bundle.unlink(missing_ok=True)
+        if not had_runs:
+            shutil.rmtree(runs, ignore_errors=True)
     text = "\n".join(output.get("text", "") for cell in notebook.cells if cell.cell_type == "code"
                      for output in cell.get("outputs", []))
     assert "Running on the" in text

@@ -61,25 +61,38 @@ def atomic_open(path: str | os.PathLike, mode: str = "w", encoding: str | None =
 
 
 @contextlib.contextmanager
-def folder_written_whole(out: str | os.PathLike) -> Iterator[Path]:
+def folder_written_whole(out: str | os.PathLike, replace: bool = False) -> Iterator[Path]:
     """Yield an empty scratch folder beside ``out``; when the block succeeds, it becomes ``out``.
 
-    ``out`` must be absent or an empty folder. If the block fails, the scratch folder is removed
-    and ``out`` is left as it was: a reader never finds half of a release or of a bundle.
+    ``out`` must be absent or an empty folder, or, with ``replace``, a folder to replace. If the
+    block fails, the scratch folder is removed and ``out`` is left as it was: a reader never
+    finds half of a release or of a bundle.
     """
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    old = None
     try:
         yield scratch
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(scratch, 0o777 & ~umask)   # mkdtemp makes it private; the result should not be
-        if out.is_dir():
+        if out.is_dir() and replace and any(out.iterdir()):
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=out.parent))
+            os.replace(out, old / out.name)
+        elif out.is_dir():
             out.rmdir()
-        os.replace(scratch, out)
+        try:
+            os.replace(scratch, out)
+        except BaseException:
+            if old is not None:   # put the earlier folder back
+                os.replace(old / out.name, out)
+                old = None
+            raise
     finally:
         shutil.rmtree(scratch, ignore_errors=True)   # nothing left to remove after a successful rename
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
 
 
 def write_csv(path: str | os.PathLike, columns: Sequence[str], rows: Iterable[dict]) -> int:

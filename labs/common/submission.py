@@ -17,11 +17,14 @@ A bundle holds:
 What a task's bundle needs (its vocabularies, its signature, its layer module) comes from the
 task registry (:mod:`labs.tasks`).
 
-Check a bundle before handing it in: ``python -m autograder check submission.zip``.
+Export checks what it can before it writes (the layer file as the grader will, the model on a
+few inputs); check the bundle itself before handing it in: ``python -m autograder check
+submission.zip --task TASK``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import platform
 import re
@@ -34,7 +37,8 @@ import numpy as np
 
 from labs import tasks
 from labs.common.errors import InputError
-from labs.common.files import folder_written_whole, write_csv, write_json
+from labs.common.files import folder_written_whole, read_csv, write_csv, write_json
+from labs.common.paths import REPO_ROOT
 from labs.common.vocab import Vocabulary, save_vocabularies
 
 FORMAT, VERSION = "attention-lab-submission", 1
@@ -54,8 +58,8 @@ def _library_versions() -> dict[str, str]:
 def check_student_id(student_id: str) -> str:
     """``student_id`` if it can name a submission; InputError saying what an id may hold otherwise."""
     if not STUDENT_ID.fullmatch(str(student_id)):
-        raise InputError(f"student_id {student_id!r} must be 1 to 64 letters, digits, '.', '_' or '-' "
-                         "(your university id, for example 6512345678)")
+        raise InputError(f"student_id {student_id!r} must start with a letter or a digit and hold 1 to 64 letters, "
+                         "digits, '.', '_' or '-' (your university id, for example 6512345678)")
     return str(student_id)
 
 
@@ -74,40 +78,114 @@ def _check_signature(model, task: tasks.Task, vocabs: dict[str, Vocabulary]) -> 
                          f"next-character probabilities (batch, T, {target_size}), one distribution per input position")
 
 
+def layer_sha256(path: str | Path) -> str:
+    """The SHA-256 of a layer file: what a run records of the code it was trained with."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def check_layer_module(task: str, layer_module: str | Path | None = None, *, trained_with: str | None = None) -> Path | None:
+    """The layer file a ``task`` bundle carries, checked as the grader will; None for a task without one.
+
+    In this order, each failure an InputError with the fix: the file exists; it passes the
+    grader's import audit; it is the file the model was trained with (``trained_with``, the
+    SHA-256 its run recorded); the task's self-test passes on it.
+    """
+    from labs.common.layer_audit import audit_module
+
+    record = tasks.get(task)
+    if record.custom_layer_module is None:
+        if layer_module is not None:
+            raise InputError(f"a {task} bundle carries no custom layers: its model uses Keras' own layers only")
+        return None
+    path = Path(layer_module or record.custom_layer_module)
+    shown = _shown(path)
+    if not path.is_file():
+        raise InputError(f"no layer module at {shown!r}; the {task} bundle must carry the file that defines your "
+                         f"layer ({record.custom_layer_module.name})")
+    audit = audit_module(path.read_bytes(), name=shown)
+    if not audit.allowed:
+        raise InputError(f"{audit.message}: the grader would refuse the bundle. Fix the file, then run the "
+                         "self-test, train again and export")
+    if trained_with is not None and layer_sha256(path) != trained_with:
+        raise InputError(f"{shown} changed since this model was trained, so the bundle would carry code the model "
+                         "never ran with. Put the file back as it was when you trained, or train again, then export")
+    failed = record.layer_selftest(path) if record.layer_selftest is not None else []
+    if failed:
+        raise InputError(f"the self-test fails on {shown} ({len(failed)} check(s); first: {failed[0]}). "
+                         "Run the self-test (python -m labs selftest homework), fix the file, train again, then export")
+    return path
+
+
+def _shown(path: Path) -> str:
+    """``path`` as the student knows it: relative to the kit when it is inside it."""
+    try:
+        return path.resolve().relative_to(REPO_ROOT.resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
 def export(model, vocabs: dict[str, Vocabulary], *, task: str, student_id: str, out: str | Path,
            predictions: list[dict] | None = None, device: str | None = None,
-           layer_module: str | Path | None = None) -> Path:
+           layer_module: str | Path | None = None, trained_with: str | None = None,
+           overwrite: bool = False) -> Path:
     """Write a submission bundle for ``task`` to ``out`` (a new folder, or a ``.zip`` file); returns ``out``.
 
     ``predictions``: rows with ``source`` and ``prediction`` (optional). ``layer_module``: the
     file defining custom layers (default: the task's, ``homework/kv_attention.py`` for homework
-    3.1). The bundle is written whole or not at all.
+    3.1). ``trained_with``: the SHA-256 of the layer file the model was trained with
+    (``run.layer_sha256``; a run folder's ``metrics.json``): a changed file is refused.
+
+    Before anything is written, the layer file is checked (:func:`check_layer_module`: the
+    grader's import audit, the self-test), and the model runs on a few public dev inputs
+    (the right shapes, no NaN). The bundle is written beside ``out`` and renamed into place, so
+    ``out`` is whole or absent, and with ``overwrite`` an earlier bundle there survives any failure.
     """
     record = tasks.get(task)
     check_student_id(student_id)
     missing = [name for name in record.vocabulary_names if name not in vocabs]
     if missing:
         raise InputError(f"the vocabularies lack {', '.join(missing)}; pass the ones the model was trained with")
-    if record.custom_layer_module is not None:
-        layer_module = Path(layer_module or record.custom_layer_module)
-        if not layer_module.is_file():
-            raise InputError(f"no layer module at {str(layer_module)!r}; the {task} bundle must carry the file "
-                             f"that defines your layer ({record.custom_layer_module.name})")
-    elif layer_module is not None:
-        raise InputError(f"a {task} bundle carries no custom layers: its model uses Keras' own layers only")
-    _check_signature(model, record, vocabs)
     out = Path(out)
-    if out.exists() and (out.is_file() or any(out.iterdir())):
-        raise InputError(f"{str(out)!r} already exists; remove it or choose another name")
+    if not overwrite and out.exists() and (out.is_file() or any(out.iterdir())):
+        raise InputError(f"{str(out)!r} already exists; remove it, choose another name, or replace it "
+                         "(overwrite=True; on the command line --overwrite)")
+    if out.exists() and out.is_dir() != (out.suffix != ".zip"):
+        raise InputError(f"{str(out)!r} is a {'folder' if out.is_dir() else 'file'}; give "
+                         f"{'a .zip file' if out.suffix == '.zip' else 'a folder'} name that is not one")
+    layer_module = check_layer_module(task, layer_module, trained_with=trained_with)
+    _check_signature(model, record, vocabs)
+    _check_outputs(model, record, vocabs)
     if out.suffix == ".zip":
         out.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=out.parent) as scratch:
             _write_bundle(Path(scratch), model, vocabs, task, student_id, predictions, device, layer_module)
             _zip(Path(scratch), out)
     else:
-        with folder_written_whole(out) as scratch:
+        with folder_written_whole(out, replace=overwrite) as scratch:
             _write_bundle(scratch, model, vocabs, task, student_id, predictions, device, layer_module)
     return out
+
+
+def _check_outputs(model, task: tasks.Task, vocabs: dict[str, Vocabulary], rows: int = 8) -> None:
+    """Run the model on the first public dev inputs: next-character probabilities, no NaN or inf."""
+    from labs.common.pipeline import language_model_arrays, translation_arrays
+
+    dev = task.dataset.path / "dev.csv"
+    if not dev.is_file():
+        return
+    examples = read_csv(dev)[:rows]
+    if task.translates:
+        source, target_in, _ = translation_arrays(
+            [{"source": r[task.dataset.input_column], "target": r[task.dataset.target_column]} for r in examples], vocabs)
+        inputs = [source, target_in]
+    else:
+        inputs = language_model_arrays([r[task.dataset.target_column] for r in examples], vocabs["target"])[0]
+    outputs = model.predict_on_batch(inputs)
+    probabilities = np.asarray(outputs[0] if isinstance(outputs, (list, tuple)) else outputs, dtype="float64")
+    if not np.isfinite(probabilities).all():
+        raise InputError(f"the model's outputs on {rows} public dev inputs hold NaN or inf (training diverged, or "
+                         "the layer computes something float16 cannot hold); the grader would score it 0. "
+                         "Run the self-test, then train again")
 
 
 def _write_bundle(folder: Path, model, vocabs, task, student_id, predictions, device, layer_module) -> None:

@@ -595,6 +595,23 @@ def run_checks(cls=None) -> list[Check]:
     return results
 
 
+def failures(path: str | Path | None = None) -> list[str]:
+    """``"check: message"`` for each failing check of the layer in ``path`` (default: homework/kv_attention.py).
+
+    What ``export`` runs before it writes a bundle (through the task registry's ``layer_selftest``).
+    """
+    default = REPO_ROOT / LAYER_FILE
+    if path is None or Path(path).resolve() == default.resolve():
+        results = run_checks()
+    else:
+        try:
+            cls = layer_class_from(path)
+        except Exception as error:
+            return [f"{Path(path).name} imports: {type(error).__name__}: {_message(error)}"]
+        results = run_checks(cls)
+    return [f"{r.name}: {r.message}" for r in results if not r.passed]
+
+
 def report(results: list[Check]) -> str:
     lines = [f"Self-test of KeyValueAttention ({LAYER_FILE})"]
     for result in results:

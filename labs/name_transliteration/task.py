@@ -30,6 +30,7 @@ TASK = Task(
     feedback_examples=Ref("labs.name_transliteration.evaluate:feedback_examples"),
     attention_view="labs.common.seq2seq:attention_model",
     custom_layer_module=REPO_ROOT / "homework" / "kv_attention.py",
+    layer_selftest=Ref("labs.name_transliteration.selftest:failures"),
     student_kit=Ref("labs.name_transliteration.data:student_kit"),
     next_step='python -m labs translate --model {out} "สมชาย ใจดี" --beam 3 --plot attention.png',
     advice={

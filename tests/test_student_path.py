@@ -1,0 +1,158 @@
+"""The student's path from a trained model to a bundle: export checks before it writes, keeps an earlier bundle on
+failure, refuses a layer file that changed since training; training survives an interruption; the command line
+is quiet and logs one line per epoch when piped."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import zipfile
+
+import numpy as np
+import pytest
+
+from labs.common.errors import InputError
+from labs.common.submission import export, layer_sha256
+from labs.name_transliteration.config import NameTransliterationConfig
+from labs.name_transliteration.train import train
+from tests.conftest import REPO_ROOT, run_cli
+
+LAYER = REPO_ROOT / "homework" / "kv_attention.py"
+TASK = "name-transliteration"
+
+
+@pytest.fixture(scope="module")
+def tiny_run():
+    return train(NameTransliterationConfig.tiny(), verbose=0)
+
+
+def _export(run, out, **kwargs):
+    return export(run.model, run.vocabs, task=TASK, student_id="6512345678", out=out, device="CPU", **kwargs)
+
+
+def test_a_run_records_the_layer_file_it_was_trained_with(tiny_run):
+    assert tiny_run.layer_sha256 == layer_sha256(LAYER)
+
+
+def test_export_refuses_a_layer_file_that_changed_since_training_and_keeps_the_earlier_bundle(tiny_run, tmp_path):
+    bundle = _export(tiny_run, tmp_path / "submission.zip", trained_with=tiny_run.layer_sha256)
+    before = bundle.read_bytes()
+    edited = tmp_path / "kv_attention.py"
+    edited.write_text(LAYER.read_text(encoding="utf-8").replace(
+        "scores = scores / ops.sqrt(ops.cast(self.key_dim, scores.dtype))", "pass"), encoding="utf-8")
+    with pytest.raises(InputError, match="changed since this model was trained") as error:
+        _export(tiny_run, bundle, layer_module=edited, trained_with=tiny_run.layer_sha256, overwrite=True)
+    assert "train again" in str(error.value)
+    assert bundle.read_bytes() == before
+    # Without the recorded hash, the self-test still stands between the edited file and a bundle.
+    with pytest.raises(InputError, match="the self-test fails .*dot score matches the reference"):
+        _export(tiny_run, bundle, layer_module=edited, overwrite=True)
+    assert bundle.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kv_attention.py", "submission.zip"]
+
+
+def test_export_runs_the_graders_import_audit_before_writing(tiny_run, tmp_path):
+    refused = tmp_path / "kv_attention.py"
+    refused.write_text(LAYER.read_text(encoding="utf-8").replace(
+        "from keras import ops\n", "from keras import ops\nimport tensorflow as tf\n"), encoding="utf-8")
+    with pytest.raises(InputError, match="imports 'tensorflow' .*the grader would refuse the bundle"):
+        _export(tiny_run, tmp_path / "submission.zip", layer_module=refused)
+    assert not (tmp_path / "submission.zip").exists()
+
+
+def test_export_refuses_a_model_whose_outputs_are_not_numbers(tiny_run, tmp_path):
+    weights = tiny_run.model.get_weights()
+    try:
+        tiny_run.model.set_weights([np.full_like(w, np.nan) if i == len(weights) - 1 else w
+                                    for i, w in enumerate(weights)])
+        with pytest.raises(InputError, match="hold NaN or inf"):
+            _export(tiny_run, tmp_path / "submission.zip")
+    finally:
+        tiny_run.model.set_weights(weights)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_overwrite_replaces_a_bundle_folder_whole(tiny_run, tmp_path):
+    folder = tmp_path / "bundle"
+    _export(tiny_run, folder)
+    (folder / "stale.txt").write_text("from an earlier export")
+    with pytest.raises(InputError, match="already exists"):
+        _export(tiny_run, folder)
+    _export(tiny_run, folder, overwrite=True)
+    assert sorted(p.name for p in folder.iterdir()) == ["custom_layers.py", "meta.json", "model.keras", "vocab.json"]
+    assert [p.name for p in tmp_path.iterdir()] == ["bundle"]
+
+
+def _quiet_env():
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TF_CPP_MIN_LOG_LEVEL")}
+    return env
+
+
+def test_an_interrupted_training_keeps_its_last_whole_epoch_and_exports_it(tmp_path):
+    out = tmp_path / "names"
+    process = subprocess.Popen([sys.executable, "-m", "labs", "train", TASK, "--tiny", "--epochs", "40",
+                                "--out", str(out)], cwd=REPO_ROOT, env=_quiet_env(), text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 240
+    while not (out / "metrics.json").is_file() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    time.sleep(1.0)
+    process.send_signal(signal.SIGINT)                    # what Ctrl-C does
+    stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stdout + stderr
+    metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+    done = metrics["epochs_done"]
+    assert 1 <= done < 40 and len(metrics["loss_nats_per_char"]["train"]) == done
+    assert f"holds the model of epoch {done} of 40" in stdout
+    assert "Traceback" not in stderr
+
+    exported = run_cli("export", "--model", str(out), "--student-id", "6512345678", "--out",
+                       str(tmp_path / "submission.zip"))
+    assert exported.returncode == 0, exported.stderr
+    assert f"this run stopped after epoch {done} of 40" in exported.stdout
+    checked = subprocess.run([sys.executable, "-m", "autograder", "check", str(tmp_path / "submission.zip"), "--task",
+                              TASK], cwd=REPO_ROOT, env=_quiet_env(), capture_output=True, text=True, timeout=300)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_cli_export_of_a_run_whose_layer_changed_is_one_line_and_writes_nothing(tmp_path, monkeypatch):
+    out = tmp_path / "names"
+    assert run_cli("train", TASK, "--tiny", "--quiet", "--out", str(out)).returncode == 0
+    metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+    assert metrics["layer_sha256"] == layer_sha256(LAYER)
+    metrics["layer_sha256"] = "0" * 64                    # as if kv_attention.py had been edited since
+    (out / "metrics.json").write_text(json.dumps(metrics), encoding="utf-8")
+    result = run_cli("export", "--model", str(out), "--student-id", "6512345678", "--out", str(tmp_path / "s.zip"))
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "homework/kv_attention.py changed since this model was trained" in \
+        result.stderr
+    assert not (tmp_path / "s.zip").exists()
+
+
+NOISE = ("E0000", "W0000", "I0000", "cuInit", "oneDNN", "absl", "rebuild TensorFlow", "cuda")
+
+
+def test_commands_print_no_tensorflow_start_up_noise_unless_asked(tmp_path):
+    quiet = subprocess.run([sys.executable, "-m", "labs", "selftest", "homework"], cwd=REPO_ROOT, env=_quiet_env(),
+                           capture_output=True, text=True, timeout=300)
+    assert quiet.returncode == 0, quiet.stdout + quiet.stderr
+    assert not [word for word in NOISE if word in quiet.stderr], quiet.stderr
+    # The same command with --verbose shows what TensorFlow says at start-up (on any machine: at least its
+    # oneDNN or CPU-feature lines), so the check above is not passing for want of anything to hide.
+    verbose = subprocess.run([sys.executable, "-m", "labs", "--verbose", "selftest", "homework"], cwd=REPO_ROOT,
+                             env=_quiet_env(), capture_output=True, text=True, timeout=300)
+    assert verbose.returncode == 0 and [word for word in NOISE if word in verbose.stderr], verbose.stderr
+
+
+def test_piped_training_logs_one_line_per_epoch(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "labs", "train", TASK, "--tiny", "--epochs", "2", "--out",
+                             str(tmp_path / "names")], cwd=REPO_ROOT, env=_quiet_env(), capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    epochs = [line for line in result.stdout.splitlines() if line.startswith("epoch ")]
+    assert [line.split(":")[0] for line in epochs] == ["epoch 1/2", "epoch 2/2"]
+    assert "validation loss" in epochs[0] and "accuracy" in epochs[0] and epochs[0].endswith(" s)")
+    assert "\x1b" not in result.stdout and "\r" not in result.stdout and "\b" not in result.stdout
+    assert len(result.stdout.splitlines()) < 12, result.stdout
