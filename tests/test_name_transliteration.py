@@ -262,6 +262,17 @@ def test_selftest_diagnoses_common_mistakes_and_points_at_the_line(tmp_path, res
     assert "\x1b" not in first_failure.message
 
 
+def test_selftest_runs_in_float32_whatever_policy_the_notebook_set():
+    import keras
+
+    keras.config.set_dtype_policy("mixed_float16")
+    try:
+        assert all(check.passed for check in selftest.run_checks())
+        assert keras.config.dtype_policy().name == "mixed_float16"
+    finally:
+        keras.config.set_dtype_policy("float32")
+
+
 def test_selftest_names_the_line_of_an_error(tmp_path, restore_registration):
     cls = _broken_layer(tmp_path, "values = ops.matmul(memory, self.value_kernel)",
                         "values = ops.matmul(memory, self.no_such_kernel)")

@@ -582,16 +582,21 @@ def run_checks(cls=None) -> list[Check]:
                 _where(error, None) or ""
             return [Check(f"{LAYER_FILE} imports", False, f"{type(error).__name__}: {_message(error)}{where}")]
     results, todo = [], None
-    for name, check in CHECKS:
-        if todo:   # the same unwritten TODO would fail every later check the same way
-            results.append(Check(name, False, "not run until the TODO above is done"))
-            continue
-        keras.utils.set_random_seed(0)
-        try:
-            message = check(cls)
-        except Exception as error:
-            message, todo = _explain(error, cls), is_todo(error)
-        results.append(Check(name, message is None, message or ""))
+    policy = keras.config.dtype_policy()   # a notebook may have set mixed precision already
+    keras.config.set_dtype_policy("float32")
+    try:
+        for name, check in CHECKS:
+            if todo:   # the same unwritten TODO would fail every later check the same way
+                results.append(Check(name, False, "not run until the TODO above is done"))
+                continue
+            keras.utils.set_random_seed(0)
+            try:
+                message = check(cls)
+            except Exception as error:
+                message, todo = _explain(error, cls), is_todo(error)
+            results.append(Check(name, message is None, message or ""))
+    finally:
+        keras.config.set_dtype_policy(policy)
     return results
 
 
