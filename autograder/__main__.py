@@ -110,7 +110,10 @@ def _check(args) -> int:
     found = bundle_task(path)
     if args.task and found is not None and found != args.task:
         # Not graded against the wrong rubric: the student handed in the wrong file (exit 1, as any bundle not graded).
-        print(f"python -m autograder: error: {wrong_task_message(path.name, found, args.task)}", file=sys.stderr)
+        print(f"python -m autograder: error: {wrong_task_message(path.name, found, args.task)} "
+              f"(or, if this is the bundle you meant, check it with --task {found})"
+              if found in TASKS else f"python -m autograder: error: {wrong_task_message(path.name, found, args.task)}",
+              file=sys.stderr)
         return 1
     task = args.task or (found if found in TASKS else None)
     if task is None and args.rubric is None:

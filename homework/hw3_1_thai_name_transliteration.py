@@ -124,7 +124,7 @@ for row in sample_names(8, seed=0, split="train"):
 # minutes would only hide the mistake.
 
 # %%
-selftest()
+selftest();
 
 # %% [markdown]
 # ## The model and its training
@@ -148,10 +148,10 @@ selftest()
 # student id in `SEED`.
 
 # %% [markdown]
-# **Stopping early.** Training saves the model in `runs/names/` after every epoch. If you stop the
-# cell (■), or Colab drops the session, the model of the last whole epoch is kept: in this
-# notebook as `run` (the cells below use it), and on disk, where
-# `python -m labs export --model runs/names ...` can export it.
+# **Stopping early.** Training saves the model in `homework/runs/names/` after every epoch. If you
+# stop the cell (■), the model of the last whole epoch is kept as `run` (the cells below use it);
+# if Colab drops the session, it is still on disk, and from the kit's folder
+# `python -m labs export --model homework/runs/names --student-id ... --out submission.zip` exports it.
 
 # %%
 SEED = 1   # your own: for example the last four digits of your student id

@@ -20,7 +20,8 @@ os.environ.setdefault("PYTHAINLP_OFFLINE", "1")
 # on a machine without a GPU) say nothing a student can act on, and the last one alarms. They are
 # hidden unless the user set the level themselves; ``python -m labs --verbose`` shows them. Like
 # the variable above, this must happen before TensorFlow is first imported (labs.common.quiet).
-TENSORFLOW_LOG_LEVEL_SET_BY_USER = "TF_CPP_MIN_LOG_LEVEL" in os.environ
+# A level of 3 (the kit's own, inherited by the processes it starts, or the user's) asks for quiet too.
+TENSORFLOW_LOG_LEVEL_SET_BY_USER = os.environ.get("TF_CPP_MIN_LOG_LEVEL", "3") != "3"
 if not TENSORFLOW_LOG_LEVEL_SET_BY_USER:
     from labs.common.quiet import hide_start_up_lines
 

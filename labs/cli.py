@@ -3,7 +3,8 @@
 The commands every lab has (``train``, ``translate``, ``export``) are built here from the task
 registry (:mod:`labs.tasks`); each lab adds its own (``sample``, ``formats``, ``selftest``,
 ``evaluate TASK``, ``data DATASET``) in its ``commands`` module; the kit's tooling (``demo``,
-``release``, ``colab-links``, ``data build``, ``data show``) lives in :mod:`tools`. Each command's
+``release``, ``colab-links``, ``data build``, ``data show``) lives in :mod:`tools`, which the student kit
+does not ship. Each command's
 handler is bound with ``set_defaults``.
 
 Mistakes in what the user typed (a bad number, an unknown locale, a folder that does not
@@ -48,7 +49,7 @@ def _add_config_flags(parser: argparse.ArgumentParser, config_class) -> None:
 def _build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="python -m labs", description="Attention Lab: RNN and attention course labs.")
     parser.add_argument("--verbose", action="store_true",
-                        help="show TensorFlow's start-up messages (hidden by default; so does your own TF_CPP_MIN_LOG_LEVEL)")
+                        help="show TensorFlow's start-up messages (hidden by default; so does your own TF_CPP_MIN_LOG_LEVEL below 3)")
     top = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     data = top.add_parser("data", help="generate synthetic datasets",
                           description="Generate synthetic data, or (re)build the public splits.")
@@ -85,9 +86,13 @@ def _build_parser() -> argparse.ArgumentParser:
     export.add_argument("--overwrite", action="store_true",
                         help="replace an earlier bundle at --out (it stays as it was if the export fails)")
 
-    from tools import commands as tool_commands
-
-    tool_commands.add_commands(commands)
+    try:   # the kit's tooling (demo, release, ...): the instructor's; the student kit ships without it
+        from tools import commands as tool_commands
+    except ModuleNotFoundError as error:
+        if error.name != "tools":
+            raise
+    else:
+        tool_commands.add_commands(commands)
     return parser
 
 
@@ -98,12 +103,18 @@ def _config(args, task: tasks.Task):
 
 def train_command(args) -> None:
     task = tasks.get(args.task)
-    run = task.train(_config(args, task), out_dir=args.out, verbose=0 if args.quiet else 1)
+    config = _config(args, task)
+    if task.layer_selftest is not None:   # minutes of training are no way to find a broken layer
+        failed = task.layer_selftest()
+        if failed:
+            raise InputError(f"your layer fails the self-test ({len(failed)} check(s); first: {failed[0]}). Run "
+                             "python -m labs selftest homework, fix the file, then train")
+    run = task.train(config, out_dir=args.out, verbose=0 if args.quiet else 1)
     print(run.summary())
     print(f"Saved model.keras, vocab.json, metrics.json and training_curve.png in {args.out}")
     if run.interrupted:
-        print(f"Training was stopped: {args.out} holds the model of epoch {run.epochs_done} of {run.config.epochs}. "
-              "Use it as it is (it can be exported), or train again for all the epochs.")
+        print(f"{args.out} holds the model of epoch {run.epochs_done} of {run.config.epochs}: export it as it is, "
+              "or train again for all the epochs.")
         return 130
     if task.next_step:
         print(f"Next: {task.next_step.format(out=args.out)}")
@@ -157,6 +168,10 @@ def export_command(args) -> None:
     task = tasks.get(args.task) if args.task else run_task(args.model)
     if args.task and run_task(args.model).name != task.name:
         raise InputError(f"{args.model} holds a {run_task(args.model).name} model, not {task.name}")
+    out = Path(args.out)
+    if not args.overwrite and out.exists() and (out.is_file() or any(out.iterdir())):
+        raise InputError(f"{args.out!r} already exists; remove it, choose another name, or add --overwrite "
+                         "(an earlier bundle stays as it was if the export fails)")
     metrics = _run_metrics(args.model)
     trained_with = metrics.get("layer_sha256")
     check_layer_module(task.name, trained_with=trained_with)   # before loading: a broken layer cannot load cleanly
@@ -170,6 +185,9 @@ def export_command(args) -> None:
     done = metrics.get("epochs_done")
     if isinstance(done, int) and done < config.epochs:
         print(f"note: this run stopped after epoch {done} of {config.epochs}; exporting the model of epoch {done}")
+    if config == task.config.tiny(seed=config.seed):
+        print("note: this is a --tiny run, a seconds-long smoke test that learns next to nothing; "
+              "hand in a model trained with the real configuration")
     out = export(model, vocabs, task=task.name, student_id=args.student_id, out=args.out, trained_with=trained_with,
                  overwrite=args.overwrite)
     print(f"wrote {out}; check it as the grader will: python -m autograder check {out} --task {task.name}")

@@ -3,6 +3,7 @@
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 import zipfile
@@ -126,6 +127,27 @@ def test_released_selftest_fails_and_says_what_to_write(released):
 
     # The import audit passes (the TODO file imports only keras); every other check waits for the TODOs.
     assert "not written yet: TODO: compute keys" in result.stdout and f"1 of {len(CHECKS)} checks passed" in result.stdout
+
+
+def test_the_released_command_line_has_no_instructor_tooling(released):
+    assert not (released.out / "tools").exists()
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}    # the student kit alone, as a student has it
+    result = subprocess.run([sys.executable, "-m", "labs", "--help"], cwd=released.out, env=env, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    commands = set(re.search(r"\{([a-z,-]+)\}", result.stdout).group(1).split(","))
+    assert {"train", "selftest", "export", "translate", "evaluate"} <= commands
+    assert not commands & {"release", "demo", "colab-links", "notebooks"}, commands
+
+
+def test_training_an_unfinished_layer_stops_at_the_self_test_in_one_line(released, tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    result = subprocess.run([sys.executable, "-m", "labs", "train", "name-transliteration", "--tiny", "--out",
+                             str(tmp_path / "run")], cwd=released.out, env=env, capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert "your layer fails the self-test" in result.stderr and "not written yet: TODO: compute keys" in result.stderr
+    assert not (tmp_path / "run" / "model.keras").exists()
 
 
 def test_released_notebook_runs_up_to_the_first_todo_and_stops_there(released, monkeypatch):

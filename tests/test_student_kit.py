@@ -125,17 +125,16 @@ def test_a_student_follows_the_readme_and_the_makefile_inside_the_kit(kit):
 
     # The README's path, command by command.
     steps = ["python -m labs selftest homework",
-             f"python -m labs train {TASK} --out runs/names --tiny",
-             f"python -m labs export --model runs/names --student-id {PLACEHOLDERS['YOUR_ID']} --out submission.zip "
-             "--overwrite",
-             f"python -m autograder check submission.zip --task {TASK}"]
+             f"python -m labs train {TASK} --out runs/tiny --tiny",
+             f"python -m labs export --model runs/tiny --student-id {PLACEHOLDERS['YOUR_ID']} --out tiny.zip --overwrite",
+             f"python -m autograder check tiny.zip --task {TASK}"]
     for step in steps:
         assert step in commands, f"the README no longer says {step!r}"
         result = _python(step, kit)
         assert result.returncode == 0, f"{step}\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
     assert {"model.keras", "vocab.json", "metrics.json", "training_curve.png"} <= \
-        {p.name for p in (kit / "runs" / "names").iterdir()}                           # what the README says it holds
-    with zipfile.ZipFile(kit / "submission.zip") as bundle:
+        {p.name for p in (kit / "runs" / "tiny").iterdir()}                            # what the README says it holds
+    with zipfile.ZipFile(kit / "tiny.zip") as bundle:
         assert bundle.read("custom_layers.py") == (kit / "homework" / "kv_attention.py").read_bytes()
     assert "status: graded" in result.stdout
 
@@ -167,9 +166,15 @@ def test_a_student_follows_the_readme_and_the_makefile_inside_the_kit(kit):
 
     # ... and for real where the Makefile adds something of its own (its flags, the interpreter, a second
     # export over the first); `make selftest` and `make check` run nothing but the commands above.
-    (kit / "submission.zip").unlink()
-    for args in ("", "train TINY=1", f"export STUDENT_ID={PLACEHOLDERS['YOUR_ID']}",
-                 f"export STUDENT_ID={PLACEHOLDERS['YOUR_ID']}"):
+    shutil.rmtree(kit / "runs" / "tiny")
+    for args in ("", "train TINY=1"):
+        result = _make(args, kit)
+        assert result.returncode == 0, f"make {args}\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    assert (kit / "runs" / "tiny" / "model.keras").is_file() and not (kit / "runs" / "names").exists()
+    result = _make("train", kit)                                   # no seed of one's own: said, nothing trained
+    assert result.returncode != 0 and "make train needs a seed of your own" in result.stdout + result.stderr
+    shutil.copytree(kit / "runs" / "tiny", kit / "runs" / "names")   # stands for a real training run
+    for args in (f"export STUDENT_ID={PLACEHOLDERS['YOUR_ID']}", f"export STUDENT_ID={PLACEHOLDERS['YOUR_ID']}"):
         result = _make(args, kit)
         assert result.returncode == 0, f"make {args}\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
     assert "make selftest" in _make("", kit).stdout and (kit / "submission.zip").is_file()

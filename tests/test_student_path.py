@@ -53,6 +53,15 @@ def test_export_refuses_a_layer_file_that_changed_since_training_and_keeps_the_e
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kv_attention.py", "submission.zip"]
 
 
+def test_a_comment_added_after_training_does_not_change_the_code_export_checks(tiny_run, tmp_path):
+    commented = tmp_path / "kv_attention.py"
+    commented.write_text(LAYER.read_text(encoding="utf-8") + "\n# my notes: done, 24 November\n", encoding="utf-8")
+    assert layer_sha256(commented) == tiny_run.layer_sha256
+    bundle = _export(tiny_run, tmp_path / "submission.zip", layer_module=commented, trained_with=tiny_run.layer_sha256)
+    with zipfile.ZipFile(bundle) as archive:
+        assert archive.read("custom_layers.py") == commented.read_bytes()
+
+
 def test_export_runs_the_graders_import_audit_before_writing(tiny_run, tmp_path):
     refused = tmp_path / "kv_attention.py"
     refused.write_text(LAYER.read_text(encoding="utf-8").replace(

@@ -22,7 +22,8 @@ is left in any released file.
 
 The release copies what students need (``labs/``, ``homework/``, ``demos/``, ``datasets/``,
 ``autograder/``, ``requirements.txt``) and never the instructor's tests, their requirements
-(``requirements-dev.txt``), trained models, run folders or secret seeds. The student kit gets its
+(``requirements-dev.txt``), the kit's tooling (``tools/``: the demo, this release), trained models,
+run folders or secret seeds. The student kit gets its
 own README.md, Makefile and homework/README.md, written for students (setup, self-test, train,
 export, check, hand in; what the grade measures): their sources are the files under
 ``homework/student_kit/``, each put at the same path in the student kit, and that folder itself is
@@ -49,7 +50,8 @@ from labs.common.paths import REPO_ROOT
 from tools.colab import Repository, readme_with_table, write_colab_links
 from tools.notebooks import build
 
-INCLUDED = ("requirements.txt", ".gitignore", "labs", "homework", "demos", "datasets", "autograder", "tools")
+# The kit's tooling (tools/: demo, release, notebooks, colab-links) is the instructor's and stays out.
+INCLUDED = ("requirements.txt", ".gitignore", "labs", "homework", "demos", "datasets", "autograder")
 # The student kit's own README.md, Makefile and homework/README.md: each file under this folder takes the
 # place of the instructor's file at the same path in the student kit.
 STUDENT_FILES = Path("homework/student_kit")

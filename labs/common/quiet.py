@@ -11,8 +11,9 @@ cannot hide them.
 Keras, the kit, a notebook): while TensorFlow loads and finds its devices, file descriptor 2 goes
 to a temporary file; afterwards every line of it that is not one of those log lines is written
 back to stderr, so a real error is never lost. Later C++ logging honours ``TF_CPP_MIN_LOG_LEVEL``
-(set to 3 by ``labs/__init__.py`` unless the user set it). ``python -m labs --verbose``, or the
-user's own ``TF_CPP_MIN_LOG_LEVEL``, leaves all of it alone.
+(set to 3 by ``labs/__init__.py`` unless the user set it), and TensorFlow's Python logger is set
+to errors only (its warnings, such as tf.function "retracing", speak to framework authors). ``python -m labs --verbose``, or the
+user's own ``TF_CPP_MIN_LOG_LEVEL`` below 3, leaves all of it alone.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import importlib.abc
 import importlib.util
+import logging
 import os
 import re
 import sys
@@ -60,6 +62,8 @@ class _QuietLoader(importlib.abc.Loader):
         with start_up_lines_filtered():
             self.loader.exec_module(module)
             module.config.list_physical_devices()   # CUDA's start-up (cuInit) happens here, inside the filter
+        # TensorFlow's Python warnings (tf.function "retracing", deprecations) speak to framework authors.
+        logging.getLogger("tensorflow").setLevel(logging.ERROR)
 
 
 class _FirstTensorFlowImport(importlib.abc.MetaPathFinder):

@@ -24,6 +24,7 @@ submission.zip --task TASK``.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import os
 import platform
@@ -79,8 +80,17 @@ def _check_signature(model, task: tasks.Task, vocabs: dict[str, Vocabulary]) -> 
 
 
 def layer_sha256(path: str | Path) -> str:
-    """The SHA-256 of a layer file: what a run records of the code it was trained with."""
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    """The SHA-256 of a layer file's code: what a run records of the code it was trained with.
+
+    The code is the file's syntax tree, so a comment or a blank line added after training changes
+    nothing; a file that does not parse is hashed as it is.
+    """
+    source = Path(path).read_bytes()
+    try:
+        source = ast.dump(ast.parse(source), include_attributes=False).encode("utf-8")
+    except (SyntaxError, ValueError, RecursionError):
+        pass
+    return hashlib.sha256(source).hexdigest()
 
 
 def check_layer_module(task: str, layer_module: str | Path | None = None, *, trained_with: str | None = None) -> Path | None:
@@ -148,7 +158,7 @@ def export(model, vocabs: dict[str, Vocabulary], *, task: str, student_id: str, 
     out = Path(out)
     if not overwrite and out.exists() and (out.is_file() or any(out.iterdir())):
         raise InputError(f"{str(out)!r} already exists; remove it, choose another name, or replace it "
-                         "(overwrite=True; on the command line --overwrite)")
+                         "(export(..., overwrite=True))")
     if out.exists() and out.is_dir() != (out.suffix != ".zip"):
         raise InputError(f"{str(out)!r} is a {'folder' if out.is_dir() else 'file'}; give "
                          f"{'a .zip file' if out.suffix == '.zip' else 'a folder'} name that is not one")

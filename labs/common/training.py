@@ -60,9 +60,9 @@ class TrainedRun:
 
     def summary(self) -> str:
         """One line for the end of training."""
-        stopped = f" (stopped after epoch {self.epochs_done} of {self.config.epochs}: the model is that epoch's)" \
-            if self.interrupted else ""
-        return (f"Trained in {self.seconds:.1f} s on the {self.device}{stopped}; validation loss "
+        epochs = f"{self.epochs_done} of {self.config.epochs} epochs" if self.interrupted else \
+            f"{self.epochs_done} epoch{'s' if self.epochs_done != 1 else ''}"
+        return (f"Trained {epochs} in {self.seconds:.1f} s on the {self.device}; validation loss "
                 f"{self.history['validation'][-1]:.4f} {self.unit}.")
 
 
@@ -111,19 +111,23 @@ def fit(model, train_batches, validation_batches, config, *, description: str, v
 
     lines = verbose == 1 and not _interactive()
     if verbose:
-        print(f"Training {description} ({model.count_params():,} parameters), {config.epochs} epochs of "
-              f"{int(train_batches.cardinality()):,} batches, on the {device_description()}.", flush=True)
+        print(f"Training {description} ({model.count_params():,} parameters), {config.epochs} "
+              f"epoch{'s' if config.epochs != 1 else ''} of {int(train_batches.cardinality()):,} batches, "
+              f"on the {device_description()}.", flush=True)
     history: dict[str, list[float]] = {"train": [], "validation": []}
     kept, started, saving = {}, time.perf_counter(), [0.0]
 
     class KeepEachEpoch(keras.callbacks.Callback):
+        def on_epoch_begin(self, epoch, logs=None):
+            kept["epoch started"] = time.perf_counter()
+
         def on_epoch_end(self, epoch, logs=None):
             history["train"].append(float(logs["loss"]))
             history["validation"].append(float(logs["val_loss"]))
             kept["weights"] = self.model.get_weights()
             seconds = time.perf_counter() - started - saving[0]
             if lines:
-                print(epoch_line(epoch + 1, config.epochs, logs, seconds), flush=True)
+                print(epoch_line(epoch + 1, config.epochs, logs, time.perf_counter() - kept["epoch started"]), flush=True)
             if each_epoch is not None:
                 before = time.perf_counter()
                 each_epoch({name: list(values) for name, values in history.items()}, seconds)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from labs.common.config import LabConfig
 from labs.common.errors import InputError
@@ -19,7 +19,7 @@ class NameTransliterationConfig(LabConfig):
     units: int = 128             # per encoder direction; the decoder has 2 * units
     key_dim: int = 64            # size of queries and keys (they only score)
     value_dim: int = 128         # size of values, and so of the context (what is read)
-    score: str = "dot"           # "dot" (scaled dot product) or "additive"
+    score: str = field(default="dot", metadata={"choices": SCORES})   # "dot" (scaled dot product) or "additive"
     dropout: float = 0.25        # share of embeddings and output features dropped in training
     train_size: int = 100_000    # names drawn from the train split
     dictionary_share: float = 0.25   # share of them with a dictionary word for one name (more letter patterns)

@@ -20,8 +20,6 @@ source embeddings and on the decoder's features helps the model spell words it n
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from labs.common import seq2seq
 from labs.common.errors import InputError
 from labs.name_transliteration.config import NameTransliterationConfig
@@ -40,15 +38,16 @@ def key_value_attention_class():
 
 
 def load_layer() -> str:
-    """(Re)load ``homework/kv_attention.py``, so that the code in use is the file as it is now; its SHA-256."""
-    import hashlib
+    """(Re)load ``homework/kv_attention.py``, so that the code in use is the file as it is now; its code's SHA-256."""
     import importlib
+
+    from labs.common.submission import layer_sha256
 
     key_value_attention_class()   # a clear error when the file is not there
     module = importlib.import_module("homework.kv_attention")
-    source = Path(module.__file__).read_bytes()
+    code = layer_sha256(module.__file__)
     importlib.reload(module)
-    return hashlib.sha256(source).hexdigest()
+    return code
 
 
 def build_model(config: NameTransliterationConfig, source_vocab_size: int, target_vocab_size: int):

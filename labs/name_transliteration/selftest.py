@@ -60,6 +60,11 @@ HALF_TOLERANCE = 2e-2   # float16 keeps about three significant digits
 class SelfTestFailed(AssertionError):
     """Raised by :func:`selftest` with ``strict=True`` when a check fails."""
 
+    def _render_traceback_(self) -> list[str]:
+        """In a notebook (IPython), one line: the report above the error already says everything."""
+        return [f"SelfTestFailed: {self.args[0].split(';')[0]} (the report above says what and where). Fix the "
+                "first failing check, save homework/kv_attention.py and run this cell again."]
+
 
 @dataclass
 class Check:
@@ -154,7 +159,7 @@ def shape_names(shape) -> str:
     """``(2, 3, 5)`` as ``"(2, 3, 5) = (batch, T, S)"``, when every size is one of the fixed sizes."""
     shape = tuple(int(n) for n in shape)
     text = f"({', '.join(map(str, shape))})"
-    if shape and all(n in AXES for n in shape):
+    if len(shape) >= 3 and all(n in AXES for n in shape):   # a 2-D shape may be a flattened one (batch * T, ...)
         return f"{text} = ({', '.join(AXES[n] for n in shape)})"
     return text
 
@@ -163,7 +168,7 @@ def _name_shapes(text: str) -> str:
     """Every ``[2,3,6]`` or ``(2, 3, 6)`` in a framework message followed by its axes' names."""
     def named(match: re.Match) -> str:
         sizes = [int(n) for n in re.findall(r"\d+", match.group(0))]
-        return shape_names(sizes) if len(sizes) > 1 and all(n in AXES for n in sizes) else match.group(0)
+        return shape_names(sizes) if len(sizes) >= 3 and all(n in AXES for n in sizes) else match.group(0)
     return re.sub(r"[\[(]\d+(?:,\s*\d+)+[\])]", named, text)
 
 
@@ -339,9 +344,9 @@ def _check_reference(cls, score: str) -> str | None:
     expected = _reference(score)
     context, a = run_layer(cls, score, fixed_inputs(), fixed_weights(score))
     if not np.allclose(a, expected["weights"], atol=TOLERANCE):
-        worst = float(np.abs(a - expected["weights"]).max())
-        got = (f"score={score!r}: expected the weights {_rows(expected['weights'][0, 0])} for the first output step; "
-               f"got {_rows(a[0, 0])} (off by up to {worst:.4f}).")
+        b, t, _ = np.unravel_index(np.abs(a - expected["weights"]).argmax(), a.shape)    # the worst row
+        got = (f"score={score!r}: expected the weights {_rows(expected['weights'][b, t])} for example {b + 1}, output "
+               f"step {t + 1}; got {_rows(a[b, t])} (off by up to {np.abs(a - expected['weights']).max():.4f}).")
         scale = _scale_of(a, expected["weights"])
         if scale is not None and not 0.97 < scale < 1.03:
             should = (f"e_tj = q_t . k_j / sqrt(key_dim) divides by sqrt(key_dim) = {KEY_DIM ** 0.5:g}" if score == "dot"
@@ -358,16 +363,26 @@ def _check_reference(cls, score: str) -> str | None:
                 f"product with w (score_vector) over key_dim.{_line(cls, r'tanh', r'score_vector')}")
     if not np.allclose(context, expected["context"], atol=TOLERANCE):
         worst = float(np.abs(context - expected["context"]).max())
+        b, t, _ = np.unravel_index(np.abs(context - expected["context"]).argmax(), context.shape)
         return (f"score={score!r}: the weights match the reference but the context is off by up to {worst:.4f} "
-                f"(expected {_rows(expected['context'][0, 0])} for the first output step, got {_rows(context[0, 0])}). "
+                f"(expected {_rows(expected['context'][b, t])} for example {b + 1}, output step {t + 1}; got "
+                f"{_rows(context[b, t])}). "
                 "The context c_t = sum_j a_tj v_j is the weighted sum of the *values* (memory @ value_kernel), "
                 f"not of the keys or of the memory itself.{_line(cls, *CONTEXT)}")
     return None
 
 
 def _check_small_sizes(cls) -> str | None:
-    inputs, weights = fixed_inputs(), fixed_weights("dot")
-    layer = built_layer(cls, "dot", weights)
+    for score in ("dot", "additive"):
+        message = _check_small_sizes_of(cls, score)
+        if message:
+            return f"score={score!r}: {message}"
+    return None
+
+
+def _check_small_sizes_of(cls, score: str) -> str | None:
+    inputs, weights = fixed_inputs(), fixed_weights(score)
+    layer = built_layer(cls, score, weights)
     context, a = call_layer(layer, inputs)
     cases = {"batch 1": (np.s_[:1], np.s_[:1]), "one output step (T = 1)": (np.s_[:, :1], np.s_[:])}
     for what, (query_part, memory_part) in cases.items():
@@ -417,10 +432,18 @@ def _check_independent_calls(cls) -> str | None:
 
 
 def _check_graph_mode(cls) -> str | None:
+    for score in ("dot", "additive"):
+        message = _check_graph_mode_of(cls, score)
+        if message:
+            return f"score={score!r}: {message}"
+    return None
+
+
+def _check_graph_mode_of(cls, score: str) -> str | None:
     import tensorflow as tf
 
-    inputs, weights = fixed_inputs(), fixed_weights("dot")
-    layer = built_layer(cls, "dot", weights)
+    inputs, weights = fixed_inputs(), fixed_weights(score)
+    layer = built_layer(cls, score, weights)
     eager_context, eager_a = call_layer(layer, inputs)
     graph = tf.function(lambda q, h, mask: layer(q, h, memory_mask=mask, return_attention_scores=True),
                         input_signature=[tf.TensorSpec((None, None, QUERY_DIM), tf.float32),
@@ -506,7 +529,7 @@ CHECKS: list[tuple[str, Callable]] = [
 
 # (what the framework says, what it means here): the first that matches explains the error.
 TRANSLATIONS: list[tuple[str, str]] = [
-    (r"symbolic tf\.Tensor.*numpy|has no attribute 'numpy'|numpy\(\) is only available|__array__|KerasTensor",
+    (r"symbolic tf\.Tensor.*numpy|has no attribute 'numpy'|numpy\(\) is only available",
      "NumPy was used on a tensor inside call(). When Keras trains, call() runs as a graph whose tensors have no "
      "values yet, so NumPy cannot read them; keras.ops has the same operations and works in both modes."),
     (r"as_list\(\) is not defined on an unknown TensorShape|unknown rank|Cannot iterate over a shape with unknown|"
@@ -517,6 +540,14 @@ TRANSLATIONS: list[tuple[str, str]] = [
     (r"out of scope|FuncGraph|captured|Graph tensor|inaccessible tensor",
      "a tensor made in one call was used in another: something computed in call() was kept on self and "
      "reused later. Compute everything in call() from that call's inputs."),
+    (r"Cannot convert .* to EagerTensor of dtype bool|bool.*(unsupported operand|not supported)|"
+     r"(Sub|Mul|AddV2|Neg)\b.*\bbool\b",
+     "arithmetic on the bool memory_mask: True and False are not numbers. Use the mask to choose between two "
+     "values (ops.where), or cast it to the scores' dtype before any arithmetic."),
+    (r"must have the same dtype|was expected to be a \w+ tensor but is a \w+ tensor|float16 != tf\.float32|"
+     r"float32 != tf\.float16|incompatible dtype|cannot compute \w+ as input",
+     "two tensors of different dtypes met (float16 and float32 under mixed precision, for one). Make a constant "
+     "in the dtype of the tensor it meets: ops.cast(value, scores.dtype) rather than a float32 or float64 number."),
     (r"__init__\(\) missing .*argument|__init__\(\) got an unexpected keyword",
      "the layer could not be rebuilt from its get_config(): get_config() must return every argument that "
      "__init__ needs (key_dim, value_dim, score), as Keras rebuilds a saved model's layers from it."),
@@ -531,6 +562,7 @@ def _message(error: BaseException) -> str:
     """The error's own message, without the call details Keras wraps around errors raised inside a layer."""
     text = re.sub(r"\x1b\[[0-9;]*m", "", str(error)).split("Arguments received by")[0]
     text = re.sub(r"\{\{function_node [^}]*\}\}\s*", "", text)
+    text = re.sub(r"\s*\{\{node [^}]*\}\}.*", "", text)          # TensorFlow's node dump: nothing for a student
     lines = [line.strip() for line in text.splitlines()
              if line.strip() and not line.startswith("Exception encountered when calling")
              and not re.match(r"\s*(File \"|in user code:)", line)]
@@ -565,7 +597,7 @@ def _explain(error: BaseException, cls=None) -> str:
         return f"not written yet: {_message(error)}"
     raw = _name_shapes(_message(error))
     for pattern, sentence in TRANSLATIONS:
-        if re.search(pattern, f"{raw}\n{error}", re.IGNORECASE):
+        if re.search(pattern, raw, re.IGNORECASE):
             return f"{sentence}{where} [{type(error).__name__}: {raw}]"
     return f"{type(error).__name__}: {raw}{where}"
 
