@@ -120,15 +120,16 @@ def _check(args) -> int:
         raise InputError(f"{path} has no readable meta.json naming a task of this kit; export it with "
                          "labs.common.submission.export(...), or name the task with --task")
     rubric = load_rubric(args.rubric, task)
-    what = (f"a {rubric.task} bundle" if found == rubric.task
-            else f"as a {rubric.task} bundle (its meta.json names no task of this kit)")
+    title = tasks.get(rubric.task).title
+    what = (f": a {rubric.task} bundle ({title})" if found == rubric.task
+            else f" as a {rubric.task} bundle ({title}; its meta.json names no task of this kit)")
     against = "its rubric" if args.rubric is None else f"the rubric {args.rubric}"
-    print(f"Checking {path}: {what} ({tasks.get(rubric.task).title}), against {against} on the public dev set ...",
-          flush=True)
+    print(f"Checking {path}{what}, against {against} on the public dev set ...", flush=True)
     record = check_bundle(path, rubric)
     print(f"status: {record['status']}" + (f": {record['message']}" if record["message"] else "")
           + f"  (isolation: {record['isolation']})")
-    for line in record["lines"]:
+    ran = record["sandbox_seconds"] is not None
+    for line in record["lines"] if ran else []:   # a bundle refused before it ran has no line worth showing
         note = f"  ({line['message']})" if line["message"] else ""
         print(f"  {line['points']:5g} / {line['max_points']:<4g} {line['label']}: {line['shown']}{note}".rstrip())
     print(f"score on the public dev set: {record['score']:g} / {record['max_score']:g} "

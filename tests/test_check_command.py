@@ -79,8 +79,11 @@ def test_a_bundle_that_is_not_a_bundle_exits_non_zero(tmp_path):
     (tmp_path / "submission.zip").write_bytes(b"not a zip")
     checked = run_autograder("check", str(tmp_path / "submission.zip"), "--task", "date-translation")
     assert checked.returncode == 1, checked.stdout + checked.stderr
-    assert "as a date-translation bundle (its meta.json names no task" in checked.stdout.splitlines()[0]
+    assert "as a date-translation bundle (" in checked.stdout.splitlines()[0]
+    assert "its meta.json names no task of this kit)" in checked.stdout.splitlines()[0]
     assert "status: malformed" in checked.stdout
+    assert " / " not in "\n".join(checked.stdout.splitlines()[2:-1]), "a bundle that never ran gets no rubric lines"
+    assert checked.stdout.splitlines()[-1].startswith("score on the public dev set: 0 / ")
 
 
 def test_a_layer_that_raises_fails_to_load_and_its_own_error_is_what_the_student_reads(unwritten_layer):
