@@ -106,7 +106,8 @@ def _check(args) -> int:
 
     path = Path(args.bundle)
     if not path.exists():
-        raise InputError(f"no bundle at {str(path)!r}")
+        raise InputError(f"no bundle at {str(path)!r}; export one first (python -m labs export --model RUN_FOLDER "
+                         f"--student-id YOUR_ID --out {path})")
     found = bundle_task(path)
     if args.task and found is not None and found != args.task:
         # Not graded against the wrong rubric: the student handed in the wrong file (exit 1, as any bundle not graded).

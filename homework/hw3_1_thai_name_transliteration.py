@@ -77,6 +77,7 @@ from pathlib import Path
 TINY = os.environ.get("ATTENTION_LAB_TINY") == "1"  # CI runs a tiny configuration
 
 from autograder.batch import check_bundle
+from labs.common.errors import InputError
 from labs.common.files import read_csv
 from labs.common.paths import DATASETS_DIR
 from labs.common.fonts import use_thai_font
@@ -90,6 +91,7 @@ from labs.name_transliteration.selftest import selftest
 from labs.name_transliteration.train import train
 from labs.name_transliteration.transliterate import transliterate
 
+run = results = None   # set by the training and evaluation cells below
 print("Running on the", device_description(), "(tiny configuration)" if TINY else "")
 print("Thai font for the heatmaps:", use_thai_font() or "none found (labels fall back to code points)")
 
@@ -137,8 +139,8 @@ selftest();
 # %% [markdown]
 # **On a GPU: mixed precision.** On a Colab GPU with tensor cores (T4, L4, A100), run
 # `keras.mixed_precision.set_global_policy("mixed_float16")` before the model is built: layers
-# compute in float16 (weights stay float32, the softmax output float32), which usually trains
-# faster. On a CPU it does not help (float16 is slower there): leave it off, or set it back with
+# compute in float16 (your attention layer too; the weights stay float32, and so does the model's
+# last softmax, the one over the letters), which usually trains faster. On a CPU it does not help (float16 is slower there): leave it off, or set it back with
 # `set_global_policy("float32")`. The bundle you export grades the same either way.
 
 # %% [markdown]
@@ -154,7 +156,10 @@ selftest();
 # `python -m labs export --model homework/runs/names --student-id ... --out submission.zip` exports it.
 
 # %%
-SEED = 1   # your own: for example the last four digits of your student id
+SEED = 1 if TINY else None   # your own: for example the last four digits of your student id
+if SEED is None:
+    raise InputError("Set SEED in this cell to a number of your own (the last four digits of your student id, "
+                     "say), then run it again.")
 config = NameTransliterationConfig.tiny(seed=SEED) if TINY else NameTransliterationConfig(seed=SEED)
 print(config)
 run = None   # stays None if training is stopped before its first epoch ends
@@ -221,14 +226,18 @@ if not STUDENT_ID:
 else:
     run = trained(run)
     bundle = Path("submission.zip")
+    if results is None:   # the evaluation cell has not run: the predictions come from here
+        results = transliterate(run.model, run.vocabs, [row["source"] for row in test], beam=3)
     predictions = [{"source": r.source, "prediction": r.output} for r in results]
     export(run.model, run.vocabs, task=run.task, student_id=STUDENT_ID, out=bundle, predictions=predictions,
            device=run.device, trained_with=run.layer_sha256, overwrite=True)   # a fresh export replaces the last one
     print(f"wrote {bundle.resolve()} ({bundle.stat().st_size / 1e6:.1f} MB)")
     # The autograder's own check: the same validation and sandbox as grading, scored on the public dev set.
     check = check_bundle(bundle, task=run.task)
-    print(f"check ({check['task']}): {check['status']} {check['message']}".rstrip(),
-          f"- {check['score']:g} / {check['max_score']:g} points on the public dev set "
+    print(f"check ({check['task']}): {check['status']} {check['message']}".rstrip())
+    for line in check["lines"] if check["sandbox_seconds"] is not None else []:
+        print(f"  {line['points']:5g} / {line['max_points']:<4g} {line['label']}: {line['shown']}")
+    print(f"{check['score']:g} / {check['max_score']:g} points on the public dev set "
           "(your grade comes from a hidden test set)")
 
 # %% [markdown]

@@ -150,6 +150,20 @@ def test_training_an_unfinished_layer_stops_at_the_self_test_in_one_line(release
     assert not (tmp_path / "run" / "model.keras").exists()
 
 
+def test_a_layer_file_that_imports_tensorflow_fails_the_self_test_on_the_graders_rule(released):
+    layer = released.out / "homework" / "kv_attention.py"
+    todo = layer.read_text(encoding="utf-8")
+    try:   # `from tensorflow import keras` even breaks the import: the rule is still what the student reads
+        layer.write_text(todo.replace("import keras\n", "from tensorflow import keras\n", 1), encoding="utf-8")
+        result = run_cli("selftest", "homework", cwd=released.out)
+    finally:
+        layer.write_text(todo, encoding="utf-8")
+    assert result.returncode == 1
+    assert "imports 'tensorflow' (line" in result.stdout and "may import only keras" in result.stdout
+    assert f"0 of {len(__import__('labs.name_transliteration.selftest', fromlist=['CHECKS']).CHECKS)} checks passed" \
+        in result.stdout
+
+
 def test_released_notebook_runs_up_to_the_first_todo_and_stops_there(released, monkeypatch):
     monkeypatch.setenv("ATTENTION_LAB_TINY", "1")
     monkeypatch.setenv("MPLBACKEND", "Agg")

@@ -249,6 +249,10 @@ CONTEXT = "context = ops.matmul(weights, values)"
      "works in graph mode", "known only when the model runs", "query.shape[0]"),
     (SOFTMAX, f"import tensorflow as tf\n        weights = tf.nn.softmax(scores, axis=-1)", "imports only what the grader",
      "imports 'tensorflow'", None),
+    (SOFTMAX, f"{SOFTMAX}\n        if ops.sum(weights) > 0:\n            weights = weights * 1.0", "works in graph mode",
+     "Choose between tensors with ops.where", "if ops.sum(weights) > 0:"),
+    ("        if memory_mask is not None:\n            real", "        if True:\n            real",
+     "padding gets zero weight and changes nothing; no mask means no padding", "memory_mask is optional", None),
 ])
 def test_selftest_diagnoses_common_mistakes_and_points_at_the_line(tmp_path, restore_registration, old, new,
                                                                    failing, advice, line):

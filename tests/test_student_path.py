@@ -121,6 +121,7 @@ def test_an_interrupted_training_keeps_its_last_whole_epoch_and_exports_it(tmp_p
                        str(tmp_path / "submission.zip"))
     assert exported.returncode == 0, exported.stderr
     assert f"this run stopped after epoch {done} of 40" in exported.stdout
+    assert "this is a --tiny run" in exported.stdout and "used the default seed" in exported.stdout
     checked = subprocess.run([sys.executable, "-m", "autograder", "check", str(tmp_path / "submission.zip"), "--task",
                               TASK], cwd=REPO_ROOT, env=_quiet_env(), capture_output=True, text=True, timeout=300)
     assert checked.returncode == 0, checked.stdout + checked.stderr

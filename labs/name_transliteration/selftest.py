@@ -71,6 +71,7 @@ class Check:
     name: str
     passed: bool
     message: str = ""
+    ran: bool = True      # False: not run, because an earlier failure (a TODO, an import) stops every check
 
 
 def layer_class(reload: bool = True):
@@ -181,20 +182,20 @@ def _source_path(cls) -> Path | None:
     return None
 
 
-def _call_lines(cls) -> list[tuple[int, str]]:
-    """``(line number, code)`` of each line of ``cls.call`` that is code, not a comment."""
+def _call_lines(cls, method: str = "call") -> list[tuple[int, str]]:
+    """``(line number, code)`` of each line of ``cls.call`` (or another method) that is code, not a comment."""
     try:
-        lines, first = inspect.getsourcelines(cls.call)
+        lines, first = inspect.getsourcelines(getattr(cls, method))
     except (TypeError, OSError):
         return []
     code = [(first + i, line.split("#")[0].rstrip()) for i, line in enumerate(lines)]
     return [(number, text.strip()) for number, text in code if text.strip() and not text.strip().startswith("def ")]
 
 
-def _line(cls, *patterns: str) -> str:
-    """`` Look at line N: `code`.`` for the first line of ``call`` that matches a pattern, else ``""``."""
+def _line(cls, *patterns: str, method: str = "call") -> str:
+    """`` Look at line N: `code`.`` for the first line of ``call`` (or ``method``) that matches a pattern, else ``""``."""
     for pattern in patterns:
-        for number, text in _call_lines(cls):
+        for number, text in _call_lines(cls, method):
             if re.search(pattern, text):
                 return f" Look at {LAYER_FILE}, line {number}: `{text}`."
     return ""
@@ -232,7 +233,12 @@ def _check_imports(cls) -> str | None:
 def _check_shapes(cls) -> str | None:
     inputs = fixed_inputs()
     for score in ("dot", "additive"):
-        context, attention = run_layer(cls, score, inputs)
+        try:
+            context, attention = run_layer(cls, score, inputs)
+        except Exception as error:
+            if is_todo(error):
+                raise
+            return f"score={score!r}: {_explain(error, cls)}"
         expected = ((BATCH, STEPS, VALUE_DIM), (BATCH, STEPS, SOURCES))
         if (context.shape, attention.shape) != expected:
             return (f"score={score!r}: expected context {shape_names(expected[0])} and weights "
@@ -277,9 +283,12 @@ def _check_positions(cls) -> str | None:
         order = np.array([3, 0, 4, 1, 2])                                              # a new order of the S positions
         moved_context, moved_a = call_layer(layer, dict(inputs, memory=inputs["memory"][:, order]))
         if not (np.allclose(moved_a, a[:, :, order], atol=1e-4) and np.allclose(moved_context, context, atol=1e-4)):
+            b, t, _ = np.unravel_index(np.abs(moved_a - a[:, :, order]).argmax(), a.shape)
             return (f"score={score!r}: the source positions were put in another order (j -> {order.tolist()}). "
                     f"Expected the weights to move with them and the context to stay; got weights that changed "
-                    f"otherwise (first row {_rows(moved_a[0, 0])}, expected {_rows(a[0, 0, order])}). The score of "
+                    f"otherwise (example {b + 1}, step {t + 1}: {_rows(moved_a[b, t])}, expected "
+                    f"{_rows(a[b, t, order])}; the context changed by up to "
+                    f"{np.abs(moved_context - context).max():.3f}). The score of "
                     "position j depends only on q_t and k_j, so something mixes source positions: a reshape, for "
                     "one, keeps the numbers in memory order; swapping two axes is a transpose."
                     f"{_line(cls, *MIXERS)}")
@@ -312,6 +321,15 @@ def _check_mask(cls) -> str | None:
         return (f"changing what the padded positions hold changed the context by up to {worst:.3f} (expected no "
                 "change). Padding must weigh exactly 0: mask the scores before the softmax, not the weights after "
                 f"it, and take the context from the weights.{_line(cls, *MASKING)}")
+    try:                                  # memory_mask is optional: None means every position is real
+        _, unmasked = call_layer(built_layer(cls, "dot"), dict(inputs, memory_mask=None))
+    except Exception as error:
+        return (f"memory_mask is optional (None: every source position is real), but called without one the layer "
+                f"failed: {_explain(error, cls)}")
+    if unmasked.shape != (BATCH, STEPS, SOURCES) or not np.allclose(unmasked.sum(-1), 1.0, atol=1e-4):
+        return (f"called without memory_mask (None: every source position is real), expected weights "
+                f"{shape_names((BATCH, STEPS, SOURCES))} that sum to 1 over S; got {shape_names(unmasked.shape)} "
+                f"summing to {_rows(unmasked.sum(-1).reshape(-1)[:3])} ...{_line(cls, *MASKING)}")
     return None
 
 
@@ -490,8 +508,11 @@ def _check_serialization(cls) -> str | None:
     config = layer.get_config()
     copy = cls.from_config(config)
     if (copy.key_dim, copy.value_dim, copy.score) != (KEY_DIM, VALUE_DIM, "additive"):
-        return ("expected get_config() to return key_dim, value_dim and score, so that a saved model can be rebuilt; "
-                f"a copy made from it has key_dim={copy.key_dim}, value_dim={copy.value_dim}, score={copy.score!r}.")
+        missing = [name for name in ("key_dim", "value_dim", "score") if name not in config]
+        return (f"a layer made with key_dim={KEY_DIM}, value_dim={VALUE_DIM}, score='additive' gives a get_config() "
+                f"from which Keras rebuilds key_dim={copy.key_dim}, value_dim={copy.value_dim}, score={copy.score!r}"
+                f"{' (it lacks ' + ', '.join(missing) + ')' if missing else ''}: get_config() must return every "
+                f"argument of __init__, so that a saved model can be rebuilt.{_line(cls, r'return', method='get_config')}")
     query = keras.Input(shape=(None, QUERY_DIM))
     memory = keras.Input(shape=(None, MEMORY_DIM))
     mask = keras.Input(shape=(None,), dtype="bool")
@@ -513,7 +534,7 @@ CHECKS: list[tuple[str, Callable]] = [
     ("weights sum to 1 over the source positions", _check_sums),
     ("two calls with different inputs give independent results", _check_independent_calls),
     ("each output step and each source position is handled on its own", _check_positions),
-    ("padding gets zero weight and changes nothing", _check_mask),
+    ("padding gets zero weight and changes nothing; no mask means no padding", _check_mask),
     ("dot score matches the reference numbers", lambda cls: _check_reference(cls, "dot")),
     ("additive score matches the reference numbers", lambda cls: _check_reference(cls, "additive")),
     ("works at batch 1, at one output step and at one source position", _check_small_sizes),
@@ -531,10 +552,15 @@ TRANSLATIONS: list[tuple[str, str]] = [
      "NumPy was used on a tensor inside call(). When Keras trains, call() runs as a graph whose tensors have no "
      "values yet, so NumPy cannot read them; keras.ops has the same operations and works in both modes."),
     (r"as_list\(\) is not defined on an unknown TensorShape|unknown rank|Cannot iterate over a shape with unknown|"
-     r"Failed to convert elements of \(?None|None values not supported",
+     r"Failed to convert elements of \(?None|None values not supported|'NoneType' object cannot be interpreted as an "
+     r"integer|unsupported operand type\(s\) for .*'NoneType'",
      "a step needed a shape that is known only when the model runs: in graph mode the batch size and the lengths "
      "are unknown when call() is traced. A squeeze without an axis, or a reshape built from .shape numbers, "
      "cannot know them (x.shape holds None there); use ops.shape(x) at run time, or operations that need no shape."),
+    (r"OperatorNotAllowedInGraphError|`tf\.Tensor` as a Python `bool`|iterating over (a symbolic )?`tf\.Tensor`",
+     "a Python if, while or for decided by a tensor's value: while Keras traces call() into a graph, the value "
+     "is not known yet. Choose between tensors with ops.where, and loop over nothing: the operations work on "
+     "every position at once."),
     (r"out of scope|FuncGraph|captured|Graph tensor|inaccessible tensor",
      "a tensor made in one call was used in another: something computed in call() was kept on self and "
      "reused later. Compute everything in call() from that call's inputs."),
@@ -595,9 +621,23 @@ def _explain(error: BaseException, cls=None) -> str:
         return f"not written yet: {_message(error)}"
     raw = _name_shapes(_message(error))
     for pattern, sentence in TRANSLATIONS:
-        if re.search(pattern, raw, re.IGNORECASE):
+        if re.search(pattern, f"{type(error).__name__}: {raw}", re.IGNORECASE):
             return f"{sentence}{where} [{type(error).__name__}: {raw}]"
     return f"{type(error).__name__}: {raw}{where}"
+
+
+def _import_failed(error: BaseException) -> list[Check]:
+    """The checks when the student's file does not even import: the grader's audit first, if it refuses the file."""
+    from labs.common.layer_audit import audit_module
+
+    audit = audit_module((REPO_ROOT / LAYER_FILE).read_bytes(), name=LAYER_FILE)
+    if not audit.allowed:
+        first = Check(CHECKS[0][0], False, f"{audit.message}. The grader refuses such a file before it runs; "
+                                           "everything the layer needs is in keras.ops.")
+    else:
+        where = "" if isinstance(error, SyntaxError) else _where(error, None)
+        first = Check(f"{LAYER_FILE} imports", False, f"{type(error).__name__}: {_message(error)}{where}")
+    return [first] + [Check(name, False, "", ran=False) for name, _ in CHECKS[1:]]
 
 
 def run_checks(cls=None) -> list[Check]:
@@ -608,16 +648,14 @@ def run_checks(cls=None) -> list[Check]:
         try:
             cls = layer_class()
         except Exception as error:  # a syntax error or a bad import in the student's file
-            where = f" ({LAYER_FILE}, line {error.lineno})" if isinstance(error, SyntaxError) and error.lineno else \
-                _where(error, None) or ""
-            return [Check(f"{LAYER_FILE} imports", False, f"{type(error).__name__}: {_message(error)}{where}")]
+            return _import_failed(error)
     results, todo = [], None
     policy = keras.config.dtype_policy()   # a notebook may have set mixed precision already
     keras.config.set_dtype_policy("float32")
     try:
         for name, check in CHECKS:
             if todo:   # the same unwritten TODO would fail every later check the same way
-                results.append(Check(name, False, "not run until the TODO above is done"))
+                results.append(Check(name, False, "", ran=False))
                 continue
             keras.utils.set_random_seed(0)
             try:
@@ -646,19 +684,20 @@ def failures(path: str | Path | None = None) -> list[str]:
         except Exception as error:
             return [f"{Path(path).name} imports: {type(error).__name__}: {_message(error)}"]
         results = run_checks(cls)
-    return [f"{r.name}: {r.message}" for r in results if not r.passed]
+    return [f"{r.name}: {r.message}" for r in results if r.ran and not r.passed]
 
 
 def report(results: list[Check]) -> str:
     lines = [f"Self-test of KeyValueAttention ({LAYER_FILE})"]
     for result in results:
-        lines.append(f"  {'PASS' if result.passed else 'FAIL'}  {result.name}")
-        if not result.passed:
+        lines.append(f"  {'PASS' if result.passed else 'FAIL' if result.ran else '....'}  {result.name}")
+        if result.ran and not result.passed:
             lines.append(f"        {result.message}")
-    passed = sum(r.passed for r in results)
+    passed, waiting = sum(r.passed for r in results), sum(not r.ran for r in results)
     verdict = "all passed: train your model next." if passed == len(results) else \
         "fix the first failing check first; the later ones often follow from it."
-    lines.append(f"{passed} of {len(results)} checks passed; {verdict}")
+    later = f" ({waiting} not run until the failure above is fixed)" if waiting else ""
+    lines.append(f"{passed} of {len(results)} checks passed{later}; {verdict}")
     return "\n".join(lines)
 
 
@@ -669,7 +708,7 @@ def selftest(cls=None, strict: bool = True) -> list[Check]:
     """
     results = run_checks(cls)
     print(report(results))
-    failed = [r for r in results if not r.passed]
+    failed = [r for r in results if r.ran and not r.passed]
     if strict and failed:
         raise SelfTestFailed(f"{len(failed)} self-test check(s) failed; first: {failed[0].name}: {failed[0].message}")
     return results

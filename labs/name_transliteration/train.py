@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from labs.common.errors import InputError
 from labs.common.pipeline import translation_batches
 from labs.common.training import (TrainedRun, compile_for_training, device_description, fit, load_run_folder,
                                   prepare_run_folder, save_run, set_seed)
 from labs.name_transliteration.config import NameTransliterationConfig
 from labs.name_transliteration.data import TASK, sample_names, vocabularies
 from labs.name_transliteration.model import build_model, key_value_attention_class, load_layer
+from labs.name_transliteration.selftest import failures
 
 
 def train(config: NameTransliterationConfig = NameTransliterationConfig(), out_dir: str | Path | None = None,
@@ -37,8 +39,13 @@ def train(config: NameTransliterationConfig = NameTransliterationConfig(), out_d
                                              config.batch_size, sort_window=config.sort_window)
 
     # Model: the encoder-decoder with the key-value attention of homework/kv_attention.py, read afresh
-    # (the run records which version of the file it was trained with: export checks it).
+    # (the run records which version of the file it was trained with: export checks it) and self-tested:
+    # minutes of training are no way to find a broken layer.
     layer_sha256 = load_layer()
+    failed = failures()
+    if failed:
+        raise InputError(f"your layer fails the self-test ({len(failed)} check(s); first: {failed[0]}). Run the "
+                         "self-test (python -m labs selftest homework, or the notebook's cell), fix the file, then train")
     model = build_model(config, len(vocabs["source"]), len(vocabs["target"]))
 
     # Compile and fit: Adam with a cosine-decaying learning rate; teacher forcing.
