@@ -49,6 +49,7 @@ TINY = os.environ.get("ATTENTION_LAB_TINY") == "1"  # CI runs a tiny configurati
 
 from dataclasses import replace
 
+from labs.common.metrics import percent
 from labs.common.plots import plot_attention, plot_training_curves
 from labs.common.training import device_description
 from labs.date_translation import evaluate
@@ -123,7 +124,7 @@ for name, small_config in (("attention", small), ("baseline", replace(small, att
     small_run = train(small_config, verbose=0)
     tables[name] = evaluate.results_table(test, [t.output for t in translate(small_run.model, small_run.vocabs, sources)])
     print(f"{name:9} ({small_run.model.count_params():,} parameters): exact match {tables[name]['correct'].mean():.2%}")
-evaluate.compare_by_length(tables)
+print(evaluate.compare_by_length(tables).to_string(float_format=percent))   # exact match by length, in percent as everywhere
 
 # %% [markdown]
 # ## Where does the decoder look?

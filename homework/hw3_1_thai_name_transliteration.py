@@ -81,6 +81,7 @@ from labs.common.errors import InputError
 from labs.common.files import read_csv
 from labs.common.paths import DATASETS_DIR
 from labs.common.fonts import use_thai_font
+from labs.common.metrics import percent
 from labs.common.plots import plot_attention, plot_training_curves
 from labs.common.submission import export
 from labs.common.training import device_description, trained
@@ -181,7 +182,7 @@ results = transliterate(run.model, run.vocabs, [row["source"] for row in test], 
 candidates = [r.alternatives for r in results]
 print(evaluate.format_summary(evaluate.summary(test, candidates)))
 table = evaluate.results_table(test, candidates)   # one row per name: its output, right or wrong, its length
-evaluate.by_length(table)
+print(evaluate.by_length(table).to_string(float_format=percent))   # accuracy and CER by name length, as above
 
 # %% [markdown]
 # ## Where does the decoder look?
