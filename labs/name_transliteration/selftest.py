@@ -390,15 +390,18 @@ def _check_reference(cls, score: str) -> str | None:
     return None
 
 
-def _check_small_sizes(cls) -> str | None:
-    for score in ("dot", "additive"):
-        message = _check_small_sizes_of(cls, score)
-        if message:
-            return f"score={score!r}: {message}"
-    return None
+def _for_each_score(check: Callable) -> Callable:
+    """A check of ``(cls, score)`` run for the dot and the additive score; the first message, naming its score."""
+    def both(cls) -> str | None:
+        for score in ("dot", "additive"):
+            message = check(cls, score)
+            if message:
+                return f"score={score!r}: {message}"
+        return None
+    return both
 
 
-def _check_small_sizes_of(cls, score: str) -> str | None:
+def _check_small_sizes(cls, score: str) -> str | None:
     inputs, weights = fixed_inputs(), fixed_weights(score)
     layer = built_layer(cls, score, weights)
     context, a = call_layer(layer, inputs)
@@ -447,15 +450,7 @@ def _check_independent_calls(cls) -> str | None:
     return None
 
 
-def _check_graph_mode(cls) -> str | None:
-    for score in ("dot", "additive"):
-        message = _check_graph_mode_of(cls, score)
-        if message:
-            return f"score={score!r}: {message}"
-    return None
-
-
-def _check_graph_mode_of(cls, score: str) -> str | None:
+def _check_graph_mode(cls, score: str) -> str | None:
     import tensorflow as tf
 
     inputs, weights = fixed_inputs(), fixed_weights(score)
@@ -537,8 +532,8 @@ CHECKS: list[tuple[str, Callable]] = [
     ("padding gets zero weight and changes nothing; no mask means no padding", _check_mask),
     ("dot score matches the reference numbers", lambda cls: _check_reference(cls, "dot")),
     ("additive score matches the reference numbers", lambda cls: _check_reference(cls, "additive")),
-    ("works at batch 1, at one output step and at one source position", _check_small_sizes),
-    ("works in graph mode (tf.function), as Keras trains it", _check_graph_mode),
+    ("works at batch 1, at one output step and at one source position", _for_each_score(_check_small_sizes)),
+    ("works in graph mode (tf.function), as Keras trains it", _for_each_score(_check_graph_mode)),
     ("works under mixed precision (mixed_float16), as on a GPU", _check_mixed_precision),
     ("get_config round-trips; a model with the layer saves and loads", _check_serialization),
 ]
