@@ -12,8 +12,8 @@ import zipfile
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from autograder.grade import (HiddenSet, bundle_digest, cached_result, find_bundle, grade_bundle, log, missing_bundle,
-                              public_examples, student_id_for)
+from autograder.grade import (HiddenSet, bundle_digest, cached_result, find_bundle, grade_bundle, grader_digest, log,
+                              missing_bundle, public_examples, student_id_for)
 from autograder.hidden import load_hidden_set
 from autograder.reports import write_gradebook, write_student_files
 from autograder.rubric import Rubric, load_rubric
@@ -82,8 +82,8 @@ def grade_folder(submissions: str | Path, rubric: Rubric, hidden_dir: str | Path
 
     ``isolation``: ``auto`` (the strongest the machine offers), ``namespaces``, ``user`` or
     ``none``; only an explicit ``none`` runs bundles that carry code without isolation. A bundle
-    already graded with the same bundle, hidden set, rubric and isolation is skipped (its result
-    is reused) unless ``force``. One bad bundle never stops the batch. Then every pair of the batch
+    already graded with the same bundle, hidden set, rubric and isolation, by the same grader (its
+    code, :func:`autograder.grade.grader_digest`), is skipped (its result is reused) unless ``force``. One bad bundle never stops the batch. Then every pair of the batch
     is compared (:mod:`autograder.similarity`: ``similarity.csv``) and ``class-report.html`` written:
     both for the instructor only.
     """
@@ -104,6 +104,7 @@ def grade_folder(submissions: str | Path, rubric: Rubric, hidden_dir: str | Path
         os.chmod(out, 0o700)
         check_private([hidden_dir, submissions, out])
     rubric_digest = hashlib.sha256(Path(rubric.path).read_bytes()).hexdigest()
+    grader = grader_digest()   # a re-run keeps only the grades this very grader gave
     examples = public_examples(rubric.task)
     records, todo = [], []
     for entry in entries:
@@ -112,7 +113,7 @@ def grade_folder(submissions: str | Path, rubric: Rubric, hidden_dir: str | Path
             bundle = find_bundle(entry)
             if not force and bundle is not None:
                 digest = bundle_digest(bundle, int(rubric.bundle_mb * 1_000_000))
-                previous = cached_result(out / "results", ids[entry], digest, hidden, rubric_digest, used)
+                previous = cached_result(out / "results", ids[entry], digest, hidden, rubric_digest, used, grader)
                 if previous is not None and not evidence_path(out, ids[entry]).is_file():
                     previous = None   # graded before the grader kept what similarity compares
         if previous is not None:
@@ -138,7 +139,7 @@ def grade_folder(submissions: str | Path, rubric: Rubric, hidden_dir: str | Path
             log.exception("grading %s", entry)
             record = missing_bundle(entry.name, rubric, hidden, "the grader could not handle this submission", used)
             record["status"] = "error"
-        record.update(student=ids[entry], rubric_sha256=rubric_digest)
+        record.update(student=ids[entry], rubric_sha256=rubric_digest, grader_sha256=grader)
         return record, evidence
 
     try:

@@ -302,9 +302,24 @@ def public_examples(task: str, n: int = EXAMPLES) -> list[dict]:
              "accepted": [r["target"], *[a for a in r.get("alternatives", "").split("|") if a]]} for r in picked]
 
 
+def grader_digest() -> str:
+    """The grader's own version: the kit's version and a SHA-256 of the code that grades (``autograder/``, and
+    ``labs/``, whose metric functions score). A re-run re-grades a result that another grader gave."""
+    import labs
+
+    root = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256(labs.__version__.encode("utf-8"))
+    for path in sorted([*(root / "autograder").rglob("*.py"), *(root / "labs").rglob("*.py")]):
+        digest.update(path.relative_to(root).as_posix().encode("utf-8") + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 def cached_result(results_dir: Path, student: str, digest: str, hidden: HiddenSet, rubric_digest: str,
-                  isolation: str) -> dict | None:
-    """A previous result for the same bundle, hidden set, rubric and isolation, if there is one (for resuming)."""
+                  isolation: str, grader: str | None = None) -> dict | None:
+    """A previous result for the same bundle, hidden set, rubric, isolation and grader, if there is one (for resuming).
+
+    ``grader``: :func:`grader_digest` (computed here when not given); a result without one, from a grader
+    before it was recorded, is graded again."""
     path = results_dir / f"{student}.json"
     try:
         record = json.loads(path.read_text(encoding="utf-8")).get("extra_data", {}).get("attention_lab", {})
@@ -312,5 +327,5 @@ def cached_result(results_dir: Path, student: str, digest: str, hidden: HiddenSe
         return None
     same = (digest and record.get("bundle_sha256") == digest and record.get("hidden_set", {}).get("sha256") ==
             hidden.manifest.get("sha256") and record.get("rubric_sha256") == rubric_digest
-            and record.get("isolation") == isolation)
+            and record.get("isolation") == isolation and record.get("grader_sha256") == (grader or grader_digest()))
     return record if same else None

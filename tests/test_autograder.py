@@ -515,6 +515,7 @@ def test_gradebook_leaderboard_feedback_and_gradescope_results(lab2_graded):
 
 
 def test_a_rerun_resumes_and_grading_again_gives_the_same_scores(lab2_graded, monkeypatch):
+    import autograder.batch
     import autograder.grade
 
     root, rubric, records = lab2_graded
@@ -529,6 +530,12 @@ def test_a_rerun_resumes_and_grading_again_gives_the_same_scores(lab2_graded, mo
     assert {r["student"]: r["score"] for r in forced} == {s: r["score"] for s, r in records.items()}
     sandboxed = [s for s, r in records.items() if r["sandbox_seconds"] is not None]
     assert len(runs) == len(sandboxed) >= 6   # --force ran every bundle that reaches the sandbox again
+    # A fixed grader (here: other code, as grader_digest sees it) grades again without --force.
+    runs.clear()
+    monkeypatch.setattr(autograder.batch, "grader_digest", lambda: "0" * 64)
+    fixed = grade_folder(root / "submissions", rubric, root / "hidden", root / "grades", jobs=2, progress=False)
+    assert {r["student"]: r["score"] for r in fixed} == {s: r["score"] for s, r in records.items()}
+    assert len(runs) == len(sandboxed) and {r["grader_sha256"] for r in fixed} == {"0" * 64}
 
 
 # ---- the reference models, end to end ----
