@@ -46,8 +46,10 @@ def kit(tmp_path_factory):
 
 
 def _run(argv: list[str], kit, timeout: int = 300) -> subprocess.CompletedProcess:
-    """``argv`` run inside the kit as a student runs it: no PYTHONPATH, the kit's folder as the working one."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MAKEFLAGS", "MFLAGS")}
+    """``argv`` run inside the kit as a student runs it: no PYTHONPATH, the kit's folder as the working one, and not
+    under a make of ours (``make test`` sets MAKELEVEL, which makes a sub-make print "Entering directory")."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")}
     return subprocess.run(argv, cwd=kit, env=dict(env, MPLBACKEND="Agg"), capture_output=True, text=True,
                           timeout=timeout)
 
