@@ -44,6 +44,8 @@ SAMPLE = 512            # values per matrix kept for the near-identical comparis
 MIN_MATRIX = 64         # smaller matrices say too little to compare
 MAX_MATRICES = 512
 MAX_READ = 50_000_000   # values read for similarity at most (far above every rubric's parameter budget)
+MAX_DEPTH = 32          # group nesting a weights file may have (a Keras model's is under 10)
+MAX_LINKS = 100_000     # entries a weights file may have
 
 
 def _datasets(model_path: str) -> tuple[int, list[np.ndarray] | None]:
@@ -63,9 +65,7 @@ def _datasets(model_path: str) -> tuple[int, list[np.ndarray] | None]:
             raise ValueError("the weights file is too large")
         data = archive.read(info)
     with h5py.File(io.BytesIO(data), "r") as weights:
-        found = []
-        weights.visititems(lambda name, item: found.append(item) if isinstance(item, h5py.Dataset)
-                           and not name.startswith("optimizer/") else None)
+        found = [item for name, item in _reachable(weights) if not name.startswith("optimizer/")]
         total = sum(math.prod(item.shape or ()) * math.prod(item.dtype.shape) for item in found)
         if total >= 2 ** 63:
             raise ValueError("the weights file declares more parameters than any model can hold")
@@ -78,6 +78,39 @@ def _datasets(model_path: str) -> tuple[int, list[np.ndarray] | None]:
             if isinstance(error, (KeyboardInterrupt, SystemExit)):
                 raise
             return total, None
+
+
+def _reachable(root) -> list[tuple[str, object]]:
+    """Every dataset of an HDF5 file by every path that reaches it, in the file's order (depth first, names in
+    order): what a reader that opens ``layers/<name>/vars/<i>`` can load. Soft links are followed, so a
+    variable linked to a dataset under ``optimizer/`` (or to another variable) counts where it is used;
+    h5py's ``visititems`` would see each dataset once, under one name. An external link (data outside the
+    file), a link to nothing, a cycle or a tree deeper or wider than any model's is refused: no count."""
+    import h5py
+
+    found, visited = [], 0
+
+    def walk(group, prefix: str, depth: int) -> None:
+        nonlocal visited
+        if depth > MAX_DEPTH:
+            raise ValueError("the weights file nests groups deeper than any model does (a link cycle?)")
+        for name in group:
+            visited += 1
+            if visited > MAX_LINKS:
+                raise ValueError("the weights file holds more entries than any model does")
+            link = group.get(name, getlink=True)
+            if not isinstance(link, (h5py.HardLink, h5py.SoftLink)):
+                raise ValueError(f"the weights file links {prefix}{name} outside itself")
+            item = group.get(name)
+            if item is None:
+                raise ValueError(f"the weights file links {prefix}{name} to nothing")
+            if isinstance(item, h5py.Group):
+                walk(item, f"{prefix}{name}/", depth + 1)
+            elif isinstance(item, h5py.Dataset):
+                found.append((f"{prefix}{name}", item))
+
+    walk(root, "", 0)
+    return found
 
 
 def fingerprint(arrays: list[np.ndarray]) -> str:

@@ -616,3 +616,55 @@ def test_a_bundle_exported_by_an_earlier_kit_still_grades(task, bundle, tmp_path
     assert record["lines"][0]["points"] == 10 and record["examples"]            # architecture, and feedback shown
     checked = run_autograder("check", str(FIXTURES / bundle))
     assert checked.returncode == 0 and "status: graded" in checked.stdout, checked.stdout + checked.stderr
+
+
+def _with_weights(bundle: Path, out: Path, change) -> Path:
+    """A copy of ``bundle`` whose ``model.keras`` weights file ``change(h5file)`` has rewritten."""
+    import h5py
+
+    with zipfile.ZipFile(bundle) as archive:
+        files = {name: archive.read(name) for name in archive.namelist()}
+    with zipfile.ZipFile(io.BytesIO(files["model.keras"])) as archive:
+        model = {name: archive.read(name) for name in archive.namelist()}
+    buffer = io.BytesIO(model["model.weights.h5"])
+    with h5py.File(buffer, "a") as weights:
+        change(weights)
+    model["model.weights.h5"] = buffer.getvalue()
+    files["model.keras"] = _zip_with(io.BytesIO(), model).getvalue()
+    return _zip_with(out, files)
+
+
+def _hide_behind_links(weights) -> None:
+    """Move every variable under ``optimizer/`` and leave a soft link where Keras looks (it loads the same)."""
+    import h5py
+
+    paths = []
+    weights.visititems(lambda name, item: paths.append(name) if isinstance(item, h5py.Dataset) else None)
+    for k, path in enumerate(paths):
+        weights.move(path, f"optimizer/hidden_{k}")
+        weights[path] = h5py.SoftLink(f"/optimizer/hidden_{k}")
+
+
+def test_weights_the_reader_cannot_count_earn_no_architecture_points(tmp_path, secret_file):
+    """Unreadable weights would otherwise buy the parameter budget's points that the same model, readable and
+    over the budget, loses: a declared-huge extra dataset makes the count fail (0 points, said why), soft links
+    to datasets outside the model's groups are counted where they are used; the honest bundle keeps its points."""
+    import h5py
+
+    model, vocabs = _lab2_model()
+    honest = export(model, vocabs, task="date-translation", student_id="honest", out=tmp_path / "subs" / "honest.zip")
+    _with_weights(honest, tmp_path / "subs" / "huge.zip", lambda w: w.create_dataset(
+        "layers/extra", shape=(2 ** 40, 2 ** 24), dtype="f4", chunks=(1, 16)))
+    _with_weights(honest, tmp_path / "subs" / "linked.zip", _hide_behind_links)
+    _with_weights(honest, tmp_path / "subs" / "external.zip", lambda w: w.__setitem__(
+        "layers/elsewhere", h5py.ExternalLink("/etc/passwd", "/x")))
+    make_hidden_set("date-translation", secret_file, tmp_path / "hidden", n=20)
+    records = {r["student"]: r for r in grade_folder(tmp_path / "subs", load_rubric(task="date-translation"),
+                                                     tmp_path / "hidden", tmp_path / "grades", progress=False)}
+    architecture = {student: record["lines"][0] for student, record in records.items()}
+    assert architecture["honest"]["points"] == 10 and records["honest"]["parameters"] == model.count_params()
+    assert records["linked"]["parameters"] == model.count_params() and architecture["linked"]["points"] == 10
+    for student in ("huge", "external"):
+        assert records[student]["parameters"] is None and architecture[student]["points"] == 0, records[student]
+        assert "could not count the parameters" in architecture[student]["message"]
+    assert records["huge"]["score"] == records["honest"]["score"] - 10
