@@ -21,6 +21,7 @@ import signal
 import sys
 import threading
 import time
+import warnings
 from pathlib import Path
 
 from autograder.keras_floor import check_keras
@@ -48,6 +49,10 @@ def _parser() -> argparse.ArgumentParser:
     hidden.add_argument("--seed-file", required=True, help="a private file whose bytes seed the set")
     hidden.add_argument("--out", required=True, help="a new or empty folder")
     hidden.add_argument("--n", type=int, default=None, help="rows (default: 2,000 dates or 1,000 pairs/names)")
+    hidden.add_argument("--words", default=None, metavar="FILE",
+                        help="name-transliteration: a private list of Thai words, one a line (optionally "
+                             "WORD,Spelling|Alternative), for the unseen names, instead of the kit's hidden words, "
+                             "which students can rebuild from public tools")
 
     grade = commands.add_parser("grade", help="grade a folder of submission bundles")
     grade.add_argument("submissions", help="folder of bundles: zips or folders, one per student (or a Gradescope export)")
@@ -192,12 +197,19 @@ def main(argv: list[str] | None = None) -> int:
 
             from autograder.sandbox import readable_by_others
 
-            manifest = make_hidden_set(args.task, args.seed_file, args.out, args.n)
+            with warnings.catch_warnings(record=True) as notes:
+                warnings.simplefilter("always", UserWarning)
+                manifest = make_hidden_set(args.task, args.seed_file, args.out, args.n, words=args.words)
+            for note in notes:
+                print(f"note: {note.message}", file=sys.stderr)
+            words = f"; unseen words from {args.words}, sha256 {manifest['private_words_sha256'][:12]}" \
+                if args.words else ""
             print(f"wrote a hidden set of {manifest['size']:,} rows for {args.task} to {args.out} "
-                  f"(secret fingerprint {manifest['secret_fingerprint']}; the folder is private to you)")
-            if readable_by_others(Path(args.seed_file)):
-                print(f"warning: other users can read {args.seed_file}; make it private: chmod 600 {args.seed_file}",
-                      file=sys.stderr)
+                  f"(secret fingerprint {manifest['secret_fingerprint']}{words}; the folder is private to you)")
+            for private in filter(None, (args.seed_file, args.words)):
+                if readable_by_others(Path(private)):
+                    print(f"warning: other users can read {private}; make it private: chmod 600 {private}",
+                          file=sys.stderr)
         elif args.command == "grade":
             from autograder.batch import grade_folder
 

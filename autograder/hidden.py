@@ -10,13 +10,25 @@ half of seen words and half *unseen*, and the unseen ones use the **hidden** wor
 every public split, and left out of the student kit's name table, so that their spellings are
 in no file a student has (see :mod:`labs.name_transliteration.data`).
 
+Those hidden words are disjoint from the training data's words and the same every time, but not
+secret: they derive from public tools, and a determined student can rebuild them. For an unseen
+stratum that nobody without the instructor's files can rebuild, give a private word list:
+
+    python -m autograder hidden-set --task name-transliteration --seed-file secret.txt \
+        --words private-words.txt --out hidden/hw31
+
+A task takes ``--words`` when its ``hidden_rows`` has a ``words`` parameter (the file's path; the
+task reads and checks it, :mod:`labs.name_transliteration.private_words`). The set then records
+the list's SHA-256 (not its words) in its manifest, so that a grade can tell which list it used.
+
 A hidden-set folder holds:
 
 - ``inputs.csv``: what the sandboxed model sees (``id``, ``source``; for lab 1, the dates whose
   probability is measured);
 - ``targets.csv``: the answers and what the scorer reports by (never enters the sandbox);
-- ``manifest.json``: task, size, a fingerprint of the secret (not the secret), and the SHA-256 of
-  both files, so that a grade can say which hidden set it used.
+- ``manifest.json``: task, size, a fingerprint of the secret (not the secret), the SHA-256 of
+  both files, so that a grade can say which hidden set it used, and, for a set made with
+  ``--words``, ``private_words_sha256``: the SHA-256 of the word list's bytes (``sha256sum FILE`` prints it).
 
 The folder is private to its owner (``0700``, files ``0600``). Keep it, and the secret, outside
 the kit's folder (the README's workflow uses ``../grading/``).
@@ -25,6 +37,7 @@ the kit's folder (the README's workflow uses ``../grading/``).
 from __future__ import annotations
 
 import hashlib
+import inspect
 import os
 from pathlib import Path
 
@@ -52,8 +65,18 @@ def target_columns(task: str) -> tuple[str, ...]:
     return ("id", "target", *tasks.get(task).hidden_columns)
 
 
-def make_hidden_set(task: str, secret_file: str | Path, out: str | Path, n: int | None = None) -> dict:
-    """Write a hidden set for ``task`` into ``out`` (a new or empty folder); returns its manifest."""
+def takes_words(task: str) -> bool:
+    """Whether ``task``'s hidden set has an unseen stratum that an instructor's word list can supply."""
+    return "words" in inspect.signature(tasks.get(task).hidden_rows.resolve()).parameters
+
+
+def make_hidden_set(task: str, secret_file: str | Path, out: str | Path, n: int | None = None,
+                    words: str | Path | None = None) -> dict:
+    """Write a hidden set for ``task`` into ``out`` (a new or empty folder); returns its manifest.
+
+    ``words``: a private word list for the unseen stratum (tasks for which :func:`takes_words`).
+    Every check runs before anything is written: on an error, ``out`` is left as it was.
+    """
     record = tasks.get(task)
     secret_path = Path(secret_file)
     if not secret_path.is_file():
@@ -68,7 +91,11 @@ def make_hidden_set(task: str, secret_file: str | Path, out: str | Path, n: int 
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise InputError(f"--out {str(out)!r} exists and is not an empty folder")
-    rows = record.hidden_rows(n, seed_from_secret(secret, task), public_inputs(task))
+    if words is not None and not takes_words(task):
+        raise InputError(f"--words gives the unseen stratum its words, and {task}'s hidden set has none; it is "
+                         f"for: {', '.join(t.name for t in tasks.all_tasks() if takes_words(t.name))}")
+    options = {} if words is None else {"words": Path(words)}    # the task reads and checks the list
+    rows = record.hidden_rows(n, seed_from_secret(secret, task), public_inputs(task), **options)
     if len(rows) < n:
         raise InputError(f"could only draw {len(rows):,} hidden rows for {task}; ask for fewer")
     for index, row in enumerate(rows):
@@ -81,6 +108,8 @@ def make_hidden_set(task: str, secret_file: str | Path, out: str | Path, n: int 
                     "secret_fingerprint": fingerprint(secret),
                     "sha256": {name: hashlib.sha256((folder / name).read_bytes()).hexdigest()
                                for name in ("inputs.csv", "targets.csv")}}
+        if words is not None:
+            manifest["private_words_sha256"] = hashlib.sha256(Path(words).read_bytes()).hexdigest()
         write_json(folder / "manifest.json", manifest)
         for path in folder.iterdir():
             os.chmod(path, 0o600)

@@ -13,7 +13,9 @@ pythainlp version a student has. A name is a given name of one gender and a fami
   of them belong to dev, a third to test, and a third to the grader's **hidden** pool: no
   public file holds a name with one of those, and the student kit's table leaves them out
   (:func:`tools.release.release_homework`), so the hidden test set's ``unseen`` stratum asks
-  for spellings that no file a student has contains.
+  for spellings that no file a student has contains. They are not secret, though: pythainlp's
+  name lists and :func:`word_group` rebuild them. An instructor's private word list
+  (:mod:`.private_words`, ``hidden-set --words``) gives an unseen stratum that students cannot rebuild.
 - Every other name (both words seen) belongs to one split by a hash of the full name:
   about 90 % train, 5 % dev, 5 % test. So splits are disjoint by full name.
 
@@ -35,6 +37,8 @@ from __future__ import annotations
 
 import collections
 import itertools
+import math
+import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -46,6 +50,7 @@ from labs.common.seeding import rng_for, stable_bucket
 from labs.common.validation import check_choices, check_row_count
 from labs.common.vocab import Vocabulary
 from labs.name_transliteration.corpus import DICTIONARY
+from labs.name_transliteration.private_words import ROLES as PRIVATE_ROLES, read_private_words
 from labs.name_transliteration.romanization import TABLE_COLUMNS, base_spelling, spelling_variants
 
 from labs.name_transliteration.task import TASK
@@ -57,6 +62,7 @@ DEFAULT_TABLE = DATASETS_DIR / "thai-names" / "romanization.csv"
 HELD_OUT_PERCENT = {"dev": range(0, 3), "test": range(3, 6), HIDDEN: range(6, 9)}
 NAME_SPLIT_PERCENT = {"train": range(0, 90), "dev": range(90, 95), "test": range(95, 100)}
 TARGET_CHARACTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz -"
+NAMES_PER_PRIVATE_WORD = 10   # a private word list needs a word per 10 unseen names: the unseen score rests on many
 
 
 def word_group(word: str) -> str:
@@ -134,8 +140,8 @@ def load_lexicon(table: str | Path = DEFAULT_TABLE) -> Lexicon:
     return _load_lexicon(str(path.resolve()))
 
 
-def _row(lexicon: Lexicon, given: str, family: str, gender: str, stratum: str) -> dict:
-    given_word, family_word = lexicon.words[given], lexicon.words[family]
+def _row(words: dict[str, NameWord], given: str, family: str, gender: str, stratum: str) -> dict:
+    given_word, family_word = words[given], words[family]
     spellings = [f"{g} {f}" for g, f in itertools.product(given_word.spellings, family_word.spellings)]
     main = spellings[0]
     return {"source": f"{given} {family}", "target": main, "alternatives": "|".join(sorted(set(spellings[1:]))),
@@ -257,14 +263,72 @@ def sample_names(n: int, seed: int, split: str = "train", table: str | Path = DE
         names += [(g, f, gender, "dictionary") for g, f, gender in _dictionary_names(lexicon, n_dictionary, rng)]
     else:
         names = _held_out_names(lexicon, split, n - n // 2, n // 2, rng)
-    rows = [_row(lexicon, *name) for name in names]
+    rows = [_row(lexicon.words, *name) for name in names]
     rng.shuffle(rows)
     return rows
 
 
-def hidden_rows(n: int, seed: int, public: set[str]) -> list[dict]:
-    """``n`` names for a grader's hidden set, none of them in ``public``: half seen, half with hidden words."""
-    rows = [r for r in sample_names(2 * n, seed, split=HIDDEN) if r["source"] not in public]
+def _private_names(lexicon: Lexicon, private: tuple[str, ...], n: int, rng) -> list[tuple[str, str, str, str]]:
+    """``n`` distinct unseen names made as the kit makes its own, with ``private`` words as the held-out ones.
+
+    The given name, the family name or both are private words, taken in a seeded order that uses
+    every word once before any twice; the other word, if any, is a seen one.
+    """
+    order = list(private)
+    rng.shuffle(order)
+    turns = itertools.cycle(order)
+    names, taken = [], set()
+    for _ in range(100 * n + 1000):
+        if len(names) == n:
+            return names
+        gender = rng.choice(GENDERS)
+        held_out = rng.choice(("given", "family", "both"))
+        given = next(turns) if held_out != "family" else rng.choice(lexicon.pool("seen", f"given-{gender}"))
+        family = next(turns) if held_out != "given" else rng.choice(lexicon.pool("seen", "family"))
+        if given != family and (given, family) not in taken:
+            taken.add((given, family))
+            names.append((given, family, gender, "unseen"))
+    raise InputError(f"could only find {len(names):,} distinct names with the private words; ask for fewer rows")
+
+
+def _private_word_rows(n_seen: int, n_unseen: int, seed: int, words: str | Path, public: set[str]) -> list[dict]:
+    """Hidden-set rows: ``n_seen`` seen names as the kit draws them, ``n_unseen`` from a private word list."""
+    lexicon = load_lexicon()
+    known = set(lexicon.words) | {word for name in public for word in name.split(" ")}
+    # Two words and the space must fit the decoder's output (its last step writes </s>).
+    listed = read_private_words(words, characters=lexicon.source_characters - {" "}, known=known,
+                                max_spelling=(TASK.max_output_length - 2) // 2)
+    if listed.known:
+        shown = ", ".join(listed.known[:5]) + (", ..." if len(listed.known) > 5 else "")
+        warnings.warn(f"left out {len(listed.known):,} of the {len(listed.known) + len(listed.spellings):,} words of "
+                      f"{words}: the kit's name table or public data already holds them, so they are not unseen "
+                      f"({shown})")
+    needed = max(2, math.ceil(n_unseen / NAMES_PER_PRIVATE_WORD))
+    if len(listed.spellings) < needed:
+        raise InputError(f"{words} holds {len(listed.spellings):,} new word(s) ({len(listed.known):,} more that the "
+                         f"kit already knows); {n_unseen:,} unseen names need at least {needed:,} (one per "
+                         f"{NAMES_PER_PRIVATE_WORD} names): add words, or ask for a smaller --n")
+    private = {word: NameWord(word, PRIVATE_ROLES, spellings) for word, spellings in listed.spellings.items()}
+    rng = rng_for(seed, f"{TASK.name}/{HIDDEN}/private-words")
+    names = _held_out_names(lexicon, HIDDEN, n_seen, 0, rng) + _private_names(lexicon, tuple(sorted(private)),
+                                                                               n_unseen, rng)
+    words_by_thai = lexicon.words | private
+    rows = [_row(words_by_thai, *name) for name in names]
+    rng.shuffle(rows)
+    return rows
+
+
+def hidden_rows(n: int, seed: int, public: set[str], words: str | Path | None = None) -> list[dict]:
+    """``n`` names for a grader's hidden set, none of them in ``public``: half seen, half unseen.
+
+    The unseen names use the hidden words, or, with ``words``, the words of the instructor's private
+    list (:mod:`.private_words`) and no hidden word: words a student cannot rebuild from public tools.
+    """
+    if words is None:
+        rows = sample_names(2 * n, seed, split=HIDDEN)
+    else:
+        rows = _private_word_rows(2 * (n - n // 2), n // 2, seed, words, public)
+    rows = [r for r in rows if r["source"] not in public]
     halves = [[r for r in rows if r["stratum"] == s][:n - n // 2 if s == "seen" else n // 2] for s in ("seen", "unseen")]
     return sorted(halves[0] + halves[1], key=lambda r: rows.index(r))
 
