@@ -40,13 +40,18 @@ def _entries(submissions: Path) -> list[Path]:
 
 
 def _unique_ids(entries: list[Path]) -> dict[Path, str]:
-    """Each entry's id; ids that differ only in case are told apart (case-insensitive file systems)."""
+    """Each entry's id: :func:`student_id_for` of its name, and for an entry whose id another entry (earlier in
+    name order) already has, up to case (``x`` and ``x.zip``; ``Alice.zip`` and ``alice.zip`` on a file system
+    that ignores case), that id, ``+`` and a hash of its own exact name.
+
+    A name never gives an id with ``+`` in it, so no entry can be named into another's de-duplicated id (an
+    ``x-2`` beside two ``x``), and an entry's id does not change with what else the folder holds.
+    """
     ids, taken = {}, set()
     for entry in entries:
-        base = student_id_for(entry)
-        name, k = base, 2
-        while name.casefold() in taken:
-            name, k = f"{base}-{k}", k + 1
+        name = student_id_for(entry)
+        if name.casefold() in taken:
+            name = f"{name}+{hashlib.sha256(entry.name.encode('utf-8', 'surrogateescape')).hexdigest()[:8]}"
         taken.add(name.casefold())
         ids[entry] = name
     return ids

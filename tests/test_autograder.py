@@ -478,12 +478,30 @@ def test_student_ids_stay_distinct_and_meta_json_is_checked_against_the_entry(la
     ids = {r["bundle"]: r["student"] for r in records.values()}
     assert len(set(ids.values())) == len(ids)
     assert len({i.casefold() for i in ids.values()}) == len(ids)   # case-insensitive file systems too
-    assert ids["Alice.zip"] == "Alice" and ids["alice.zip"] == "alice-2"
+    assert ids["Alice.zip"] == "Alice" and ids["alice.zip"].startswith("alice+")
     assert ids["สมชาย.zip"].startswith("student-") and ids["สมชาย.zip"] != ids["สมหญิง.zip"]
     assert re.fullmatch(r"[A-Za-z0-9._-]+", ids['=HYPERLINK("evil.example")&A1.zip'])
     assert ids[".dotted.zip"].startswith("dotted-")
     assert records[ids["mismatch.zip"]]["notes"] == ["meta.json names student 'someone-else'; the submission is 'mismatch'"]
     assert records[ids["honest.zip"]]["notes"] == []
+
+
+def test_no_entry_can_be_named_into_another_entrys_id():
+    """``x-2`` beside two ``x`` (a folder and a zip) once took the second ``x``'s de-duplicated id and swapped
+    rows; every entry now keeps an id its own name gives, and a de-duplicated id is one no name gives."""
+    from autograder.batch import _unique_ids
+    from autograder.grade import student_id_for
+
+    for names in (["x", "x-2.zip", "x.zip"], ["x", "x.zip", "x-2"], ["X.zip", "x-2", "x.zip", "x-3.zip"]):
+        entries = [Path(name) for name in sorted(names)]
+        ids = _unique_ids(entries)
+        assert len({i.casefold() for i in ids.values()}) == len(entries)
+        for entry in entries:   # the entry its own name names keeps that id; the others are marked apart
+            plain = student_id_for(entry)
+            assert ids[entry] == plain or (ids[entry].startswith(plain + "+") and "+" not in plain)
+        assert ids[Path("x-2" + (".zip" if "x-2.zip" in names else ""))] == "x-2"
+        again = _unique_ids([Path(n) for n in sorted([*names, "x-4.zip", "x.ZIP"])])   # more entries: ids stand
+        assert all(again[entry] == ids[entry] for entry in entries)
 
 
 def test_gradebook_leaderboard_feedback_and_gradescope_results(lab2_graded):
