@@ -14,7 +14,7 @@ from pathlib import Path
 
 from autograder.grade import (HiddenSet, bundle_digest, cached_result, find_bundle, grade_bundle, grader_digest, log,
                               missing_bundle, public_examples, student_id_for)
-from autograder.hidden import load_hidden_set
+from autograder.hidden import load_hidden_set, secrets_inside
 from autograder.reports import write_gradebook, write_student_files
 from autograder.rubric import Rubric, load_rubric
 from autograder.sandbox import (KIT_ROOT, clean_stale_folders, is_user_isolation, package_folders, readable_by_others,
@@ -68,6 +68,16 @@ def check_private(paths: list[Path]) -> None:
                          "where user namespaces are available")
 
 
+def check_kit_holds_no_secrets(manifest: dict) -> None:
+    """Stop before grading while the kit's folder holds a hidden set, the secret or the private word list."""
+    found = secrets_inside(KIT_ROOT, manifest)
+    if found:
+        path, what = found[0]
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        raise InputError(f"{path} is {what}, inside the kit's folder{more}, where student code runs: move "
+                         f"{'it' if not more else 'them'} out of {KIT_ROOT} (e.g. into ../grading/) and grade again")
+
+
 @contextlib.contextmanager
 def _grader_log(path: Path):
     """Tracebacks of bundles the grader could not handle go to ``path`` (the instructor's, never a student's)."""
@@ -103,11 +113,13 @@ def grade_folder(submissions: str | Path, rubric: Rubric, hidden_dir: str | Path
     entries = _entries(submissions)
     ids = _unique_ids(entries)
     used = resolve_isolation(isolation)
+    check_kit_holds_no_secrets(manifest)
     for folder in ("results", "feedback"):
         (out / folder).mkdir(parents=True, exist_ok=True)
     if is_user_isolation(used):
         os.chmod(out, 0o700)
-        check_private([hidden_dir, submissions, out])
+        beside = [path for path, _ in secrets_inside(hidden_dir.resolve().parent, manifest, recursive=False)]
+        check_private([hidden_dir, submissions, out, *beside])   # the secret, where the README keeps it
     rubric_digest = hashlib.sha256(Path(rubric.path).read_bytes()).hexdigest()
     grader = grader_digest()   # a re-run keeps only the grades this very grader gave
     examples = public_examples(rubric.task)

@@ -36,8 +36,10 @@ the kit's folder (the README's workflow uses ``../grading/``).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import inspect
+import json
 import os
 from pathlib import Path
 
@@ -123,8 +125,6 @@ def load_hidden_set(folder: str | Path, task: str) -> tuple[list[dict], list[dic
     Each target row also gets its input's ``source`` (the scorer reports by name length); this
     joined list stays in the grader and never goes to the sandbox.
     """
-    import json
-
     folder = Path(folder)
     try:
         manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
@@ -140,3 +140,38 @@ def load_hidden_set(folder: str | Path, task: str) -> tuple[list[dict], list[dic
     if [r["id"] for r in inputs] != [r["id"] for r in targets]:
         raise InputError(f"{str(folder)!r}: inputs.csv and targets.csv do not list the same ids")
     return inputs, [{**t, "source": i["source"]} for i, t in zip(inputs, targets)], manifest
+
+
+SKIPPED_FOLDERS = {".git", ".venv", "venv", "__pycache__", "node_modules", ".ipynb_checkpoints", ".pytest_cache"}
+MAX_SECRET_BYTES = 4_000_000     # a secret or word list larger than this is not looked for by its hash
+
+
+def secrets_inside(folder: Path, manifest: dict, recursive: bool = True) -> list[tuple[Path, str]]:
+    """What of the instructor's grading files lies inside ``folder`` (the kit's): ``(path, what)`` for every
+    hidden set (a ``manifest.json`` of one, any task's), the secret file that ``manifest``'s hidden set was drawn
+    from (found by its fingerprint) and its private word list (by its SHA-256). Links are not followed, and the
+    kit's environments and git folder are not looked into; ``recursive=False`` looks at ``folder``'s own files.
+
+    Student code runs with the kit's folder on its path; the sandboxes hide what they can, but a file
+    that is not in the kit cannot be read from it by any mistake of theirs.
+    """
+    found, fingerprints, word_lists, files = [], {manifest.get("secret_fingerprint")} - {None}, \
+        {manifest.get("private_words_sha256")} - {None}, []
+    for here, folders, names in os.walk(folder):
+        folders[:] = sorted(f for f in folders if f not in SKIPPED_FOLDERS) if recursive else []
+        files += [Path(here) / name for name in sorted(names)]
+        if "manifest.json" in names:
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                data = json.loads((Path(here) / "manifest.json").read_text(encoding="utf-8"))
+                if data.get("format") == "attention-lab-hidden-set":
+                    found.append((Path(here), "a hidden set"))
+                    fingerprints.add(data.get("secret_fingerprint"))
+    for path in files:
+        with contextlib.suppress(OSError):
+            if not path.is_symlink() and path.is_file() and 0 < path.stat().st_size <= MAX_SECRET_BYTES:
+                data = path.read_bytes()
+                if fingerprint(data.strip()) in fingerprints:
+                    found.append((path, "the secret hidden sets are drawn from"))
+                elif hashlib.sha256(data).hexdigest() in word_lists:
+                    found.append((path, "the hidden set's private word list"))
+    return found

@@ -19,8 +19,11 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from unittest import mock
 
 import pytest
+
+import autograder.batch
 
 from autograder.batch import grade_folder
 from autograder.gradescope_check import blocked_on_the_way
@@ -54,10 +57,9 @@ def confess():
 SNOOP = r'''
 for path in {reads!r}:
     attempt("read " + path, lambda path=path: read(path))
-for pattern in ("/tmp/attention-lab-*/in/model.keras", "/tmp/*/*/model.keras", "/tmp/*/*/*/model.keras"):
-    for path in glob.glob(pattern):
-        if not path.startswith(sys.argv[1]):
-            attempt("read another sandbox's " + path, lambda path=path: read(path))
+for path in glob.glob("/tmp/attention-lab-*/**/model.keras", recursive=True):   # the grader's other sandboxes
+    if not path.startswith(sys.argv[1]):
+        attempt("read another sandbox's " + path, lambda path=path: read(path))
 def load_solution():
     util = __import__("importlib.util").util
     spec = util.spec_from_file_location("solution", {solution!r})
@@ -65,8 +67,11 @@ def load_solution():
     spec.loader.exec_module(module)
 attempt("import the solution", load_solution)
 attempt("romanize with pythainlp", lambda: __import__("pythainlp.transliterate").transliterate.romanize("ก"))
-for path in {writes!r}:
-    attempt("write " + path, lambda path=path: open(path, "w").write("x"))
+for path in {writes!r}:   # judged where it counts, on the host (the child's own /tmp may shadow a path)
+    try:
+        open(path, "w").write("x")
+    except OSError:
+        pass
 confess()
 '''
 
@@ -223,7 +228,10 @@ def attacked(tmp_path_factory):
         (subs / "no-layer-module" / "custom_layers.py").unlink()
         rubric = load_rubric(_rubric(root, "name-transliteration", wall_seconds=30, memory_mb=3072, file_mb=50,
                                      tasks=64))
-        records = grade_folder(subs, rubric, root / "hidden", grades, jobs=2, progress=False)
+        # grade refuses to start with the secret in the kit (test_grade_stops_while_the_kit_holds_a_secret);
+        # the sandbox must hide it all the same, so this batch goes past that check.
+        with mock.patch.object(autograder.batch, "check_kit_holds_no_secrets", lambda manifest: None):
+            records = grade_folder(subs, rubric, root / "hidden", grades, jobs=2, progress=False)
         leftovers = {name: _processes_running(marker) for name, marker in markers.items()}
         yield {"root": root, "grades": grades, "records": {r["student"]: r for r in records}, "leftovers": leftovers,
                "writes": writes, "rubric": rubric}
@@ -517,6 +525,45 @@ time.sleep(120)
     assert records["forker"]["sandbox_seconds"] < 60
 
 
+@pytest.mark.parametrize("left", ["secret", "hidden set", "other hidden set", "word list"])
+def test_grade_stops_while_the_kit_holds_a_secret(tmp_path, left):
+    """The README's former layout kept the secret and hidden sets in the kit's folder, which student code has on
+    its path: grade stops in one line that says what to move, before it grades or writes anything."""
+    from labs.common.errors import InputError
+
+    (tmp_path / "secret.txt").write_text(SECRET)
+    make_hidden_set("date-translation", tmp_path / "secret.txt", tmp_path / "hidden", n=20)
+    (tmp_path / "subs").mkdir()
+    (tmp_path / "subs" / "x.zip").write_bytes(b"not a zip")
+    token = secrets.token_hex(4)
+    stray = REPO_ROOT / f"left-{token}"
+    stray.mkdir()
+    try:
+        if left == "secret":      # found by its fingerprint, whatever it is called, with or without a newline
+            (stray / "notes.txt").write_text(SECRET + "\n")
+        elif left == "hidden set":
+            shutil.copytree(tmp_path / "hidden", stray / "copy")
+        elif left == "other hidden set":
+            make_hidden_set("date-generation", tmp_path / "secret.txt", stray / "lab1", n=20)
+        else:
+            (stray / "words.txt").write_bytes(b"\xe0\xb8\x81\n")
+            manifest = json.loads((tmp_path / "hidden" / "manifest.json").read_text())
+            manifest["private_words_sha256"] = __import__("hashlib").sha256(b"\xe0\xb8\x81\n").hexdigest()
+            (tmp_path / "hidden" / "manifest.json").chmod(0o600)
+            (tmp_path / "hidden" / "manifest.json").write_text(json.dumps(manifest))
+        with pytest.raises(InputError) as raised:
+            grade_folder(tmp_path / "subs", load_rubric(task="date-translation"), tmp_path / "hidden",
+                         tmp_path / "out", progress=False)
+        said = str(raised.value)
+        assert "\n" not in said and str(stray) in said and "inside the kit's folder" in said and "move" in said
+        assert not (tmp_path / "out").exists()
+    finally:
+        shutil.rmtree(stray, ignore_errors=True)
+    records = grade_folder(tmp_path / "subs", load_rubric(task="date-translation"), tmp_path / "hidden",
+                           tmp_path / "out", progress=False)   # moved out, the same batch grades
+    assert [r["status"] for r in records] == ["malformed"]
+
+
 def test_user_isolation_refuses_to_start_while_the_hidden_set_is_readable(monkeypatch):
     import tempfile
 
@@ -526,6 +573,7 @@ def test_user_isolation_refuses_to_start_while_the_hidden_set_is_readable(monkey
     tmp_path = Path(tempfile.mkdtemp())          # pytest's own folders are private: this one is open to all
     tmp_path.chmod(0o755)
     (tmp_path / "secret.txt").write_text(SECRET)
+    (tmp_path / "secret.txt").chmod(0o600)
     make_hidden_set("date-translation", tmp_path / "secret.txt", tmp_path / "hidden", n=20)
     assert oct(os.stat(tmp_path / "hidden").st_mode & 0o777) == "0o700"          # private as written
     (tmp_path / "hidden").chmod(0o755)
@@ -543,6 +591,11 @@ def test_user_isolation_refuses_to_start_while_the_hidden_set_is_readable(monkey
                          tmp_path / "out", progress=False)
         (tmp_path / "hidden" / "targets.csv").chmod(0o600)
         (tmp_path / "subs").chmod(0o700)
+        (tmp_path / "secret.txt").chmod(0o644)       # where the README keeps it, beside the hidden set
+        with pytest.raises(InputError, match="could read .*secret.txt"):
+            grade_folder(tmp_path / "subs", load_rubric(task="date-translation"), tmp_path / "hidden",
+                         tmp_path / "out", progress=False)
+        (tmp_path / "secret.txt").chmod(0o600)
         romanizer = tmp_path / "pythainlp"
         romanizer.mkdir(mode=0o755)
         (romanizer / "__init__.py").write_text("")
