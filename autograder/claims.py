@@ -19,13 +19,10 @@ of examples from the grader's own copy.
 
 from __future__ import annotations
 
-import binascii
 import math
 import re
 
-import numpy as np
-
-from autograder.weights import MAX_MATRICES, MAX_READ, MIN_MATRIX, sample_positions, unpack
+from autograder.weights import MAX_MATRICES, Matrix
 
 CHILD_STATUSES = ("wrong-signature", "load-failed", "nan-output", "out-of-memory", "error")
 MESSAGE_LENGTH = 300
@@ -135,11 +132,12 @@ def check_language_model(data: dict, job: dict) -> dict:
 
 def check_weights(answer) -> dict:
     """The weights reader's answer (:mod:`autograder.weights`) with every part that is not of the expected
-    shape left out: ``{"parameters": int or None, "fingerprint": 64 hex digits or None, "matrices": [...]}``.
+    shape left out: ``{"parameters": int or None, "fingerprint": 64 hex digits or None, "matrices": [Matrix]}``.
 
-    Each matrix kept is ``{"shape": (d1, d2, ...), "sample": float32 array}`` with two to eight positive
-    dimensions, at most ``MAX_READ`` values in all, and the number of finite values the reader samples
-    for that shape. One matrix out of shape and none is kept.
+    Each matrix kept is a :class:`autograder.weights.Matrix` that :meth:`~autograder.weights.Matrix.from_json`
+    accepts: two to eight positive dimensions, at most ``MAX_READ`` values in all, and, for that shape, the number
+    of finite values the reader keeps in each part (sample, block, row and column profiles). One matrix out of
+    shape and none is kept.
     """
     answer = answer if isinstance(answer, dict) else {}
     count = answer.get("parameters")
@@ -147,26 +145,9 @@ def check_weights(answer) -> dict:
     digest = answer.get("fingerprint")
     fingerprint = digest if isinstance(digest, str) and re.fullmatch(r"[0-9a-f]{64}", digest) else None
     listed = answer.get("matrices")
-    matrices = [_matrix(item) for item in listed[:MAX_MATRICES]] if isinstance(listed, list) else []
+    matrices = [Matrix.from_json(item) for item in listed[:MAX_MATRICES]] if isinstance(listed, list) else []
     return {"parameters": parameters, "fingerprint": fingerprint,
             "matrices": [] if None in matrices else matrices}
-
-
-def _matrix(item) -> dict | None:
-    if not isinstance(item, dict) or not isinstance(item.get("shape"), list) or not isinstance(item.get("sample"), str):
-        return None
-    shape = item["shape"]
-    if not 2 <= len(shape) <= 8 or not all(isinstance(d, int) and not isinstance(d, bool) and 0 < d for d in shape):
-        return None
-    if not MIN_MATRIX <= math.prod(shape) <= MAX_READ or len(item["sample"]) > 100_000:
-        return None
-    try:
-        values = unpack(item["sample"])
-    except (binascii.Error, ValueError):
-        return None
-    if len(values) != len(sample_positions(tuple(shape))) or not np.isfinite(values).all():
-        return None
-    return {"shape": tuple(shape), "sample": values}
 
 
 def reported_seconds(data: dict) -> dict | None:

@@ -160,12 +160,23 @@ def _resources(records: list[dict]) -> str:
 def _similarity(pairs: list[dict], thresholds: dict[str, float]) -> str:
     e = html.escape
     flagged = sorted((p for p in pairs if p.get("flagged")), key=lambda p: (str(p["student_a"]), str(p["student_b"])))
+    unread = {}                                   # student -> why their weights were not compared
+    for pair in pairs:
+        unread.update(pair.get("not_compared") or {})
+    uncleared = sum(bool(p.get("not_compared")) and not p.get("flagged") for p in pairs)
     parts = ["<h2>Model similarity</h2>",
              f"<p>{len(pairs)} pair{'' if len(pairs) == 1 else 's'} of models compared; <b>{len(flagged)} flagged</b>. "
              "A flag is a reason to look at the two submissions, not a verdict.</p>"]
+    if unread:
+        reasons = "".join(f"<li>{e(str(why))}</li>" for _, why in sorted(unread.items()))
+        parts.append(f"<p><b>Not compared on weights: {len(unread)} model{'' if len(unread) == 1 else 's'}</b>, in "
+                     f"{uncleared} pair{'' if uncleared == 1 else 's'} that nothing else flagged (<code>not compared"
+                     "</code> in <code>similarity.csv</code>): neither flagged nor cleared, look at them yourself."
+                     f"</p><ul>{reasons}</ul>")
     if not flagged:
-        parts.append("<p class='none'>No flagged pair: no two models share their weights or their mistakes more "
-                     "than independent work explains.</p>")
+        parts.append("<p class='none'>No flagged pair: no two models "
+                     + ("of those compared " if unread else "")
+                     + "share their weights or their mistakes more than independent work explains.</p>")
     else:
         rows = []
         for pair in flagged:

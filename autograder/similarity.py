@@ -6,15 +6,26 @@ every pair of a graded batch, three ways:
 
 1. **Identical weights.** The fingerprint of :mod:`autograder.weights` (read in the sandbox,
    without running student code): the same numbers in every array, whatever the layers are
-   called, in whatever order, in whatever file bytes.
-2. **Near-identical weights.** For each weight matrix of the model with fewer of them, the
-   Pearson correlation ``|r|`` with the other model's matrices of the same shape at the same
-   sampled positions (the best, 0 where no matrix has that shape; ``|r|``, since flipping the
-   signs of a hidden unit's weights in and out keeps the function); the pair's *weight
-   similarity* is the median over those matrices, so a layer added or retrained does not hide
-   the rest. Matrices start random, so two models trained from different seeds correlate near 0,
-   while a model trained a few more epochs from another's weights keeps ``|r|`` near 1
-   (``benchmarks/similarity_calibration.py`` measures both and sets :data:`WEIGHT_THRESHOLD`).
+   called, in whatever order, in whatever file bytes, and whatever the order of the hidden units.
+2. **Near-identical weights.** For each weight matrix of the model with fewer of them, the best
+   :func:`matrix_similarity` with the other model's matrices of the same shape (0 where none has
+   that shape), which lines the two up in two ways and keeps the better:
+
+   - *the same positions*: the Pearson correlation ``|r|`` of the values at the same sampled
+     positions (``|r|``, since flipping the signs of a hidden unit's weights in and out keeps the
+     function): a model trained a few more epochs from another's weights keeps ``|r|`` near 1;
+   - *hidden units matched*: each unit (a row or column of the matrix) of one model is matched to
+     the unit of the other whose sorted magnitudes (its *profile*) are nearest, which neither the
+     order of the units nor their signs change, and the two blocks of largest rows and columns are
+     correlated once so aligned (:func:`aligned_correlation`): a copy whose hidden units were
+     reordered, and perturbed by noise small enough to keep its outputs, stays near 1. What is
+     correlated is ``log |w|`` less each row's and column's mean, so that units matched by their
+     magnitudes do not correlate by their magnitudes alone.
+
+   The pair's *weight similarity* is the median over those matrices, so a layer added or
+   retrained does not hide the rest. Matrices start random, so two models trained from different
+   seeds stay near 0 both ways (``benchmarks/similarity_calibration.py`` measures independent
+   seeds, copies trained further and reordered copies, and sets :data:`WEIGHT_THRESHOLD`).
 3. **Shared mistakes**, across architectures. On the hidden items (each hidden input's best
    output; for lab 1, the most likely next character after each prefix of the scored dates),
    ``O`` counts the items where both models give the *same wrong* answer. Given model a's wrong
@@ -39,25 +50,38 @@ What is written is for the instructor alone: ``similarity.csv`` (every pair, eac
 flagged or not, why) and the class report's section; nothing of it enters a student's feedback
 or Gradescope results. A flag is a reason to look, not a verdict: two students who train the
 kit's model with the same seed, data and settings start from the same weights too (the
-homework notebook asks for a seed of one's own). What it does not catch: a copy whose hidden units are
-reordered *and* then retrained (the fingerprint and the correlations change; only shared
-mistakes remain, and a near-perfect model makes too few of them to tell).
+homework notebook asks for a seed of one's own). A model whose weights could not be compared (the
+reader could not read them, or no evidence of them was kept) is not silently cleared: each of its
+pairs that nothing else flags is ``not compared`` in ``similarity.csv`` (``why`` says whose weights
+and why), and the class report lists those models.
 
-The evidence each graded bundle leaves (its weights' fingerprint and sampled matrices, its
-answers on the hidden items) is kept in ``GRADES/similarity/<student>.json``, so that
-``python -m autograder similarity GRADES`` compares a batch again without running a model.
+What it does not catch: a copy whose hidden units are reordered *and* then retrained (one more
+epoch left it at 0.13 in the calibration), or reordered and perturbed by noise large enough to
+change each unit's sorted magnitudes: noise of 0.01 (about a tenth of the weights' typical size,
+which moves the outputs by up to 0.26) still left lab 2's trained model at 0.71 (flagged), but
+brought a small untrained random model to 0.3. The fingerprint, the positions and the profiles
+then all change; only shared mistakes remain, and a near-perfect model makes too few of them to
+tell. Nor a copy whose units are rescaled (a ReLU network keeps its function when a unit's
+weights in are multiplied, and its weights out divided, by the same number).
+
+The evidence each graded bundle leaves (its weights' fingerprint and matrices, each a sample, a
+block and its profiles: under 10 kB a matrix, about 90 kB for a lab-2 model; its answers on the hidden
+items) is kept in ``GRADES/similarity/<student>.json``, so that ``python -m autograder similarity
+GRADES`` compares a batch again without running a model. A file an older grader kept (before
+:data:`EVIDENCE_FORMAT` 2) still gives its answers; its weights are ``not compared``.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from autograder.weights import pack, unpack
+from autograder.weights import MAX_READ, Matrix
 from labs.common.files import write_csv, write_json
 
 WEIGHT_THRESHOLD = 0.5    # median per-matrix r; independent seeds stay near 0 (benchmarks/similarity_calibration.py)
@@ -68,6 +92,7 @@ MISTAKES_MIN_OTHERS = 8   # where at least this many other models make the predi
 COLLISION_PRIOR = 0.5     # the chance two wrong answers agree, before the rest of the class says (cautious)
 EXAMPLES = 3              # shared wrong answers shown per flagged pair
 EVIDENCE_FOLDER = "similarity"
+EVIDENCE_FORMAT = 2       # 2: matrices with blocks and profiles, for aligning hidden units (1 had samples only)
 COLUMNS = ("student_a", "student_b", "flagged", "why", "identical_weights", "architecture", "weight_similarity",
            "matrices_compared", "shared_mistakes", "expected_shared_mistakes", "shared_mistakes_z")
 THRESHOLDS = {"weight_similarity": WEIGHT_THRESHOLD, "shared_mistakes_z": MISTAKES_Z}
@@ -79,14 +104,15 @@ class Evidence:
 
     student: str
     fingerprint: str | None
-    matrices: list[tuple[tuple[int, ...], np.ndarray]]     # (shape, sampled values)
+    matrices: list[Matrix]
     items: list[str]                                       # the hidden items, as text (the same for everyone)
     answers: list[str]                                     # the model's answer on each item
     right: np.ndarray                                      # bool, per item
+    unread: str = ""                                       # why its weights cannot be compared ("" when they can)
 
     @property
     def shapes(self) -> tuple:
-        return tuple(sorted(shape for shape, _ in self.matrices))
+        return tuple(sorted(m.shape for m in self.matrices))
 
 
 # --- the evidence files ----------------------------------------------------------------------------
@@ -104,30 +130,57 @@ def save_evidence(out: Path, record: dict, weights: dict | None, answers: dict |
     weights = weights or {}
     path.parent.mkdir(exist_ok=True)
     write_json(path, {
-        "student": record["student"], "bundle_sha256": record.get("bundle_sha256", ""),
+        "student": record["student"], "bundle_sha256": record.get("bundle_sha256", ""), "format": EVIDENCE_FORMAT,
         "fingerprint": weights.get("fingerprint"),
-        "matrices": [{"shape": list(m["shape"]), "sample": pack(m["sample"])} for m in weights.get("matrices", [])],
+        "matrices": [m.to_json() for m in weights.get("matrices", [])],
         **({"items": answers["items"], "answers": answers["answers"], "right": [bool(r) for r in answers["right"]]}
            if answers else {"items": [], "answers": [], "right": []})})
 
 
 def load_evidence(out: Path, records: list[dict]) -> list[Evidence]:
-    """The evidence of each record whose file is there, readable, and of the bundle that record graded."""
+    """The evidence of each record whose file is there, readable, and of the bundle that record graded; and of
+    each graded record without one, an empty evidence that says why its weights cannot be compared."""
     found = []
     for record in sorted(records, key=lambda r: r["student"]):
-        try:
-            data = json.loads(evidence_path(out, record["student"]).read_text(encoding="utf-8"))
-            if not record.get("bundle_sha256") or data["bundle_sha256"] != record["bundle_sha256"]:
-                continue
-            matrices = [(tuple(int(d) for d in m["shape"]), unpack(m["sample"])) for m in data["matrices"]]
-            items, answers, right = list(map(str, data["items"])), list(map(str, data["answers"])), data["right"]
-            if not len(items) == len(answers) == len(right):
-                continue
-            found.append(Evidence(record["student"], data.get("fingerprint"), matrices, items, answers,
-                                  np.asarray(right, dtype=bool)))
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):   # not the grader's file, or damaged
-            continue
+        evidence = _read_evidence(out, record)
+        if evidence is None and record.get("status") == "graded":
+            evidence = Evidence(record["student"], None, [], [], [], np.zeros(0, dtype=bool),
+                                unread=f"weights of {record['student']}: no evidence kept (grade again with --force)")
+        if evidence is not None:
+            found.append(evidence)
     return found
+
+
+def _read_evidence(out: Path, record: dict) -> Evidence | None:
+    student = record["student"]
+    try:
+        data = json.loads(evidence_path(out, student).read_text(encoding="utf-8"))
+        if not record.get("bundle_sha256") or data["bundle_sha256"] != record["bundle_sha256"]:
+            return None
+        items, answers, right = list(map(str, data["items"])), list(map(str, data["answers"])), data["right"]
+        if not len(items) == len(answers) == len(right):
+            return None
+        fingerprint, matrices, unread = _read_weights(data, record)
+        return Evidence(student, fingerprint, matrices, items, answers, np.asarray(right, dtype=bool), unread)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):   # not the grader's file, or damaged
+        return None
+
+
+def _read_weights(data: dict, record: dict) -> tuple[str | None, list[Matrix], str]:
+    """An evidence file's fingerprint and matrices, and why they cannot be compared ("" when they can)."""
+    student = record["student"]
+    if data.get("format") != EVIDENCE_FORMAT:
+        return None, [], f"weights of {student} kept by an older grader (grade again with --force)"
+    digest = data["fingerprint"]
+    fingerprint = digest if isinstance(digest, str) and re.fullmatch(r"[0-9a-f]{64}", digest) else None
+    matrices = [Matrix.from_json(item) for item in data["matrices"]]
+    if None in matrices:
+        return None, [], f"weights of {student} damaged in the evidence kept (grade again with --force)"
+    if fingerprint is None and not matrices:
+        parameters = record.get("parameters")
+        more = f" (more than {MAX_READ:,} values)" if isinstance(parameters, int) and parameters > MAX_READ else ""
+        return None, [], f"weights of {student} unreadable{more}"
+    return fingerprint, matrices, ""
 
 
 # --- the three measures ----------------------------------------------------------------------------
@@ -140,15 +193,49 @@ def correlation(x: np.ndarray, y: np.ndarray) -> float:
 
 
 def weight_similarity(a: Evidence, b: Evidence) -> tuple[float | None, int]:
-    """The median, over the matrices of the model with fewer, of the best ``|r|`` with a matrix of the same
-    shape in the other (0 where none has it), and how many matrices had one; ``(None, 0)`` when none had one."""
+    """The median, over the matrices of the model with fewer, of the best :func:`matrix_similarity` with a matrix
+    of the same shape in the other (0 where none has it), and how many matrices had one; ``(None, 0)`` when none
+    had one."""
     if not a.matrices or not b.matrices:
         return None, 0
     fewer, other = (a, b) if len(a.matrices) <= len(b.matrices) else (b, a)
-    best = [max((abs(correlation(values, partner)) for shape_b, partner in other.matrices if shape_b == shape),
-                default=None) for shape, values in fewer.matrices]
+    best = [max((matrix_similarity(m, partner) for partner in other.matrices if partner.shape == m.shape),
+                default=None) for m in fewer.matrices]
     compared = sum(r is not None for r in best)
     return (float(np.median([r or 0.0 for r in best])), compared) if compared else (None, 0)
+
+
+def matrix_similarity(a: Matrix, b: Matrix) -> float:
+    """How alike two matrices of the same shape are, from 0 to 1: the better of two ways to line them up.
+
+    - The same positions: ``|r|`` of the sampled values (a copy trained further keeps its units where they were;
+      ``|r|``, since flipping the signs of a hidden unit's weights in and out keeps the function).
+    - Hidden units matched: :func:`aligned_correlation` (a copy whose units were reordered keeps what each
+      unit looks like, wherever it is).
+    """
+    return min(max(abs(correlation(a.sample, b.sample)), aligned_correlation(a, b)), 1.0)   # r can round past 1
+
+
+def aligned_correlation(a: Matrix, b: Matrix) -> float:
+    """Pearson's r of ``a``'s block and ``b``'s, with ``b``'s rows and columns put in the order of ``a``'s: each of
+    ``a``'s rows takes the row of ``b``'s block whose profile is nearest (the same for columns).
+
+    Rows matched by their magnitudes would correlate by their magnitudes alone, whoever trained them; so what
+    is correlated is what the units' scales leave, the blocks' :attr:`~autograder.weights.Matrix.pattern`
+    (``log |w|`` less its row's and its column's mean): where each unit's large and small weights are. Not
+    negative (0 for less than none); 0 where a block has fewer than two rows or columns (a single row's or
+    column's values, matched by magnitude, would line up in any two models).
+    """
+    if min(a.block.shape) < 2 or a.block.shape != b.block.shape:
+        return 0.0
+    rows, columns = _nearest(a.rows, b.rows), _nearest(a.columns, b.columns)                # (R,), (C,)
+    return max(correlation(a.pattern.ravel(), b.pattern[rows][:, columns].ravel()), 0.0)
+
+
+def _nearest(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(n, k), (n, k) -> (n,): for each row of ``a``, the index of the nearest row of ``b`` (Euclidean)."""
+    distances = (b * b).sum(axis=1)[None, :] - 2.0 * a @ b.T          # (n, n): |a_i - b_j|^2 less |a_i|^2
+    return distances.argmin(axis=1)
 
 
 class SharedMistakes:
@@ -221,12 +308,13 @@ def compare(models: list[Evidence]) -> list[dict]:
 
 
 def _pair(a: Evidence, b: Evidence, mistakes: SharedMistakes | None) -> dict:
-    identical = bool(a.fingerprint) and a.fingerprint == b.fingerprint
+    unread = {e.student: e.unread for e in (a, b) if e.unread}         # whose weights cannot be compared, and why
+    identical = None if unread else bool(a.fingerprint) and a.fingerprint == b.fingerprint
     similarity, compared = weight_similarity(a, b)
     row = {"student_a": a.student, "student_b": b.student, "identical_weights": identical,
-           "architecture": "same" if a.matrices and a.shapes == b.shapes else "different",
+           "architecture": None if unread else "same" if a.matrices and a.shapes == b.shapes else "different",
            "weight_similarity": similarity, "matrices_compared": compared, "shared_mistakes": None,
-           "expected_shared_mistakes": None, "shared_mistakes_z": None, "examples": []}
+           "expected_shared_mistakes": None, "shared_mistakes_z": None, "examples": [], "not_compared": unread}
     why = []
     if identical:
         why.append("identical weights: the same numbers in every array (a copy, or the same training run: the same "
@@ -247,7 +335,7 @@ def _pair(a: Evidence, b: Evidence, mistakes: SharedMistakes | None) -> dict:
             row["examples"] = [{"source": mistakes.items[i], "output": a.answers[i]}
                                for i in shared["shared"][:EXAMPLES]]
     row["flagged"] = bool(why)
-    row["why"] = "; ".join(why)
+    row["why"] = "; ".join(why + [f"not compared: {reason}" for reason in unread.values()])
     return row
 
 
@@ -258,10 +346,16 @@ def write_similarity(out: Path, records: list[dict]) -> list[dict]:
     from autograder.reports import csv_cell
 
     pairs = compare(load_evidence(out, records))
-    rows = [{key: _cell(pair[key]) for key in COLUMNS} for pair in pairs]
-    rows.sort(key=lambda r: (r["flagged"] != "yes", r["student_a"], r["student_b"]))
+    rows = [{**{key: _cell(pair[key]) for key in COLUMNS}, "flagged": _verdict(pair)} for pair in pairs]
+    rows.sort(key=lambda r: (("yes", "not compared", "no").index(r["flagged"]), r["student_a"], r["student_b"]))
     write_csv(Path(out) / "similarity.csv", COLUMNS, [{k: csv_cell(v) for k, v in row.items()} for row in rows])
     return pairs
+
+
+def _verdict(pair: dict) -> str:
+    """``similarity.csv``'s ``flagged``: ``yes``; ``not compared`` where a model's weights could not be compared
+    (and nothing else flagged the pair: "no" would clear what was not looked at); else ``no``."""
+    return "yes" if pair["flagged"] else "not compared" if pair["not_compared"] else "no"
 
 
 def _cell(value) -> str:

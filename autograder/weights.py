@@ -2,7 +2,8 @@
 model similarity compares.
 
     python -m autograder.weights model.keras
-        ->  {"parameters": 13039, "fingerprint": "9f2c...", "matrices": [{"shape": [32, 64], "sample": "..."}, ...]}
+        ->  {"parameters": 13039, "fingerprint": "9f2c...",
+             "matrices": [{"shape": [32, 64], "sample": "...", "block": "...", "rows": "...", "columns": "..."}, ...]}
 
 The grader's parameter budget must not rest on what the sandboxed child reports (student code
 runs there and could say anything). So the sandbox runs this first, before any student code, in
@@ -21,10 +22,12 @@ For model similarity (:mod:`autograder.similarity`) it also gives
   array's values are sorted before they are hashed, so reordering hidden units (the same
   function) keeps the fingerprint, and two models share it only when they hold the same numbers;
 - ``matrices``: for every weight array of two or more dimensions (kernels and embeddings, which
-  start random; one-dimensional biases and norms are left out, a GRU's two-row bias is not), its
-  shape and the values at up to ``SAMPLE``
-  positions drawn from a generator seeded by the shape alone, so that two models of the same
-  architecture are sampled at the same positions and can be correlated array by array.
+  start random; one-dimensional biases and norms are left out, a GRU's two-row bias is not), read
+  as a 2-D matrix (rows: all dimensions but the last; columns: the last), a :class:`Matrix`:
+  its values at up to ``SAMPLE`` positions drawn from a generator seeded by the shape alone (two
+  models of the same architecture are sampled at the same positions), and a block of its rows and
+  columns of largest magnitude with each one's *profile* (its sorted magnitudes), by which
+  another model's hidden units can be matched to these whatever their order and signs.
 """
 
 from __future__ import annotations
@@ -36,13 +39,16 @@ import json
 import math
 import sys
 import zipfile
+from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 MAX_WEIGHTS_BYTES = 500_000_000
-SAMPLE = 512            # values per matrix kept for the near-identical comparison
+SAMPLE = 512            # values per matrix kept for the near-identical comparison (sampled; and in the block)
+PROFILE = 8             # sorted magnitudes kept per row and column of the block
 MIN_MATRIX = 64         # smaller matrices say too little to compare
-MAX_MATRICES = 512
+MAX_MATRICES = 128      # at most about 9 kB each: the answer stays under the sandbox's 2 MB
 MAX_READ = 50_000_000   # values read for similarity at most (far above every rubric's parameter budget)
 MAX_DEPTH = 32          # group nesting a weights file may have (a Keras model's is under 10)
 MAX_LINKS = 100_000     # entries a weights file may have
@@ -129,8 +135,103 @@ def sample_positions(shape: tuple[int, ...]) -> np.ndarray:
     return np.sort(np.random.default_rng(seed).choice(size, SAMPLE, replace=False))
 
 
+def block_shape(shape: tuple[int, ...]) -> tuple[int, int]:
+    """``(R, C)``: how many rows and columns of a matrix of ``shape`` its block keeps, at most ``SAMPLE`` values in
+    all, as square as the matrix allows (rows: all dimensions but the last; columns: the last)."""
+    rows, columns = math.prod(shape[:-1]), shape[-1]
+    r = min(rows, math.isqrt(SAMPLE))
+    c = min(columns, SAMPLE // r)
+    return min(rows, SAMPLE // c), c
+
+
+def profiles(units: np.ndarray) -> np.ndarray:
+    """``(n, m) -> (n, k)``: each row's magnitudes, sorted, at ``k = min(PROFILE, m)`` evenly spaced ranks from the
+    smallest to the largest. A hidden unit's profile is the same whatever the order and the signs of the units it
+    connects to, so it can be found again in a copy whose units were reordered."""
+    ranked = np.sort(np.abs(units), axis=1)
+    return ranked[:, np.round(np.linspace(0, ranked.shape[1] - 1, min(PROFILE, ranked.shape[1]))).astype(int)]
+
+
+@dataclass(frozen=True, eq=False)
+class Matrix:
+    """What model similarity keeps of one weight matrix ``W``, read as 2-D: (rows, columns) = (all dimensions but
+    the last, the last); ``(R, C) = block_shape(shape)``, ``k``: :data:`PROFILE` or fewer.
+
+    - ``sample`` (up to ``SAMPLE``,): ``W``'s values at :func:`sample_positions`, the same in every model;
+    - ``block`` (R, C): ``W`` at its R rows and C columns of largest mean magnitude, largest first: which rows and
+      columns these are does not depend on the order of the hidden units;
+    - ``rows`` (R, k), ``columns`` (C, k): the :func:`profiles` of the block's rows and columns, taken over the
+      whole of ``W``, by which another model's block is aligned to this one.
+    """
+
+    shape: tuple[int, ...]
+    sample: np.ndarray
+    block: np.ndarray
+    rows: np.ndarray
+    columns: np.ndarray
+
+    @classmethod
+    def of(cls, array: np.ndarray) -> "Matrix":
+        """The matrix kept of a weight array of two or more dimensions."""
+        shape = tuple(int(d) for d in array.shape)
+        w = np.asarray(array).reshape(-1, shape[-1])                                     # (rows, columns)
+        r, c = block_shape(shape)
+        magnitude = np.abs(w)
+        rows = np.argsort(-magnitude.mean(axis=1, dtype=np.float64), kind="stable")[:r]  # (R,)
+        columns = np.argsort(-magnitude.mean(axis=0, dtype=np.float64), kind="stable")[:c]   # (C,)
+        parts = (w.ravel()[sample_positions(shape)], w[np.ix_(rows, columns)], profiles(w[rows]),
+                 profiles(w[:, columns].T))
+        return cls(shape, *(np.asarray(part, dtype=np.float64) for part in parts))
+
+    @cached_property
+    def pattern(self) -> np.ndarray:
+        """(R, C): ``log |block|`` (floored at a thousandth of its mean magnitude) less each row's and each column's
+        mean: where a unit's large and small weights are, once the units' own scales are taken out. What
+        :func:`autograder.similarity.aligned_correlation` correlates (kept, since every pair uses it)."""
+        magnitude = np.abs(self.block)
+        logs = np.log(magnitude + 1e-3 * magnitude.mean() + 1e-30)
+        return logs - logs.mean(axis=0, keepdims=True) - logs.mean(axis=1, keepdims=True) + logs.mean()
+
+    def to_json(self) -> dict:
+        """``{"shape": [...], "sample": text, "block": text, "rows": text, "columns": text}`` (:func:`pack`)."""
+        return {"shape": list(self.shape), **{part: pack(getattr(self, part).ravel()) for part in _PARTS}}
+
+    @classmethod
+    def from_json(cls, item) -> "Matrix | None":
+        """The matrix that :meth:`to_json` wrote, or None when any part is not of the shape this reader writes:
+        two to eight positive dimensions, ``MIN_MATRIX`` to ``MAX_READ`` values in all, each part the right number
+        of finite values for that shape."""
+        if not isinstance(item, dict) or not isinstance(item.get("shape"), list):
+            return None
+        shape = item["shape"]
+        if not 2 <= len(shape) <= 8 or not all(isinstance(d, int) and not isinstance(d, bool) and 0 < d for d in shape):
+            return None
+        shape = tuple(shape)
+        if not MIN_MATRIX <= math.prod(shape) <= MAX_READ:
+            return None
+        r, c = block_shape(shape)
+        expected = {"sample": (len(sample_positions(shape)),), "block": (r, c),
+                    "rows": (r, min(PROFILE, shape[-1])), "columns": (c, min(PROFILE, math.prod(shape[:-1])))}
+        parts = {}
+        for part, part_shape in expected.items():
+            text, size = item.get(part), math.prod(part_shape)
+            if not isinstance(text, str) or len(text) != 4 * -(-4 * size // 3):   # base64 of 4 bytes a value
+                return None
+            try:
+                values = unpack(text)
+            except ValueError:   # binascii.Error is one
+                return None
+            if values.size != size or not np.isfinite(values).all():
+                return None
+            parts[part] = values.reshape(part_shape)
+        return cls(shape, **parts)
+
+
+_PARTS = ("sample", "block", "rows", "columns")
+
+
 def pack(values: np.ndarray) -> str:
-    """Sampled values as text: base64 of little-endian float32 (how they travel and are kept)."""
+    """Values as text: base64 of little-endian float32 (how they travel and are kept)."""
     return base64.b64encode(np.asarray(values, dtype="<f4").tobytes()).decode("ascii")
 
 
@@ -140,11 +241,11 @@ def unpack(text: str) -> np.ndarray:
 
 
 def matrices(arrays: list[np.ndarray]) -> list[dict]:
-    """Each matrix's shape and sampled values (base64 of little-endian float32)."""
+    """What model similarity keeps of each matrix (:class:`Matrix`), as JSON: its shape and its parts as text."""
     kept = []
     for array in arrays:
         if array.ndim >= 2 and array.size >= MIN_MATRIX and len(kept) < MAX_MATRICES:
-            kept.append({"shape": [int(d) for d in array.shape], "sample": pack(array.ravel()[sample_positions(array.shape)])})
+            kept.append(Matrix.of(array).to_json())
     return kept
 
 

@@ -4,11 +4,14 @@ reaches a student."""
 from __future__ import annotations
 
 import csv
+import io
 import json
+import math
 import re
 import shutil
 import subprocess
 import sys
+import zipfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -18,7 +21,7 @@ import pytest
 from autograder import similarity
 from autograder.claims import check_weights
 from autograder.similarity import Evidence, SharedMistakes, compare, weight_similarity
-from autograder.weights import fingerprint, matrices, pack, sample_positions, unpack
+from autograder.weights import MAX_MATRICES, Matrix, block_shape, fingerprint, matrices, pack, sample_positions
 from tests.conftest import REPO_ROOT
 
 
@@ -44,7 +47,7 @@ def test_the_fingerprint_ignores_names_order_and_hidden_unit_order_but_not_value
 
 
 def _evidence(name: str, arrays: list[np.ndarray], answers: list[str] = (), right=()) -> Evidence:
-    kept = [(tuple(m["shape"]), unpack(m["sample"])) for m in matrices(arrays)]
+    kept = [Matrix.from_json(m) for m in matrices(arrays)]          # as the grader reads the reader's answer
     return Evidence(name, fingerprint(arrays) if arrays else None, kept, [str(i) for i in range(len(answers))],
                     list(answers), np.asarray(right, dtype=bool))
 
@@ -71,6 +74,93 @@ def test_weight_similarity_survives_sign_flips_and_an_added_layer():
     assert weight_similarity(a, c) == (1.0, 3)
     pairs = compare([a, c])
     assert pairs[0]["flagged"] and pairs[0]["architecture"] == "different" and "near-identical" in pairs[0]["why"]
+
+
+# ---- a copy with its hidden units reordered ----
+
+def _small_model(seed: int):
+    """A small random Keras model: characters -> embedding (16) -> LSTM (32) -> tanh layer (32) -> 10 scores."""
+    import keras
+
+    keras.utils.set_random_seed(seed)
+    return keras.Sequential([keras.Input((None,), dtype="int32"), keras.layers.Embedding(40, 16),
+                             keras.layers.LSTM(32), keras.layers.Dense(32, activation="tanh"), keras.layers.Dense(10)])
+
+
+def _reordered(model, seed: int, noise: float = 1e-6):
+    """``model``'s function with its hidden units in another order, plus ``noise``: each permutation reorders one
+    layer's units (its kernel's columns, its bias; an LSTM's four gates alike) and the next layer's inputs."""
+    import keras
+
+    rng = np.random.default_rng(seed)
+    embedding, kernel, recurrent, bias, hidden, hidden_bias, out, out_bias = model.get_weights()
+    e, h, d = rng.permutation(16), rng.permutation(32), rng.permutation(32)     # embedding, LSTM and tanh units
+    gates = np.concatenate([g * 32 + h for g in range(4)])                      # h within each of i, f, c, o
+    weights = [embedding[:, e], kernel[e][:, gates], recurrent[h][:, gates], bias[gates], hidden[h][:, d],
+               hidden_bias[d], out[d], out_bias]
+    copy = keras.models.clone_model(model)
+    copy.set_weights([w + noise * rng.standard_normal(w.shape).astype(w.dtype) for w in weights])
+    return copy
+
+
+def _read_back(model, path: Path) -> dict:
+    """What the grader has of ``model`` saved: the weights reader's answer, through JSON, checked."""
+    from autograder.weights import read
+
+    model.save(path)
+    return check_weights(json.loads(json.dumps(read(str(path)))))
+
+
+def test_a_copy_with_its_hidden_units_reordered_is_flagged_near_identical_and_other_seeds_are_not(tmp_path):
+    models = {"original": _small_model(0), "other-1": _small_model(1), "other-2": _small_model(2)}
+    models["copy"] = _reordered(models["original"], seed=3)
+    inputs = np.random.default_rng(0).integers(1, 40, size=(8, 12))
+    outputs = {name: model.predict(inputs, verbose=0) for name, model in models.items()}
+    assert np.abs(outputs["copy"] - outputs["original"]).max() < 1e-4             # the same function
+    in_memory = [_evidence(name, model.get_weights()) for name, model in models.items()]
+    read_back = []
+    for name, model in models.items():
+        weights = _read_back(model, tmp_path / f"{name}.keras")
+        read_back.append(Evidence(name, weights["fingerprint"], weights["matrices"], [], [], np.zeros(0, dtype=bool)))
+    for evidence in (in_memory, read_back):
+        pairs = {frozenset((p["student_a"], p["student_b"])): p for p in compare(evidence)}
+        copied = pairs.pop(frozenset(("original", "copy")))
+        assert copied["flagged"] and not copied["identical_weights"] and "near-identical" in copied["why"]
+        assert copied["weight_similarity"] > 0.99 and copied["matrices_compared"] == 5
+        assert not any(p["flagged"] for p in pairs.values())
+        assert max(p["weight_similarity"] for p in pairs.values()) < similarity.WEIGHT_THRESHOLD / 2
+
+
+def test_the_evidence_files_keep_what_aligns_hidden_units(tmp_path):
+    models = {"original": _small_model(0), "other": _small_model(1)}
+    models["copy"] = _reordered(models["original"], seed=4)
+    records = []
+    for name, model in models.items():
+        records.append({"student": name, "bundle_sha256": name * 8, "status": "graded", "parameters": 1})
+        similarity.save_evidence(tmp_path, records[-1], _read_back(model, tmp_path / f"{name}.keras"), None)
+    assert max(similarity.evidence_path(tmp_path, name).stat().st_size for name in models) < 50_000   # 5 matrices
+    similarity.write_similarity(tmp_path, records)
+    rows = _similarity_rows(tmp_path)
+    assert rows[frozenset(("original", "copy"))]["flagged"] == "yes"
+    assert "near-identical" in rows[frozenset(("original", "copy"))]["why"]
+    assert rows[frozenset(("original", "other"))]["flagged"] == rows[frozenset(("copy", "other"))]["flagged"] == "no"
+
+
+def test_evidence_kept_by_an_older_grader_is_not_compared_on_weights_but_its_answers_are(tmp_path):
+    weights = [np.random.default_rng(0).normal(size=(32, 64))]
+    answers = {"items": ["a", "b"], "answers": ["x", "y"], "right": [True, False]}
+    records = [{"student": name, "bundle_sha256": name * 8, "status": "graded", "parameters": 2048}
+               for name in ("new", "old")]
+    similarity.save_evidence(tmp_path, records[0], {"fingerprint": fingerprint(weights),
+                                                    "matrices": [Matrix.of(weights[0])]}, answers)
+    sample = weights[0].ravel()[sample_positions((32, 64))]
+    (tmp_path / "similarity" / "old.json").write_text(json.dumps({       # as the grader before EVIDENCE_FORMAT wrote it
+        "student": "old", "bundle_sha256": "old" * 8, "fingerprint": fingerprint(weights),
+        "matrices": [{"shape": [32, 64], "sample": pack(sample)}], **answers}))
+    pair = similarity.write_similarity(tmp_path, records)[0]
+    assert pair["identical_weights"] is None and pair["weight_similarity"] is None and pair["shared_mistakes"] == 1
+    row = _similarity_rows(tmp_path)[frozenset(("new", "old"))]
+    assert row["flagged"] == "not compared" and "weights of old kept by an older grader" in row["why"]
 
 
 def test_matrices_are_sampled_at_the_same_positions_for_the_same_shape():
@@ -201,6 +291,51 @@ def test_a_weights_answer_of_the_wrong_shape_is_dropped(answer):
     assert checked["parameters"] in (None, 10)
 
 
+def _answer_with(**change) -> dict:
+    """The reader's answer for one (32, 64) matrix and one (64, 10), the second's entry changed by ``change``."""
+    rng = np.random.default_rng(0)
+    first, second = matrices([rng.normal(size=(32, 64)), rng.normal(size=(64, 10))])
+    return {"parameters": 2688, "fingerprint": None, "matrices": [first, {**second, **change}]}
+
+
+def test_a_weights_answer_of_the_expected_shape_is_kept_whole():
+    checked = check_weights(_answer_with())
+    assert [m.shape for m in checked["matrices"]] == [(32, 64), (64, 10)]
+    second = checked["matrices"][1]
+    assert second.block.shape == block_shape((64, 10)) == (51, 10)                 # 51 rows of all 10 columns
+    assert second.rows.shape == (51, 8) and second.columns.shape == (10, 8)
+
+
+@pytest.mark.parametrize("change", [
+    {"block": pack(np.zeros(10))},                          # too few values for a (64, 10) matrix's block
+    {"rows": pack(np.full(51 * 8, np.nan))},                # not finite
+    {"columns": None},                                      # missing
+    {"columns": 12},                                        # not text
+    {"block": "not base64!"},
+    {"shape": [64, 12]},                                    # the parts of another shape
+    {"rows": pack(np.zeros(51 * 8 + 1))},                   # one value more than the shape's profiles
+])
+def test_a_matrix_whose_block_or_profiles_are_of_the_wrong_shape_is_dropped_with_the_others(change):
+    checked = check_weights(_answer_with(**change))
+    assert checked["matrices"] == [] and checked["parameters"] == 2688
+
+
+def test_the_readers_largest_answer_is_kept_whole_and_fits_what_the_sandbox_reads_back():
+    from autograder.sandbox import MAX_WEIGHTS_ANSWER_BYTES
+
+    def kept(shape):                                        # values kept of a matrix of this shape
+        (r, c), rows = block_shape(shape), math.prod(shape[:-1])
+        return min(512, math.prod(shape)) + r * c + r * min(8, shape[-1]) + c * min(8, rows)
+
+    worst = max(((rows, columns) for rows in range(1, 600, 3) for columns in range(1, 600, 3)
+                 if rows * columns >= 64), key=kept)
+    answer = {"parameters": 1, "fingerprint": "0" * 64,
+              "matrices": matrices([np.ones(worst, dtype=np.float32)] * (MAX_MATRICES + 5))}
+    assert len(answer["matrices"]) == MAX_MATRICES and len(json.dumps(answer)) < MAX_WEIGHTS_ANSWER_BYTES
+    kept = check_weights(answer)["matrices"]
+    assert len(kept) == MAX_MATRICES and all(m.block.shape == block_shape(worst) for m in kept)
+
+
 # ---- real models, graded as a batch ----
 
 def _train(seed: int, epochs: int = 2):
@@ -227,9 +362,36 @@ def _one_more_epoch(run):
     return model
 
 
+def _with_unreadable_weights(bundle: Path, out: Path) -> Path:
+    """A copy of ``bundle`` whose weights file declares a dataset of 2**64 values that Keras never loads: the
+    model runs as before, the weights reader gives up (no count, no fingerprint, no matrices)."""
+    import h5py
+
+    with zipfile.ZipFile(bundle) as archive:
+        files = {name: archive.read(name) for name in archive.namelist()}
+    with zipfile.ZipFile(io.BytesIO(files["model.keras"])) as archive:
+        model = {name: archive.read(name) for name in archive.namelist()}
+    weights = io.BytesIO(model["model.weights.h5"])
+    with h5py.File(weights, "a") as h5:
+        h5.create_dataset("layers/extra", shape=(2 ** 40, 2 ** 24), dtype="f4", chunks=(1, 16))
+    model["model.weights.h5"] = weights.getvalue()
+    files["model.keras"] = _zipped(model)
+    out.write_bytes(_zipped(files))
+    return out
+
+
+def _zipped(entries: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name, data in entries.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
 @pytest.fixture(scope="module")
 def graded_class(tmp_path_factory):
-    """Four lab-2 bundles: a model, the same file under another id, that model one more epoch, another seed."""
+    """Five lab-2 bundles: a model, the same file under another id, that model one more epoch, another seed, and
+    the first model with its weights made unreadable."""
     from autograder.batch import grade_folder
     from autograder.hidden import make_hidden_set
     from autograder.rubric import load_rubric
@@ -242,6 +404,7 @@ def graded_class(tmp_path_factory):
     shutil.copyfile(subs / "ann.zip", subs / "bob.zip")
     export(_one_more_epoch(first), first.vocabs, task="date-translation", student_id="cat", out=subs / "cat.zip")
     export(second.model, second.vocabs, task="date-translation", student_id="dan", out=subs / "dan.zip")
+    _with_unreadable_weights(subs / "ann.zip", subs / "eve.zip")
     (root / "secret.txt").write_text("similarity-test-secret")
     make_hidden_set("date-translation", root / "secret.txt", root / "hidden", n=60)
     records = grade_folder(subs, load_rubric(task="date-translation"), root / "hidden", root / "grades", progress=False)
@@ -250,7 +413,7 @@ def graded_class(tmp_path_factory):
 
 def test_the_same_model_under_two_ids_is_flagged_as_identical(graded_class):
     root, records = graded_class
-    assert {r["student"]: r["status"] for r in records} == dict.fromkeys(("ann", "bob", "cat", "dan"), "graded")
+    assert {r["student"]: r["status"] for r in records} == dict.fromkeys(("ann", "bob", "cat", "dan", "eve"), "graded")
     row = _similarity_rows(root / "grades")[frozenset(("ann", "bob"))]
     assert row["flagged"] == "yes" and row["identical_weights"] == "yes" and "identical weights" in row["why"]
 
@@ -271,12 +434,25 @@ def test_models_trained_from_different_seeds_are_not_flagged(graded_class):
         assert float(row["weight_similarity"]) < similarity.WEIGHT_THRESHOLD
 
 
+def test_a_model_whose_weights_cannot_be_read_is_listed_as_not_compared_not_cleared(graded_class):
+    root, records = graded_class
+    assert next(r for r in records if r["student"] == "eve")["parameters"] is None       # yet graded, and it ran
+    rows = _similarity_rows(root / "grades")
+    for other in ("ann", "bob", "cat", "dan"):
+        row = rows[frozenset((other, "eve"))]
+        assert row["flagged"] == "not compared" and row["why"] == "not compared: weights of eve unreadable"
+        assert row["identical_weights"] == row["weight_similarity"] == row["architecture"] == ""
+    assert rows[frozenset(("ann", "dan"))]["flagged"] == "no"
+    page = (root / "grades" / "class-report.html").read_text(encoding="utf-8")
+    assert "<b>Not compared on weights: 1 model</b>, in 4 pairs" in page and "<li>weights of eve unreadable</li>" in page
+
+
 def test_nothing_of_similarity_reaches_a_student(graded_class):
     root, _ = graded_class
     grades = root / "grades"
-    students = {"ann", "bob", "cat", "dan"}
+    students = {"ann", "bob", "cat", "dan", "eve"}
     for path in [*(grades / "results").iterdir(), *(grades / "feedback").glob("*.md"), *(grades / "feedback").glob("*.html")]:
-        # (bob's bundle is ann's file: its own meta.json names ann, and bob's feedback says so; that is all)
+        # (bob's and eve's bundles are ann's file: their meta.json names ann, and their feedback says so; that is all)
         text = re.sub(r"meta\S*json names student \S*ann", "", path.read_text(encoding="utf-8"))
         assert "similar" not in text.lower() and '"fingerprint"' not in text and "matrices" not in text
         assert "shared" not in text.lower() and "flagged" not in text.lower()
@@ -294,13 +470,15 @@ def test_the_similarity_command_compares_the_batch_again_without_running_a_model
     done = subprocess.run([sys.executable, "-m", "autograder", "similarity", str(grades)], cwd=REPO_ROOT,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert "4 submission(s), 6 pair(s): 3 flagged" in done.stdout
+    assert "5 submission(s), 10 pair(s): 3 flagged" in done.stdout
     assert (grades / "similarity.csv").read_bytes() == before and (grades / "class-report.html").is_file()
     (grades / "similarity" / "dan.json").unlink()                    # as if graded before the grader kept it
     done = subprocess.run([sys.executable, "-m", "autograder", "similarity", str(grades)], cwd=REPO_ROOT,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and "3 flagged" in done.stdout and "1 submission(s) have nothing to compare (dan)" \
         in done.stdout and "--force" in done.stdout
+    row = _similarity_rows(grades)[frozenset(("ann", "dan"))]                       # listed, not left out
+    assert row["flagged"] == "not compared" and "weights of dan: no evidence kept" in row["why"]
 
 
 def test_a_failure_in_the_comparison_keeps_the_grades(graded_class, tmp_path, monkeypatch):
@@ -316,8 +494,8 @@ def test_a_failure_in_the_comparison_keeps_the_grades(graded_class, tmp_path, mo
     root = graded_class[0]
     shutil.copytree(root / "grades", tmp_path / "grades")
     records = grade_folder(root / "submissions", load_rubric(task="date-translation"), root / "hidden",
-                           tmp_path / "grades", progress=False)       # all four cached: only the comparison runs
-    assert len(records) == 4 and (tmp_path / "grades" / "gradebook.csv").is_file()
+                           tmp_path / "grades", progress=False)       # all five cached: only the comparison runs
+    assert len(records) == 5 and (tmp_path / "grades" / "gradebook.csv").is_file()
     assert "a bug in the comparison" in (tmp_path / "grades" / "grader.log").read_text(encoding="utf-8")
 
 
