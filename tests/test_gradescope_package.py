@@ -93,13 +93,18 @@ def _homework_bundle(packages, folder: Path, attack: str) -> Path:
     run = packages["name-transliteration"]["run"]
     export(run.model, run.vocabs, task="name-transliteration", student_id="attacker", out=folder)
     layer = (folder / "custom_layers.py").read_text(encoding="utf-8")
-    (folder / "custom_layers.py").write_text(layer + attack, encoding="utf-8")
+    (folder / "custom_layers.py").write_text(layer + IMPORTER + attack, encoding="utf-8")
     return folder
 
 
-# Imports spelled so that the static audit does not refuse them (it is no wall: the sandbox is).
+# Imports spelled so that the static audit does not refuse them (it is no wall: the sandbox is): a named
+# `__import__` is refused, a built-in looked up by a built string is only listed for the instructor.
+IMPORTER = """
+IMPORTER = (__builtins__["__imp" + "ort__"] if isinstance(__builtins__, dict)
+            else getattr(__builtins__, "__imp" + "ort__"))
+"""
 NETWORK = r'''
-socket = __import__("soc" + "ket")
+socket = IMPORTER("soc" + "ket")
 open({left!r}, "w").write("left behind")
 reached, refused = [], None
 for family, address in ((socket.AF_UNIX, {unix!r}), (socket.AF_INET, ("127.0.0.1", {port}))):
@@ -116,7 +121,7 @@ if reached:
 raise refused
 '''
 HOARD = r'''
-time = __import__("ti" + "me")
+time = IMPORTER("ti" + "me")
 for k in range(18):                  # 3.6 GB in 200 MB files (the rubric's file size limit): tmpfs, memory
     with open("/dev/shm/attention-lab-hoard-{token}-%d" % k, "wb") as hoard:
         for _ in range(200):

@@ -9,10 +9,24 @@ standard modules that only compute (``math``, ``typing``, ``functools``, ``datac
 module that imports anything else (``os``, ``sys``, ``json``, the kit), or that is large enough
 to carry data, is refused before it runs.
 
-Reading source cannot see through every trick (``getattr`` chains, ``__import__`` of a built
-string), so the audit also lists the names such tricks use (``open``, ``exec``, ``__import__``,
-``__subclasses__``, ...) as notes for the instructor to read. The sandbox, not this check, is
-what keeps the answers out of reach (:mod:`autograder.sandbox`).
+A layer runs no code it builds: ``exec``, ``eval``, ``compile`` and ``__import__`` named in the
+module are refused (``exec(compile(bytes.fromhex(...)))`` would pass any reading of the source).
+
+Reading source cannot see through every trick (``getattr`` chains, a built-in looked up by a
+built string), so the audit also lists for the instructor, as notes:
+
+- the names such tricks use (``open``, ``getattr``, ``__subclasses__``, ``__globals__``, and a
+  traceback's or a frame's way to other modules' globals: ``__traceback__``, ``tb_frame``,
+  ``f_back``, ``f_globals``, ...);
+- what the allowed modules hand on of the rest of Python (:data:`REACHES_OUT`): ``numpy`` and
+  ``keras`` import ``os``, ``sys``, ``subprocess``, ``ctypes``, ``importlib``, ``pickle``,
+  ``urllib`` and more, and keep them as attributes (``numpy.testing.extbuild.subprocess``,
+  ``keras.src.utils.file_utils.urlretrieve``), and offer file and network functions of their
+  own (``numpy.load``, ``numpy.fromfile``, ``keras.utils.get_file``). Any attribute, or string,
+  of those names is listed with its line. The list is checked against what the installed
+  ``numpy`` and ``keras`` hold (``tests/test_layer_audit.py``).
+
+The sandbox, not this check, is what keeps the answers out of reach (:mod:`autograder.sandbox`).
 """
 
 from __future__ import annotations
@@ -22,10 +36,25 @@ from dataclasses import dataclass, field
 
 ALLOWED_IMPORTS = ("keras", "numpy", "math", "typing", "functools", "dataclasses", "__future__")
 MAX_MODULE_BYTES = 100_000      # the solution is about 5 kB; a layer module carries no data
-REVIEW_NAMES = {"open", "exec", "eval", "compile", "__import__", "globals", "locals", "vars", "getattr", "setattr",
-                "delattr", "breakpoint", "input", "memoryview", "__builtins__", "__subclasses__", "__globals__",
-                "__code__", "__closure__", "__loader__", "__spec__", "__dict__", "__bases__", "__mro__",
-                "__reduce__", "__getattribute__", "sys", "os", "subprocess", "builtins"}
+RUNS_BUILT_CODE = ("exec", "eval", "compile", "__import__")
+REVIEW_NAMES = {"open", "globals", "locals", "vars", "getattr", "setattr", "delattr", "breakpoint", "input",
+                "memoryview", "__builtins__", "__subclasses__", "__globals__", "__code__", "__closure__", "__loader__",
+                "__spec__", "__dict__", "__bases__", "__mro__", "__reduce__", "__getattribute__",
+                # a traceback's and a frame's way to the globals of the code that called the layer (the grader's)
+                "__traceback__", "tb_frame", "tb_next", "f_back", "f_globals", "f_locals", "f_builtins", "f_code",
+                "gi_frame", "cr_frame", "ag_frame", "_getframe", "currentframe", "__self__", "__func__", "modules"}
+# What numpy and keras hand on of the rest of Python, by the attribute names they keep it under: modules that
+# reach files, processes, the network or other code, and functions that read or write files or fetch URLs.
+REACHES_OUT = {
+    "os", "posix", "sys", "subprocess", "socket", "ctypes", "ctypeslib", "importlib", "builtins", "io", "pickle",
+    "marshal", "shutil", "pathlib", "tempfile", "threading", "_thread", "multiprocessing", "concurrent", "gc",
+    "inspect", "h5py", "requests", "urllib", "http", "tarfile", "zipfile", "signal", "mmap", "glob", "runpy",
+    "pkgutil", "shlex", "platform",
+    "Path", "RLock", "StringIO", "ThreadPool", "_open", "urlretrieve", "urlopen", "mkdtemp", "mkstemp", "get_ident",
+    "c_intp", "_ndptr_base", "interface", "system", "popen", "load", "save", "savez", "savez_compressed",
+    "fromfile", "tofile", "memmap", "loadtxt", "genfromtxt", "savetxt", "DataSource", "get_file", "load_model",
+    "load_weights", "save_weights",
+}
 
 
 @dataclass
@@ -47,20 +76,26 @@ def audit_module(source: bytes, name: str = "custom_layers.py") -> Audit:
         tree = ast.parse(source.decode("utf-8"), filename=name)
     except (UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
         return Audit(True)   # it cannot run either: loading it reports the error to the student
-    review = set()
-    for node in ast.walk(tree):
+    review, reaches = set(), {}
+    for node in sorted(ast.walk(tree), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0))):
         if isinstance(node, ast.Import):
             modules = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             modules = ["." * node.level + (node.module or "")]
         else:
-            if isinstance(node, ast.Name) and node.id in REVIEW_NAMES:
-                review.add(node.id)
-            elif isinstance(node, ast.Attribute) and node.attr in REVIEW_NAMES:
-                review.add(node.attr)
+            word = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else \
+                node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+            if isinstance(node, (ast.Name, ast.Attribute)) and word in RUNS_BUILT_CODE:
+                return Audit(False, f"{name} uses {word} (line {node.lineno}); the homework's layer module may not "
+                                    "run code it builds", sorted(review))
+            if word in REVIEW_NAMES and not isinstance(node, ast.Constant):
+                review.add(word)
+            elif word in REACHES_OUT or (isinstance(node, ast.Constant) and word in REVIEW_NAMES):
+                reaches.setdefault(word, node.lineno)
             continue
         for module in modules:
             if module.split(".")[0] not in ALLOWED_IMPORTS:
                 return Audit(False, f"{name} imports {module!r} (line {node.lineno}); the homework's layer module "
                                     f"may import only {', '.join(ALLOWED_IMPORTS[:-1])}", sorted(review))
+    review |= {f"{word} (line {line}, through an allowed module or by name)" for word, line in reaches.items()}
     return Audit(True, "", sorted(review))
