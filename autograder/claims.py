@@ -21,15 +21,18 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 
 from autograder.weights import MAX_MATRICES, Matrix
 
 CHILD_STATUSES = ("wrong-signature", "load-failed", "nan-output", "out-of-memory", "error")
 MESSAGE_LENGTH = 300
 MAX_VOCABULARY = 100_000
-# Control characters, line and paragraph separators, bidi overrides, and lone surrogates (which no
-# UTF-8 file can hold: one in a message would stop the report writers).
-_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]+")
+_LINE_BREAKS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_HIDDEN_CATEGORIES = {"Cc", "Cf", "Co", "Cn", "Cs", "Zl", "Zp"}
+# An absolute path's folders: a "/" that no word, dot, colon or slash comes before (so not a URL's "//host/" nor
+# a ratio's "1/2"), then one or more folder names, each followed by "/".
+_HOST_PATH = re.compile(r"(?<![\w.:/~-])/(?:[\w.@+~-]+/)+")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 # Terminal escape sequences, whole (Keras colours its error messages: "\x1b[1m...\x1b[0m"): CSI, OSC and the
 # short escapes. Removed before the control characters, so that no "[1m" is left behind.
@@ -46,11 +49,24 @@ def strip_escapes(text: str) -> str:
     return _ESCAPE.sub("", text)
 
 
+def visible(text) -> str:
+    """``text`` with every character that shows nothing, or moves what is around it, written as ``<U+XXXX>``:
+    bidi controls (U+202E turns a name around), zero-width and other format characters, control characters,
+    private-use, unassigned and surrogate code points. What every report writes of a bundle's text."""
+    return "".join(f"<U+{ord(c):04X}>" if unicodedata.category(c) in _HIDDEN_CATEGORIES else c for c in str(text))
+
+
+def without_host_paths(text: str) -> str:
+    """``text`` with the folders of every absolute path cut (``/srv/kit/labs/x.py`` -> ``…/x.py``): a student's
+    feedback never shows where the grader, its kit or its Python live."""
+    return _HOST_PATH.sub("…/", text)
+
+
 def clean_message(text, limit: int = MESSAGE_LENGTH) -> str:
-    """One line of printable text, at most ``limit`` characters (terminal escapes removed; control and bidi
-    characters become spaces)."""
-    text = _UNPRINTABLE.sub(" ", strip_escapes(str(text)))
-    text = " ".join(text.split())
+    """One line of printable text, at most ``limit`` characters: terminal escapes removed, line breaks and tabs
+    made spaces, other invisible characters shown as ``<U+XXXX>`` (:func:`visible`), host paths cut."""
+    text = " ".join(_LINE_BREAKS.sub(" ", strip_escapes(str(text))).split())
+    text = visible(without_host_paths(text))
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 

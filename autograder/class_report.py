@@ -15,11 +15,11 @@ Bundle names, messages and the similarity examples come from students: every tex
 from __future__ import annotations
 
 import base64
-import html
 import math
 import statistics
 from pathlib import Path
 
+from autograder.reports import html_text
 from autograder.rubric import Metric, Rubric
 from labs import tasks
 from labs.common.files import write_text
@@ -51,7 +51,7 @@ def class_report_html(records: list[dict], rubric: Rubric, pairs: list[dict], th
     from labs.common.fonts import use_thai_font
 
     use_thai_font()                      # before any figure: the axes take the fonts they are made with
-    e = html.escape
+    e = html_text
     sections = [_scores(records), _metrics(records, rubric), _statuses(records), _resources(records),
                 _similarity(pairs, thresholds), _scatter(records, rubric)]
     graded = sum(r.get("status") == "graded" for r in records)
@@ -97,7 +97,7 @@ def _metrics(records: list[dict], rubric: Rubric) -> str:
         values = [v for r in records if r.get("status") == "graded" and (v := _value(r, metric.name)) is not None]
         title = f"{metric.name}: {metric.label}"
         if not values:
-            parts.append(f"<h3>{html.escape(title)}</h3><p>No graded submission has a value.</p>")
+            parts.append(f"<h3>{html_text(title)}</h3><p>No graded submission has a value.</p>")
             continue
         figure, axis = _figure()
         cuts = [t for t, _ in metric.thresholds]
@@ -111,7 +111,7 @@ def _metrics(records: list[dict], rubric: Rubric) -> str:
         _finish(axis, _wrap(title), f"{metric.name} ({better} is better)", "submissions", legend=False)
         reached = sum(metric.points_for(v) >= metric.points for v in values)
         mean, median = (task.show_metric(metric.name, v) for v in (statistics.fmean(values), statistics.median(values)))
-        parts.append(f"<h3>{html.escape(title)}</h3><p>{len(values)} values: mean {mean}, median {median}; "
+        parts.append(f"<h3>{html_text(title)}</h3><p>{len(values)} values: mean {mean}, median {median}; "
                      f"{reached} earn all {metric.points:g} points.</p>"
                      + _img(figure, f"histogram of {metric.name} with the rubric's thresholds"))
     return "\n".join(parts)
@@ -129,8 +129,8 @@ def _statuses(records: list[dict]) -> str:
         shown = "" if status == "graded" else ", ".join(students[:NAMES_SHOWN]) + (
             f" and {len(students) - NAMES_SHOWN} more" if len(students) > NAMES_SHOWN else "")
         width = 100 * len(students) / most
-        rows.append(f"<tr><td>{html.escape(status)}</td><td class='n'>{len(students)}</td>"
-                    f"<td class='bar'><div style='width:{width:.0f}%'></div></td><td>{html.escape(shown)}</td></tr>")
+        rows.append(f"<tr><td>{html_text(status)}</td><td class='n'>{len(students)}</td>"
+                    f"<td class='bar'><div style='width:{width:.0f}%'></div></td><td>{html_text(shown)}</td></tr>")
     return ("<h2>Statuses</h2><p>What happened to each submission (the gradebook has each one's message).</p>"
             "<table><tr><th>status</th><th>submissions</th><th></th><th>students</th></tr>" + "".join(rows) + "</table>")
 
@@ -143,9 +143,9 @@ def _resources(records: list[dict]) -> str:
                         key=lambda r: (-_number(r.get(key)), str(r.get("student", ""))))[:TOP]
         if not ranked:
             return f"<h3>{caption}</h3><p>No submission has this measure.</p>"
-        rows = "".join(f"<tr><td>{html.escape(str(r.get('student', '')))}</td>"
-                       f"<td class='name'>{html.escape(_short(str(r.get('bundle', ''))))}</td>"
-                       f"<td>{html.escape(str(r.get('status', '')))}</td>"
+        rows = "".join(f"<tr><td>{html_text(str(r.get('student', '')))}</td>"
+                       f"<td class='name'>{html_text(_short(str(r.get('bundle', ''))))}</td>"
+                       f"<td>{html_text(str(r.get('status', '')))}</td>"
                        f"<td class='n'>{_seconds(r.get('sandbox_seconds'))}</td>"
                        f"<td class='n'>{_megabytes(r.get('peak_memory_mb'))}</td>"
                        f"<td class='n'>{_size(r.get('bundle_bytes'))}</td></tr>" for r in ranked)
@@ -158,7 +158,7 @@ def _resources(records: list[dict]) -> str:
 
 
 def _similarity(pairs: list[dict], thresholds: dict[str, float]) -> str:
-    e = html.escape
+    e = html_text
     flagged = sorted((p for p in pairs if p.get("flagged")), key=lambda p: (str(p["student_a"]), str(p["student_b"])))
     unread = {}                                   # student -> why their weights were not compared
     for pair in pairs:
@@ -214,7 +214,7 @@ def _scatter(records: list[dict], rubric: Rubric) -> str:
                     and (x := _value(r, x_name)) is not None and (y := _value(r, y_name)) is not None)
     title = f"{y_name} against {x_name}, per student"
     if not points:
-        return f"<h2 id='per-student'>{html.escape(title)}</h2><p>No graded submission has both values.</p>"
+        return f"<h2 id='per-student'>{html_text(title)}</h2><p>No graded submission has both values.</p>"
     labels = {m.name: m.label for m in rubric.metrics}
     figure, axis = _figure(7.0, 6.6)
     xs, ys = [p[1] for p in points], [p[2] for p in points]
@@ -238,8 +238,8 @@ def _scatter(records: list[dict], rubric: Rubric) -> str:
     _percent_axis(axis.yaxis, tasks.get(rubric.task), y_name)
     _finish(axis, title, _wrap(labels.get(x_name, x_name), 60), _wrap(labels.get(y_name, y_name), 50), counts=False)
     below = sum(y < x for _, x, y in points)
-    return (f"<h2 id='per-student'>{html.escape(title)}</h2><p>One point per graded student; {below} of "
-            f"{len(points)} lie below the diagonal ({html.escape(y_name)} lower than {html.escape(x_name)}).</p>"
+    return (f"<h2 id='per-student'>{html_text(title)}</h2><p>One point per graded student; {below} of "
+            f"{len(points)} lie below the diagonal ({html_text(y_name)} lower than {html_text(x_name)}).</p>"
             + _img(figure, f"scatter plot of {y_name} against {x_name}, one labelled point per student"))
 
 

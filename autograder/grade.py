@@ -41,7 +41,7 @@ from pathlib import Path
 from autograder.allowlist import ConfigError, check_config
 from labs.common.layer_audit import audit_module
 from autograder.bundle import OPTIONAL, REQUIRED, BundleError, open_bundle
-from autograder.claims import CHECKS, ClaimError, clean_message, reported_seconds
+from autograder.claims import CHECKS, ClaimError, clean_message, reported_seconds, visible
 from autograder.rubric import Rubric
 from autograder.sandbox import ISOLATES_CODE, TEMP_PREFIX, read_weights, run_child
 from autograder.scoring import ScoringTimeout, architecture_line, compute_metrics, metric_lines
@@ -127,22 +127,41 @@ def _holds_model(folder: Path) -> bool:
         return False
 
 
-def _job(rubric: Rubric, hidden: HiddenSet, examples: list[str], allow_custom: bool) -> dict:
-    """What the child is asked: the task's signature and limits, the hidden inputs, how to decode them."""
+def _job(rubric: Rubric, hidden: HiddenSet | None, examples: list[str], allow_custom: bool) -> dict:
+    """What the child is asked: the task's signature and limits, the inputs, how to decode them.
+
+    Two runs, never one: the hidden inputs with no examples (``examples=[]``: what is scored), and the
+    public examples with no hidden input (``hidden=None``: what the student's feedback shows). Whatever a
+    child writes can only hold what it was given, so the text a student reads never held a hidden input.
+    """
     task, grading = tasks.get(rubric.task), rubric.grading
     job = {"task": task.name, "signature": task.signature, "allow_custom_layers": allow_custom,
            "max_length": task.max_output_length}
     if not task.translates:
         return {**job, "samples": int(grading.get("samples", 2000)), "seed": 0,
                 "score_texts": [row["source"] for row in hidden.inputs[:int(grading.get("score_texts", 2000))]]}
-    return {**job, "sources": [row["source"] for row in hidden.inputs], "beam": int(grading.get("beam", 1)),
-            "batch_size": int(grading.get("batch_size", 2000)), "examples": examples,
-            "attention_view": task.attention_view}
+    return {**job, "sources": [row["source"] for row in hidden.inputs] if hidden else [],
+            "beam": int(grading.get("beam", 1)), "batch_size": int(grading.get("batch_size", 2000)),
+            "examples": examples, "attention_view": task.attention_view}
+
+
+# What a student reads when the run on the hidden inputs failed: the grader's own words, since that run's child
+# saw the hidden inputs and could write them into its message. Where a status's message is always the grader's
+# (timeout, too-many-processes, machine-out-of-memory), it is kept.
+_FAILED_ON_HIDDEN = {
+    "wrong-signature": "the model does not take the task's inputs or give its outputs",
+    "load-failed": "the model could not be loaded",
+    "nan-output": "the model gave NaN or infinite probabilities",
+    "out-of-memory": "the model ran out of memory (its limit is {memory_mb} MB)",
+    "error": "the model raised an error while it ran",
+    "crashed": "the grading process stopped unexpectedly (in the model's code or a library it called)",
+}
 
 
 def display_name(path: Path) -> str:
-    """A bundle's file name as text any report can hold (a name that is not UTF-8 gets U+FFFD)."""
-    return path.name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    """A bundle's file name as text any report can hold: a name that is not UTF-8 gets U+FFFD, and what shows
+    nothing or turns text around is written as ``<U+XXXX>`` (:func:`autograder.claims.visible`)."""
+    return visible(path.name.encode("utf-8", "surrogateescape").decode("utf-8", "replace"))
 
 
 def wrong_task_message(bundle: str, found, expected: str) -> str:
@@ -191,7 +210,7 @@ def grade_bundle(path: Path, rubric: Rubric, hidden: HiddenSet, *, examples: lis
     except Exception as error:   # a barrier per bundle: whatever it holds, the batch goes on
         _could_not_handle(record, path, error)
     try:
-        lines = [architecture_line(rubric, found["classes"], found["parameters"]),
+        lines = [architecture_line(rubric, found["classes"], found["parameters"], counted=found.get("counted", False)),
                  *metric_lines(rubric, found["metrics"], hidden.name)]
     except Exception as error:
         _could_not_handle(record, path, error)
@@ -243,12 +262,21 @@ def _grade(path: Path, work: Path, rubric: Rubric, hidden: HiddenSet, examples: 
         if isolation not in ISOLATES_CODE and not run_unisolated:
             raise BundleError("not-isolated", _NOT_ISOLATED[isolation])
     weights = read_weights(files, rubric.limits, isolation)
-    found["parameters"], found["weights"] = weights["parameters"], weights
-    job = _job(rubric, hidden, [e["source"] for e in examples], carries_code)
+    found["parameters"], found["weights"], found["counted"] = weights["parameters"], weights, True
+    job = _job(rubric, hidden, [], carries_code)
     outcome = run_child(files, job, rubric.limits, isolation)
     record["sandbox_seconds"] = round(outcome.seconds, 2)
     record["peak_memory_mb"] = outcome.peak_memory_mb
     record["child_seconds"] = reported_seconds(outcome.data)   # the child's own timing: a report, never scored
+    if outcome.status != "ok" and outcome.status in _FAILED_ON_HIDDEN and not \
+            (outcome.status == "crashed" and outcome.message.startswith("the model wrote more than")):
+        if outcome.message:
+            record["notes"].append(f"on the hidden inputs it said: {clean_message(outcome.message, 200)}")
+        message = _FAILED_ON_HIDDEN[outcome.status].format(memory_mb=rubric.limits.memory_mb)
+        _, failed = _public_run(files, rubric, examples, carries_code, isolation)
+        if failed:   # that run was given no hidden input: what it says may be shown
+            message += f"; on the public examples: {failed}"
+        raise BundleError(outcome.status, message)
     if outcome.status != "ok":
         raise BundleError(outcome.status, outcome.message)
     try:
@@ -259,11 +287,30 @@ def _grade(path: Path, work: Path, rubric: Rubric, hidden: HiddenSet, examples: 
         found["metrics"] = compute_metrics(rubric.task, checked, hidden.targets, rubric.scoring_seconds)
     except ScoringTimeout:
         raise BundleError("error", f"scoring the model's outputs took longer than {rubric.scoring_seconds:.0f} s") from None
-    record["examples"] = _with_expected(checked.get("examples", []), examples)
+    record["examples"], failed = _public_run(files, rubric, examples, carries_code, isolation)
+    if failed:
+        record["notes"].append(f"the run on the public examples failed: {failed}")
     try:
         found["answers"] = tasks.get(rubric.task).graded_answers(checked, hidden.targets)
     except Exception:   # the grade stands; only the comparison with the class goes without this bundle
         log.exception("listing the answers of %s for model similarity", display_name(path))
+
+
+def _public_run(files: dict[str, Path], rubric: Rubric, examples: list[dict], carries_code: bool,
+                isolation: str) -> tuple[list[dict], str | None]:
+    """The public examples decoded, with their attention, in a run of their own that is given no hidden input:
+    ``(examples, None)``, or ``([], why)`` when that run failed (its message may be shown: it held no hidden
+    input)."""
+    if not examples:
+        return [], None
+    job = _job(rubric, None, [e["source"] for e in examples], carries_code)
+    outcome = run_child(files, job, rubric.limits, isolation)
+    if outcome.status != "ok":
+        return [], outcome.message or outcome.status
+    try:
+        return _with_expected(CHECKS[job["signature"]](outcome.data, job).get("examples", []), examples), None
+    except ClaimError as error:
+        return [], f"the grading process returned examples of the wrong shape ({error})"
 
 
 _NOT_ISOLATED = {

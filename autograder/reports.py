@@ -11,6 +11,7 @@ import html
 import re
 from pathlib import Path
 
+from autograder.claims import visible
 from autograder.rubric import Rubric
 from labs import tasks
 from labs.common.files import write_csv, write_json, write_text
@@ -47,7 +48,7 @@ def csv_cell(value) -> str:
 
     Numbers stay numbers (``-0.25`` is a value, not a formula).
     """
-    text = "" if value is None else str(value)
+    text = "" if value is None else visible(value)
     if text.startswith(_FORMULA_START):
         try:
             float(text)
@@ -57,9 +58,15 @@ def csv_cell(value) -> str:
 
 
 def markdown_text(value) -> str:
-    """Untrusted text as literal Markdown: HTML escaped, Markdown's special characters backslashed, one line."""
-    text = " ".join(html.escape(str(value), quote=False).split())
+    """Untrusted text as literal Markdown: HTML escaped, Markdown's special characters backslashed, one line,
+    invisible characters shown as ``<U+XXXX>``."""
+    text = " ".join(html.escape(visible(value), quote=False).split())
     return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+
+
+def html_text(value) -> str:
+    """Untrusted text as HTML text: escaped, and what shows nothing or turns text around as ``<U+XXXX>``."""
+    return html.escape(visible(value))
 
 
 def gradescope_results(record: dict, rubric: Rubric) -> dict:
@@ -143,7 +150,7 @@ def feedback_html(record: dict, rubric: Rubric, pngs: dict[int, bytes]) -> str:
     """The same feedback as one self-contained HTML page (heatmaps inlined)."""
     from labs.common.plots import png_img
 
-    e = html.escape
+    e = html_text
     rows = "".join(f"<tr><td>{e(l['label'])}{e(' (' + l['message'] + ')' if l['message'] else '')}</td>"
                    f"<td>{e(l.get('shown', ''))}</td><td>{e(l['rule'])}</td>"
                    f"<td>{l['points']:g} / {l['max_points']:g}</td></tr>" for l in record["lines"])

@@ -61,11 +61,12 @@ def compute_metrics(task: str, result: dict, targets: list[dict], seconds: float
     return answer["metrics"]
 
 
-def architecture_line(rubric: Rubric, classes: set[str], parameters: int | None) -> Line:
+def architecture_line(rubric: Rubric, classes: set[str], parameters: int | None, counted: bool = True) -> Line:
     """The architecture item: required layer classes on the model's graph, and the parameter budget kept.
 
     Parameters that could not be counted (``None``) earn no points: a bundle whose weights the reader cannot
-    read would otherwise be spared the budget that the same model, readable, fails."""
+    read would otherwise be spared the budget that the same model, readable, fails. ``counted``: whether the
+    reader ran (a bundle refused before it, for its code or the machine's isolation, was never counted)."""
     required = [need.replace("|", " or ") for need in rubric.require]
     missing = [need.replace("|", " or ") for need in rubric.require if not set(need.split("|")) & classes]
     rule = f"uses {' and '.join(required)}; at most {rubric.max_parameters:,} parameters"
@@ -76,6 +77,8 @@ def architecture_line(rubric: Rubric, classes: set[str], parameters: int | None)
                 None if parameters is None else float(parameters), rule, "", shown)
     if missing:
         line.points, line.message = 0.0, f"the model has no {', '.join(missing)} layer"
+    elif parameters is None and not counted:
+        line.points, line.message = 0.0, "the parameter budget was not checked: the bundle was refused before that"
     elif parameters is None:   # fail closed: unreadable weights must not buy the budget's points
         line.points, line.message = 0.0, ("the grader could not count the parameters in model.keras, so the budget "
                                           "cannot be checked; export the model with the kit's export")

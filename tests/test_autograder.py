@@ -403,7 +403,8 @@ def lab2_submissions(tmp_path_factory):
         _lab2_model(DateTranslationConfig.tiny(attention=False))[0])), good["model.keras"], "baseline")})
     export(model, vocabs, task="date-translation", student_id="someone-else", out=subs / "mismatch.zip")
     export(model, vocabs, task="date-translation", student_id="dotted", out=subs / ".dotted.zip")
-    for name in ('=HYPERLINK("evil.example")&A1.zip', "สมชาย.zip", "สมหญิง.zip", "Alice.zip", "alice.zip"):
+    for name in ('=HYPERLINK("evil.example")&A1.zip', "สมชาย.zip", "สมหญิง.zip", "Alice.zip", "alice.zip",
+                 "\u202egiz.exe\u200b.zip"):
         (subs / name).write_bytes(b"not a zip")
     (subs / "submission_metadata.yml").write_text("gradescope's index, not a submission\n")
 
@@ -446,6 +447,7 @@ EXPECTED_LAB2 = {   # entry name -> (status, a phrase of the message)
     "alice.zip": ("malformed", "not a readable zip file"),
     "surrogate.zip": ("load-failed", "Keras could not load"),
     "caf\ufffd.zip": ("malformed", "not a readable zip file"),
+    "<U+202E>giz.exe<U+200B>.zip": ("malformed", "not a readable zip file"),   # a name that reads reversed
 }
 
 
@@ -504,6 +506,33 @@ def test_no_entry_can_be_named_into_another_entrys_id():
         assert all(again[entry] == ids[entry] for entry in entries)
 
 
+def test_invisible_and_bidi_characters_are_shown_escaped_in_every_report(lab2_graded):
+    """A bundle named with U+202E (its name displays reversed) and a zero-width space: every report writes them
+    as <U+202E> and <U+200B>, and none holds such a character raw."""
+    root, _, records = lab2_graded
+    grades = root / "grades"
+    hidden = re.compile("[\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+    reports = [grades / "gradebook.csv", grades / "class-report.html", *sorted((grades / "feedback").glob("*.*"))]
+    for path in reports:
+        if path.suffix in (".csv", ".html", ".md"):
+            assert not hidden.search(path.read_text(encoding="utf-8")), path
+    # The class report names bundles where it lists the slowest: one named so, and a similarity example so.
+    from autograder.class_report import class_report_html
+    from autograder.similarity import THRESHOLDS
+
+    rubric = lab2_graded[1]
+    shown = [dict(r, bundle="\u202egiz.exe\u200b.zip", sandbox_seconds=999.0) if r["student"] == "honest" else r
+             for r in records.values()]
+    pair = {"student_a": "honest", "student_b": "decoy", "flagged": True, "why": "identical weights\u202e",
+            "identical_weights": True, "architecture": "same", "weight_similarity": 1.0, "matrices_compared": 3,
+            "shared_mistakes": None, "expected_shared_mistakes": None, "shared_mistakes_z": None,
+            "examples": [{"source": "\u2066x", "output": "y\u200d"}]}
+    page = class_report_html(shown, rubric, [pair], THRESHOLDS)
+    assert not hidden.search(page) and "&lt;U+202E&gt;giz.exe&lt;U+200B&gt;.zip" in page
+    with open(grades / "gradebook.csv", encoding="utf-8") as handle:
+        assert "<U+202E>giz.exe<U+200B>.zip" in {row["bundle"] for row in csv.DictReader(handle)}
+
+
 def test_gradebook_leaderboard_feedback_and_gradescope_results(lab2_graded):
     root, rubric, records = lab2_graded
     grades = root / "grades"
@@ -539,7 +568,11 @@ def test_a_rerun_resumes_and_grading_again_gives_the_same_scores(lab2_graded, mo
     root, rubric, records = lab2_graded
     runs = []
     real_run_child = autograder.grade.run_child
-    monkeypatch.setattr(autograder.grade, "run_child", lambda *a, **k: runs.append(1) or real_run_child(*a, **k))
+    def run_child(files, job, *args, **kwargs):   # counts the runs on the hidden set (not the public examples')
+        runs.extend([1] if job.get("sources") else [])
+        return real_run_child(files, job, *args, **kwargs)
+
+    monkeypatch.setattr(autograder.grade, "run_child", run_child)
     again = grade_folder(root / "submissions", rubric, root / "hidden", root / "grades", jobs=2, progress=False)
     assert {r["student"]: r["score"] for r in again} == {s: r["score"] for s, r in records.items()}
     assert runs == []   # nothing was run again: every result came from results/

@@ -10,6 +10,7 @@ in its message (``ESCAPED: ...``).
 
 import contextlib
 import csv
+import hashlib
 import json
 import os
 import secrets
@@ -34,10 +35,12 @@ from labs.common.submission import export
 from tests.conftest import REPO_ROOT
 from tests.test_autograder import SECRET, _rubric
 
-# Imports spelled so that a static read does not see them (the audit refuses plain `import os`).
+# Imports spelled so that a static read does not see them (the audit refuses plain `import os` and any named
+# `__import__`; it lists `__builtins__` and `getattr` for the instructor).
 PRELUDE = r'''
-os = __import__("o" + "s"); sys = __import__("s" + "ys"); glob = __import__("gl" + "ob")
-subprocess = __import__("subpro" + "cess"); signal = __import__("sig" + "nal"); time = __import__("ti" + "me")
+importer = __builtins__["__imp" + "ort__"] if isinstance(__builtins__, dict) else getattr(__builtins__, "__imp" + "ort__")
+os = importer("o" + "s"); sys = importer("s" + "ys"); glob = importer("gl" + "ob")
+subprocess = importer("subpro" + "cess"); signal = importer("sig" + "nal"); time = importer("ti" + "me")
 escaped = []
 def attempt(what, action):
     try:
@@ -61,12 +64,12 @@ for path in glob.glob("/tmp/attention-lab-*/**/model.keras", recursive=True):   
     if not path.startswith(sys.argv[1]):
         attempt("read another sandbox's " + path, lambda path=path: read(path))
 def load_solution():
-    util = __import__("importlib.util").util
+    util = importer("importlib.util").util
     spec = util.spec_from_file_location("solution", {solution!r})
     module = util.module_from_spec(spec)
     spec.loader.exec_module(module)
 attempt("import the solution", load_solution)
-attempt("romanize with pythainlp", lambda: __import__("pythainlp.transliterate").transliterate.romanize("ก"))
+attempt("romanize with pythainlp", lambda: importer("pythainlp.transliterate").transliterate.romanize("ก"))
 for path in {writes!r}:   # judged where it counts, on the host (the child's own /tmp may shadow a path)
     try:
         open(path, "w").write("x")
@@ -78,7 +81,7 @@ confess()
 # The host's network: a listener on 127.0.0.1 and a unix socket. Namespaces give the child a network
 # of its own; under user isolation a seccomp filter refuses it every socket.
 NETWORK = r'''
-socket = __import__("soc" + "ket")
+socket = importer("soc" + "ket")
 def connect(family, address):
     s = socket.socket(family, socket.SOCK_STREAM)
     s.settimeout(2)
@@ -121,7 +124,7 @@ confess()
 
 # Results written straight to the grader's descriptor, then exit before anything honest runs.
 FORGE = r'''
-json = __import__("js" + "on")
+json = importer("js" + "on")
 job = json.load(open(sys.argv[1] + "/job.json"))
 forged = {forged}
 os.write(int(sys.argv[sys.argv.index("--result-fd") + 1]), json.dumps(forged).encode())
@@ -132,6 +135,41 @@ HONEST_LOOKING = ('{"status": "ok", "parameters": 1, "outputs": [["Somchai Jaide
 FORMULA = '{"status": "error", "message": "=HYPERLINK(\\"http://evil.example\\")\\n# Score: 100 / 100", "parameters": "1"}'
 RAGGED = ('{"status": "ok", "outputs": [["A"]] * len(job["sources"]), "examples": [{"output": "x" * 10000, '
           '"attention": [[0.5], [0.1, 0.2, 0.3]]}]}')
+
+# Carry hidden inputs into what a student reads: the run's error message, or (stashed where a later run might
+# find it) the public examples' outputs and the second run's error.
+LEAK = r'''
+json = importer("js" + "on")
+job = json.load(open(sys.argv[1] + "/job.json"))
+places = ["/tmp/.stash", os.path.expanduser("~/.stash"), "/dev/shm/.stash", os.path.dirname(sys.argv[1]) + "/.stash",
+          "/var/tmp/.stash"]
+if job.get("sources"):
+    for place in places:
+        try:
+            open(place, "w").write(json.dumps(job["sources"][:8]))
+        except OSError:
+            pass
+    if {raise_hidden}:
+        raise RuntimeError("LEAK " + " | ".join(job["sources"][:8]) + " from " + __file__)
+else:
+    stash = []
+    for place in places:
+        try:
+            stash = json.load(open(place))
+            break
+        except (OSError, ValueError):
+            pass
+    main = sys.modules["__main__"]
+    original = main._examples
+    def leaky(model, job, decode, vocab):
+        found = original(model, job, decode, vocab)
+        for example, text in zip(found, stash):
+            example["output"] = text
+        return found
+    main._examples = leaky
+    if stash and {raise_hidden}:
+        raise RuntimeError("LEAK " + " | ".join(stash))
+'''
 
 FLOOD = r'''
 for _ in range(400):
@@ -217,6 +255,7 @@ def attacked(tmp_path_factory):
             "forger-shape": FORGE.format(forged=RAGGED),
             "forger-formula": FORGE.format(forged=FORMULA),
             "flooder": FLOOD, "swarm": SWARM, "forker": FORK, "injector": INJECT, "sleeper": SLEEP, "hog": HOG,
+            "leaker": LEAK.format(raise_hidden=True), "stasher": LEAK.format(raise_hidden=False),
             "borrower": "from homework.kv_attention import KeyValueAttention\n",
             "importer": "import os\nos.listdir('/')\n",
         }
@@ -230,8 +269,12 @@ def attacked(tmp_path_factory):
                                      tasks=64))
         # grade refuses to start with the secret in the kit (test_grade_stops_while_the_kit_holds_a_secret);
         # the sandbox must hide it all the same, so this batch goes past that check.
-        with mock.patch.object(autograder.batch, "check_kit_holds_no_secrets", lambda manifest: None):
-            records = grade_folder(subs, rubric, root / "hidden", grades, jobs=2, progress=False)
+        try:
+            with mock.patch.object(autograder.batch, "check_kit_holds_no_secrets", lambda manifest: None):
+                records = grade_folder(subs, rubric, root / "hidden", grades, jobs=2, progress=False)
+        finally:   # out of the kit before any other test grades
+            kit_secret.unlink(missing_ok=True)
+            subprocess.run(["rm", "-rf", str(kit_hidden)], check=False)
         leftovers = {name: _processes_running(marker) for name, marker in markers.items()}
         yield {"root": root, "grades": grades, "records": {r["student"]: r for r in records}, "leftovers": leftovers,
                "writes": writes, "rubric": rubric}
@@ -278,10 +321,13 @@ def test_forged_results_earn_only_what_their_predictions_earn(attacked):
     assert shape["score"] == 10                                              # the architecture, nothing else
     formula = records["forger-formula"]
     assert formula["status"] == "error" and formula["parameters"] == records["honest"]["parameters"]
-    assert formula["message"] == '=HYPERLINK("http://evil.example") # Score: 100 / 100'   # one line, as text
+    # The scored run's failure in the grader's words; the public examples' run (given no hidden input) says
+    # what it said, on one line, as text.
+    assert formula["message"] == ('the model raised an error while it ran; on the public examples: '
+                                  '=HYPERLINK("http://evil.example") # Score: 100 / 100')
     with open(attacked["grades"] / "gradebook.csv", encoding="utf-8", newline="") as handle:
         row = next(r for r in csv.DictReader(handle) if r["student"] == "forger-formula")
-    assert row["message"].startswith("'=HYPERLINK")
+    assert row["message"] == formula["message"]
 
 
 @needs_namespaces
@@ -302,10 +348,34 @@ def test_borrowed_solutions_and_plain_imports_are_refused(attacked):
     assert "no custom_layers.py" in records["no-layer-module"]["message"]
     assert records["borrower"]["status"] == "disallowed" and "'homework.kv_attention'" in records["borrower"]["message"]
     assert records["importer"]["status"] == "disallowed" and "imports 'os'" in records["importer"]["message"]
-    assert "worth a read" in "; ".join(records["snoop"]["notes"])             # __import__ and open: flagged
+    assert "worth a read" in "; ".join(records["snoop"]["notes"])             # __builtins__ and open: listed
 
 
 @needs_namespaces
+@needs_namespaces
+def test_no_hidden_input_and_no_host_path_reaches_a_student(attacked):
+    """The scored run is given the hidden inputs and no example; the examples a student sees come from a run
+    given no hidden input; a failed scored run is told in the grader's words. So a module that writes the
+    hidden inputs into its error, or stashes them for the examples' run, shows a student none of them."""
+    from autograder.hidden import load_hidden_set
+
+    records, grades = attacked["records"], attacked["grades"]
+    hidden = [row["source"] for row in load_hidden_set(attacked["root"] / "hidden", "name-transliteration")[0]]
+    assert records["leaker"]["status"] == "load-failed", records["leaker"]["message"]   # it raised on import
+    assert records["leaker"]["message"].startswith("the model could not be loaded")
+    assert "LEAK" in "; ".join(records["leaker"]["notes"])     # what it said is the instructor's to read
+    assert records["stasher"]["status"] == "graded" and records["stasher"]["score"] == records["honest"]["score"]
+    assert [x["output"] for x in records["stasher"]["examples"]] == [x["output"] for x in records["honest"]["examples"]]
+    assert records["honest"]["examples"], "the honest bundle's feedback shows the public examples"
+    host = [str(REPO_ROOT), sys.prefix, os.path.realpath(sys.prefix), str(attacked["root"])]
+    for student in records:
+        said = "".join((grades / "feedback" / f"{student}{suffix}").read_text(encoding="utf-8")
+                       for suffix in (".md", ".html"))
+        said += json.dumps(records[student]["message"], ensure_ascii=False)
+        assert not [source for source in hidden if source in said], student
+        assert not [path for path in host if path in said], student
+
+
 def test_injected_text_lands_as_text_in_every_report(attacked):
     grades = attacked["grades"]
     record = attacked["records"]["injector"]
@@ -360,7 +430,8 @@ def test_no_isolation_refuses_code_unless_the_instructor_asks(tmp_path, monkeypa
     hidden = HiddenSet(tmp_path / "hidden-hw", *load_hidden_set(tmp_path / "hidden-hw", "name-transliteration"))
     open_network = grade_bundle(tmp_path / "homework" / "coder", rubric, hidden, isolation="user")
     assert open_network["status"] == "not-isolated" and "--isolation user" in open_network["message"]
-    assert open_network["score"] == 10                                   # the architecture points its config earns
+    assert open_network["score"] == 0                 # fail closed: the parameters were never counted, and it says so
+    assert "budget was not checked" in open_network["lines"][0]["message"]
 
     date_vocabs = date_vocabularies()
     translator = build_translator(DateTranslationConfig.tiny(), len(date_vocabs["source"]), len(date_vocabs["target"]))
@@ -503,7 +574,7 @@ for _ in range(40):                 # 4 GB in anonymous files: no process's resi
 time.sleep(120)
 '''
     mapped = r'''
-mmap = __import__("mm" + "ap")
+mmap = importer("mm" + "ap")
 maps = []
 for _ in range(40):                 # 4 GB in anonymous files, each closed once one page of it is mapped: no
     fd = os.memfd_create("hoard")   # descriptor holds them, and the untouched pages are in no one's RSS
@@ -548,7 +619,7 @@ def test_grade_stops_while_the_kit_holds_a_secret(tmp_path, left):
         else:
             (stray / "words.txt").write_bytes(b"\xe0\xb8\x81\n")
             manifest = json.loads((tmp_path / "hidden" / "manifest.json").read_text())
-            manifest["private_words_sha256"] = __import__("hashlib").sha256(b"\xe0\xb8\x81\n").hexdigest()
+            manifest["private_words_sha256"] = hashlib.sha256(b"\xe0\xb8\x81\n").hexdigest()
             (tmp_path / "hidden" / "manifest.json").chmod(0o600)
             (tmp_path / "hidden" / "manifest.json").write_text(json.dumps(manifest))
         with pytest.raises(InputError) as raised:
