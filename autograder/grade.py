@@ -59,6 +59,7 @@ class HiddenSet:
     targets: list[dict]
     manifest: dict
     name: str = "the hidden test set"      # what a rubric line says it was scored on
+    public: bool = False                   # inputs a student has (check's dev set): what the child says may be shown
 
 
 def student_id_for(path: Path) -> str:
@@ -268,7 +269,7 @@ def _grade(path: Path, work: Path, rubric: Rubric, hidden: HiddenSet, examples: 
     record["sandbox_seconds"] = round(outcome.seconds, 2)
     record["peak_memory_mb"] = outcome.peak_memory_mb
     record["child_seconds"] = reported_seconds(outcome.data)   # the child's own timing: a report, never scored
-    if outcome.status != "ok" and outcome.status in _FAILED_ON_HIDDEN and not \
+    if outcome.status != "ok" and not hidden.public and outcome.status in _FAILED_ON_HIDDEN and not \
             (outcome.status == "crashed" and outcome.message.startswith("the model wrote more than")):
         if outcome.message:
             record["notes"].append(f"on the hidden inputs it said: {clean_message(outcome.message, 200)}")
