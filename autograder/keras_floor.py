@@ -3,7 +3,8 @@
 Students train on whatever Keras ``requirements.txt`` allows (Colab's own release, so that Colab
 installs nothing heavy). The grader is another matter: it loads bundles it does not trust, and
 its defences (``safe_mode=True``, the ``.keras`` format's checks) hold only from :data:`FLOOR`
-on. So the commands that grade refuse to start below it, with one line that names the fix;
+on: 3.14 keeps an archive's asset paths inside it, and 3.15 adds the HDF5 and zip bomb checks and
+refuses a ``Lambda`` when ``safe_mode`` is left unset (it was let through when no scope set it). So the commands that grade refuse to start below it, with one line that names the fix;
 ``make`` (requirements-dev.txt) and the Gradescope package's ``setup.sh`` install it.
 """
 
@@ -14,7 +15,7 @@ from importlib import metadata
 
 from labs.common.errors import InputError
 
-FLOOR = (3, 14)
+FLOOR = (3, 15)
 REQUIREMENT = f"keras>={FLOOR[0]}.{FLOOR[1]}"      # as pip reads it, in requirements-dev.txt and setup.sh
 FIX = f'pip install -U "{REQUIREMENT}"'
 

@@ -12,7 +12,7 @@ from autograder.rubric import load_rubric
 from labs.common.errors import InputError
 from tests.conftest import REPO_ROOT
 
-FIX = 'pip install -U "keras>=3.14"'
+FIX = 'pip install -U "keras>=3.15"'
 
 
 @pytest.fixture
@@ -32,7 +32,7 @@ def test_grading_refuses_a_keras_below_the_floor_in_one_line_that_names_the_fix(
     assert main(args) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in lines[0]
-    assert "Keras 3.14 or newer" in lines[0] and "Keras 3.13.2" in lines[0] and lines[0].endswith(FIX)
+    assert "Keras 3.15 or newer" in lines[0] and "Keras 3.13.2" in lines[0] and lines[0].endswith(FIX)
     assert not (tmp_path / "out").exists() and not (tmp_path / "results.json").exists()   # nothing was graded
 
 
@@ -43,19 +43,19 @@ def test_a_student_checks_their_own_bundle_on_colabs_keras(colab_keras, tmp_path
 
 
 @pytest.mark.parametrize("version,allowed", [("3.13.2", False), ("2.15.0", False), ("3.9.0", False),
-                                             ("3.14.0", True), ("3.14.0rc1", True), ("3.15.1", True), ("4.0.0", True),
+                                             ("3.14.0", False), ("3.15.0", True), ("3.15.0rc1", True), ("3.15.1", True), ("4.0.0", True),
                                              ("nightly", False)])
-def test_the_floor_is_3_14(version, allowed):
+def test_the_floor_is_3_15(version, allowed):
     if allowed:
         assert keras_floor.check_keras(version) == version
     else:
-        with pytest.raises(InputError, match=r"has Keras .*; run: pip install -U \"keras>=3.14\"$"):
+        with pytest.raises(InputError, match=r"has Keras .*; run: pip install -U \"keras>=3.15\"$"):
             keras_floor.check_keras(version)
 
 
 def test_no_keras_at_all_is_explained(monkeypatch):
     monkeypatch.setattr(keras_floor, "installed_keras", lambda: None)
-    with pytest.raises(InputError, match=r"Keras, which is not installed here; run: pip install -U \"keras>=3.14\""):
+    with pytest.raises(InputError, match=r"Keras, which is not installed here; run: pip install -U \"keras>=3.15\""):
         keras_floor.check_keras()
 
 
@@ -75,4 +75,4 @@ def test_the_gradescope_package_installs_the_floor(tmp_path):
                   load_rubric(task="date-translation"))
     with zipfile.ZipFile(out) as archive:
         setup = archive.read("setup.sh").decode()
-    assert '.venv/bin/pip install -r requirements.txt "keras>=3.14"' in setup
+    assert '.venv/bin/pip install -r requirements.txt "keras>=3.15"' in setup
