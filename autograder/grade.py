@@ -18,7 +18,8 @@ Every bundle ends with a status and a message, whatever it holds:
     machine-out-of-memory  the grading machine's own memory ran out (the kernel killed the model's
                         process): the machine needs more, not the bundle less (Gradescope: Autograder Settings)
     too-many-processes  over the rubric's limit on processes and threads
-    crashed, error      anything else, with the last line of the error
+    crashed, error      anything else, with the last line of the error (of the run on the public
+                        examples: a failed run on the hidden set is told in the grader's words)
 
 Nothing a bundle holds can stop the batch: any exception while reading, checking, running or
 scoring one bundle becomes that bundle's ``error`` (the traceback goes to the grader's log, not
