@@ -8,8 +8,10 @@ import json
 import logging
 import os
 import sys
+import threading
 import zipfile
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import replace
 from pathlib import Path
 
 from autograder.grade import (HiddenSet, bundle_digest, cached_result, find_bundle, grade_bundle, grader_digest, log,
@@ -17,8 +19,8 @@ from autograder.grade import (HiddenSet, bundle_digest, cached_result, find_bund
 from autograder.hidden import load_hidden_set, secrets_inside
 from autograder.reports import write_gradebook, write_student_files
 from autograder.rubric import Rubric, load_rubric
-from autograder.sandbox import (KIT_ROOT, clean_stale_folders, is_user_isolation, package_folders, readable_by_others,
-                                resolve_isolation, sandbox_uid)
+from autograder.sandbox import (KIT_ROOT, clean_stale_folders, cpu_share, is_user_isolation, package_folders,
+                                readable_by_others, resolve_isolation, sandbox_uid)
 from autograder.similarity import THRESHOLDS, evidence_path, save_evidence, write_similarity
 from labs import tasks
 from labs.common.errors import InputError
@@ -98,7 +100,12 @@ def grade_folder(submissions: str | Path, rubric: Rubric, hidden_dir: str | Path
     ``isolation``: ``auto`` (the strongest the machine offers), ``namespaces``, ``user`` or
     ``none``; only an explicit ``none`` runs bundles that carry code without isolation. A bundle
     already graded with the same bundle, hidden set, rubric and isolation, by the same grader (its
-    code, :func:`autograder.grade.grader_digest`), is skipped (its result is reused) unless ``force``. One bad bundle never stops the batch. Then every pair of the batch
+    code, :func:`autograder.grade.grader_digest`), is skipped (its result is reused) unless ``force``. One bad bundle never stops the batch.
+
+    ``jobs`` bundles are graded at once, each child held to its share of the cores
+    (:func:`autograder.sandbox.cpu_share`). A bundle that ran out of time (status ``timeout``) while another
+    was being graded is graded once more with nothing beside it, and that second result stands; its
+    ``notes`` (the instructor's) say so. Then every pair of the batch
     is compared (:mod:`autograder.similarity`: ``similarity.csv``) and ``class-report.html`` written:
     both for the instructor only.
     """
@@ -138,7 +145,22 @@ def grade_folder(submissions: str | Path, rubric: Rubric, hidden_dir: str | Path
         else:
             todo.append(entry)
 
+    rubric = replace(rubric, limits=replace(rubric.limits, cpus=cpu_share(jobs)))
+    running, beside_others, lock = set(), set(), threading.Lock()
+
     def work(entry: Path) -> tuple[dict, dict]:
+        """``grade_entry``, noting whether another entry was being graded at any moment meanwhile."""
+        with lock:
+            running.add(entry)
+            if len(running) > 1:
+                beside_others.update(running)
+        try:
+            return grade_entry(entry)
+        finally:
+            with lock:
+                running.discard(entry)
+
+    def grade_entry(entry: Path) -> tuple[dict, dict]:
         try:
             bundle = find_bundle(entry)
         except OSError as error:
@@ -159,20 +181,34 @@ def grade_folder(submissions: str | Path, rubric: Rubric, hidden_dir: str | Path
         record.update(student=ids[entry], rubric_sha256=rubric_digest, grader_sha256=grader)
         return record, evidence
 
+    def keep(record: dict, evidence: dict) -> None:
+        """A record that stands: its student's files and similarity evidence, written here, in one thread
+        (matplotlib is not thread-safe), and a step of the progress bar."""
+        _write_student_files(record, rubric, out)
+        try:
+            save_evidence(out, record, evidence.get("weights"), evidence.get("answers"))
+        except Exception:   # the grade stands; only the comparison goes without this bundle
+            log.exception("keeping the similarity evidence of %s", record["student"])
+        records.append(record)
+        bar.update(1)
+
     try:
         with _grader_log(out / "grader.log"), ThreadPoolExecutor(max_workers=jobs) as pool, \
                 tqdm(total=len(entries), initial=len(records), desc=f"grading {rubric.task}", unit="bundle",
                      disable=not progress) as bar:
-            futures = [pool.submit(work, entry) for entry in todo]
+            futures = {pool.submit(work, entry): entry for entry in todo}
+            again = []
             for future in as_completed(futures):
                 record, evidence = future.result()
-                _write_student_files(record, rubric, out)   # here, in one thread: matplotlib is not thread-safe
-                try:
-                    save_evidence(out, record, evidence.get("weights"), evidence.get("answers"))
-                except Exception:   # the grade stands; only the comparison goes without this bundle
-                    log.exception("keeping the similarity evidence of %s", record["student"])
-                records.append(record)
-                bar.update(1)
+                if record["status"] == "timeout" and futures[future] in beside_others:
+                    again.append((futures[future], record))   # nothing of this run is kept: not even its files
+                else:
+                    keep(record, evidence)
+            for entry, first in again:   # the pool is idle: each runs with nothing beside it
+                record, evidence = grade_entry(entry)
+                record["notes"].append(f"graded again alone: its first run, beside other bundles, ran out of time "
+                                       f"({first['message']})")
+                keep(record, evidence)
     finally:
         write_gradebook(records, rubric, out)             # also after Ctrl-C: what was graded is kept
     with _grader_log(out / "grader.log"):

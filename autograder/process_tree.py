@@ -5,19 +5,23 @@ under the per-process limits. So the grader treats everything the child starts a
 
 - **A cgroup**, where the grader may create one (the v1 ``pids`` and ``memory`` hierarchies, or
   a v2 cgroup whose controllers are delegated to the grader): the kernel caps the tree's tasks
-  (processes and threads) and its memory, and lists its members wherever they went.
+  (processes and threads) and its memory, and lists its members wherever they went. Where the
+  ``cpu`` controller comes too (v1 ``cpu``, v2 ``cpu`` delegated), a CPU quota holds the whole
+  tree to its share of the cores, however many processes or sessions it starts; the cgroup's
+  CPU usage (v1 ``cpuacct``, v2 ``cpu.stat``) is the tree's CPU time.
 - **Otherwise the tree is found** by what the sandbox gave it: the descendants of the process
   the grader started (in a PID namespace an orphan is adopted by the namespace's first process,
   so nothing leaves that line; a nested namespace stays inside it), every process of its user
   id (user isolation), or its descendants and its session (no isolation); and a watchdog
   enforces the same two limits by polling, counting both resident memory and memory held in
-  files that only a descriptor keeps (``memfd_create``, deleted temporary files). A tree of its
+  files that only a descriptor keeps (``memfd_create``, deleted temporary files), and adds up
+  the tree's CPU time from ``/proc`` (:class:`CpuLedger`). A tree of its
   own user also holds what that user wrote where every user may write (:data:`SCRATCH`:
   ``/dev/shm`` is memory, and so is ``/tmp`` in a container) and its System V shared memory:
   the watchdog counts those too, and :func:`remove_owned_by` and :func:`remove_ipc_of` clear
   them after the run.
 
-Either way the watchdog records the tree's peak memory, and :meth:`ProcessTree.kill` kills every
+Either way the watchdog records the tree's peak memory and its CPU time, and :meth:`ProcessTree.kill` kills every
 member, again and again, until none is left. It is called on every exit, not only on a timeout,
 so nothing a bundle starts outlives its run.
 """
@@ -37,6 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
+TICKS = os.sysconf("SC_CLK_TCK")     # /proc/<pid>/stat counts CPU time in these
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 SCRATCH = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")    # where any user may write (those that exist)
 ENTRY_BYTES = 4096          # what a file or folder holds beyond its data (inode, directory entry), rounded up
@@ -48,6 +53,16 @@ SYSV_IPC = {"shm": ("shmid", "-m"), "msg": ("msqid", "-q"), "sem": ("semid", "-s
 class TreeLimits:
     memory_bytes: int
     tasks: int          # processes and threads together, as the kernel counts them
+    cpus: float | None = None     # cores the tree may use at once (a CPU quota); None: no quota
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What the tree holds and has used: memory now, tasks now, CPU time since it started (every process and
+    thread, those that ended too)."""
+    memory_bytes: int
+    tasks: int
+    cpu_seconds: float
 
 
 def _read(path: Path | str) -> str:
@@ -73,6 +88,16 @@ def _session(pid: int) -> int | None:
     stat = _read(f"/proc/{pid}/stat")
     try:   # "pid (comm) state ppid pgrp session ...": comm may hold spaces and parentheses
         return int(stat.rsplit(")", 1)[1].split()[3])
+    except (IndexError, ValueError):
+        return None
+
+
+def _cpu_times(pid: int) -> tuple[int, int, int] | None:
+    """``(parent, start time, ticks)`` of ``pid``: ticks are the CPU time of all its threads and of the children
+    it waited for (theirs include their own children's), or None where it is gone."""
+    try:   # after "pid (comm)": state ppid ... utime(11) stime(12) cutime(13) cstime(14) ... starttime(19)
+        fields = _read(f"/proc/{pid}/stat").rsplit(")", 1)[1].split()
+        return int(fields[1]), int(fields[19]), sum(int(f) for f in fields[11:15])
     except (IndexError, ValueError):
         return None
 
@@ -208,12 +233,45 @@ def remove_ipc_of(uid: int) -> None:
                            stderr=subprocess.DEVNULL, timeout=10)
 
 
-class Cgroup:
-    """A cgroup of the grader's own, capping tasks and memory for one child's tree."""
+class CpuLedger:
+    """The CPU time of a tree counted from ``/proc``, where no cgroup counts it.
 
-    def __init__(self, folders: dict[str, Path], version: int):
-        self.folders = folders        # controller ("pids", "memory", or "" for v2) -> folder
+    Each poll adds up, over the tree's processes, their own time and that of the children they
+    waited for (a process that ended and was waited for by one of the tree is in its parent's
+    count from then on). A process that ended after it had left the tree's line (an orphan that
+    another process, outside the tree, waited for) keeps the time last seen for it. What a
+    process used between the last poll and its end is missed only when it was not waited for
+    inside the tree: at most a poll's worth (0.1 s) per such process. The count never goes down.
+    """
+
+    def __init__(self):
+        self._last: dict[tuple[int, int], tuple[int, int]] = {}    # (pid, start) -> (parent, ticks) last seen
+        self._departed = 0           # ticks of processes that ended outside the tree's line
+        self.seconds = 0.0
+
+    def update(self, pids: list[int]) -> float:
+        now = {}
+        for pid in pids:
+            times = _cpu_times(pid)
+            if times is not None:
+                parent, start, ticks = times
+                now[(pid, start)] = (parent, ticks)
+        alive = {pid for pid, _ in now}
+        for key, (parent, ticks) in self._last.items():
+            if key not in now and parent not in alive:
+                self._departed += ticks
+        self._last = now
+        self.seconds = max(self.seconds, (self._departed + sum(t for _, t in now.values())) / TICKS)
+        return self.seconds
+
+
+class Cgroup:
+    """A cgroup of the grader's own, capping tasks and memory for one child's tree, and its CPU where it may."""
+
+    def __init__(self, folders: dict[str, Path], version: int, cpu_quota: bool = False):
+        self.folders = folders        # controller ("pids", "memory", "cpu", "cpuacct", or "" for v2) -> folder
         self.version = version
+        self.cpu_quota = cpu_quota    # whether the kernel holds the tree to its share of the cores
 
     @classmethod
     def create(cls, name: str, limits: TreeLimits) -> "Cgroup | None":
@@ -242,7 +300,22 @@ class Cgroup:
         except OSError:
             cls(folders, 1).remove()
             raise
-        return cls(folders, 1)
+        quota = False
+        # The CPU usage, and the quota where one is asked for: each where the grader may (often one "cpu,cpuacct").
+        for controller in ("cpuacct", "cpu") if limits.cpus else ("cpuacct",):
+            parent = CGROUP_ROOT / controller
+            if not ((parent / "cgroup.procs").is_file() and os.access(parent, os.W_OK)):
+                continue
+            folder = parent / name
+            with contextlib.suppress(OSError):
+                if not any(folder.resolve() == f.resolve() for f in folders.values()):
+                    folder.mkdir()
+                folders[controller] = folder
+                if controller == "cpu" and limits.cpus:
+                    period = int(_read(folder / "cpu.cfs_period_us").strip() or 100_000)
+                    (folder / "cpu.cfs_quota_us").write_text(str(max(1000, round(limits.cpus * period))))
+                    quota = True
+        return cls(folders, 1, quota)
 
     @classmethod
     def _create_v2(cls, name: str, limits: TreeLimits) -> "Cgroup | None":
@@ -264,12 +337,28 @@ class Cgroup:
         except OSError:
             cls({"": folder}, 2).remove()
             raise
-        return cls({"": folder}, 2)
+        quota = False
+        if limits.cpus and "cpu" in _read(parent / "cgroup.subtree_control").split():
+            with contextlib.suppress(OSError):
+                period = 100_000
+                (folder / "cpu.max").write_text(f"{max(1000, round(limits.cpus * period))} {period}")
+                quota = True
+        return cls({"": folder}, 2, quota)
 
     @property
     def procs_files(self) -> list[str]:
         """The files a process writes its pid into to join (before it execs anything)."""
-        return [str(folder / "cgroup.procs") for folder in self.folders.values()]
+        return list(dict.fromkeys(str(folder / "cgroup.procs") for folder in self.folders.values()))
+
+    def cpu_seconds(self) -> float | None:
+        """The CPU time of every process that was ever in the cgroup, or None where it does not count it."""
+        if self.version == 2:
+            counted = (self.folders[""] / "cpu.stat").is_file()
+            return self._counter("", "cpu.stat", "usage_usec") / 1e6 if counted else None
+        if "cpuacct" not in self.folders:
+            return None
+        text = _read(self.folders["cpuacct"] / "cpuacct.usage").strip()
+        return int(text) / 1e9 if text.isdigit() else None
 
     def pids(self) -> list[int]:
         folder = next(iter(self.folders.values()))
@@ -336,6 +425,8 @@ class ProcessTree:
                  scratch: tuple = ()):
         self.root, self.how, self.uid, self.cgroup, self.scratch = root, how, uid, cgroup, scratch
         self.peak_memory_bytes = 0
+        self.cpu_seconds = 0.0
+        self._ledger = CpuLedger()
 
     def pids(self) -> list[int]:
         """The tree's processes now (thread-group leaders; their threads come with them)."""
@@ -348,8 +439,8 @@ class ProcessTree:
             members |= {p for p in _all_pids() if _session(p) == self.root}
         return sorted(members)
 
-    def measure(self) -> tuple[int, int]:
-        """``(memory in bytes, tasks)`` of the tree now; the peak memory is kept."""
+    def measure(self) -> Usage:
+        """The tree's memory and tasks now, and its CPU time so far; the peak memory and the CPU time are kept."""
         pids = self.pids()
         tasks = sum(int(_status_field(p, "Threads") or 0) for p in pids)
         if self.cgroup is not None:
@@ -362,7 +453,9 @@ class ProcessTree:
             if self.how == "user":
                 memory += bytes_owned_by(self.uid, self.scratch) + sum(size for *_, size in _ipc_objects(self.uid))
         self.peak_memory_bytes = max(self.peak_memory_bytes, memory)
-        return memory, tasks
+        counted = self.cgroup.cpu_seconds() if self.cgroup is not None else None
+        self.cpu_seconds = max(self.cpu_seconds, counted if counted is not None else self._ledger.update(pids))
+        return Usage(memory, tasks, self.cpu_seconds)
 
     def kill(self) -> None:
         """SIGKILL every member until none is left (members may fork while being killed)."""
@@ -420,7 +513,7 @@ def remove_stale_cgroups(prefix: str, is_stale) -> int:
     """Remove the cgroups named ``prefix...`` for which ``is_stale(name)`` holds, killing what is left in them."""
     own = next((line[3:].strip().lstrip("/") for line in _read("/proc/self/cgroup").splitlines()
                 if line.startswith("0::")), "")
-    parents = [CGROUP_ROOT / "pids", CGROUP_ROOT / "memory", CGROUP_ROOT / own]
+    parents = [CGROUP_ROOT / c for c in ("pids", "memory", "cpu", "cpuacct")] + [CGROUP_ROOT / own]
     removed = 0
     for parent in parents:
         with contextlib.suppress(OSError):

@@ -29,11 +29,23 @@ What the child sees (its *isolation*: the strongest the machine offers, or the o
 
 How much it may use: per process, limits on address space, CPU time, file size and core dumps;
 for the whole tree (every process it starts), a cap on tasks and on memory, enforced by a cgroup
-where the grader may create one and by a watchdog otherwise (:mod:`autograder.process_tree`);
-and a wall-clock limit. Under user isolation without a cgroup, the watchdog also counts what the
-child's user holds in the folders every user may write in (``/tmp``, ``/var/tmp``, ``/dev/shm``:
-tmpfs files are memory) and in System V shared memory, and removes all of it after the run. On
-every exit, not only a timeout, the whole tree is killed.
+where the grader may create one and by a watchdog otherwise (:mod:`autograder.process_tree`).
+Under user isolation without a cgroup, the watchdog also counts what the child's user holds in
+the folders every user may write in (``/tmp``, ``/var/tmp``, ``/dev/shm``: tmpfs files are
+memory) and in System V shared memory, and removes all of it after the run. On every exit, not
+only a timeout, the whole tree is killed.
+
+Time is charged on what the child itself used: the **CPU time of its whole tree** (every process
+and thread, those that ended too; ``Limits.cpu_seconds``), so a bundle is not charged for a
+neighbour's load, and forty processes cannot each take the per-process limit. The wall-clock
+limit (``Limits.wall_seconds``) is a backstop for a child that waits instead of computing. When
+bundles are graded side by side, each child is held to its share of the cores
+(``Limits.cpus``, :func:`cpu_share`): by a CPU quota on its cgroup where the grader may set one,
+else by pinning its tree to cores of its own (CPU affinity, inherited by everything it starts).
+Affinity is weaker: no isolation here stops a process from widening its own affinity (that needs
+no privilege; only a cpuset cgroup or a seccomp rule would), so a child that does so takes
+cores from its neighbour, but still pays for them in CPU time, and a neighbour stopped by the
+wall-clock backstop is graded again alone (:func:`autograder.batch.grade_folder`).
 
 What comes back: the child's result, through a descriptor into a file the grader owns (bounded,
 never a pipe, never a path the child chose); its standard output and error go to bounded files
@@ -86,11 +98,32 @@ MEMORY_HINTS = ("MemoryError", "bad_alloc", "Cannot allocate memory", "OOM", "ou
 
 @dataclass(frozen=True)
 class Limits:
-    wall_seconds: float = 300
-    cpu_seconds: int = 900
+    wall_seconds: float = 300     # the backstop: a run still going after this long stops, whatever it used
+    cpu_seconds: int = 900        # CPU time of the whole tree, every process and thread together
     memory_mb: int = 4096
     file_mb: int = 200
     tasks: int = 256              # processes and threads of the whole tree
+    cpus: float | None = None     # cores the tree may use at once (its share: cpu_share()); None: all
+
+
+def cpu_share(jobs: int) -> float | None:
+    """The cores each of ``jobs`` children graded side by side may use at once, or None for a child graded alone.
+
+    The grader's cores (its CPU affinity) divided among the children, and at least one core: the
+    kit's child computes on one thread (:func:`_environment`), so one core is all an honest bundle
+    uses, and less would slow it for its neighbours' sake.
+    """
+    if jobs <= 1:
+        return None
+    return max(1.0, len(os.sched_getaffinity(0)) / jobs)
+
+
+def _own_cores(slot: int, cpus: float) -> set[int]:
+    """The cores a run in ``slot`` is pinned to where no CPU quota can hold it: ``int(cpus)`` of the grader's,
+    apart from those of the slots beside it (concurrent runs hold different slots, numbered from 0)."""
+    cores = sorted(os.sched_getaffinity(0))
+    count = min(len(cores), max(1, int(cpus)))
+    return {cores[(slot * count + i) % len(cores)] for i in range(count)}
 
 
 @dataclass
@@ -101,6 +134,7 @@ class SandboxResult:
     seconds: float          # wall time of the child
     isolation: str
     peak_memory_mb: float   # of the whole tree
+    cpu_seconds: float = 0.0    # CPU time of the whole tree
 
 
 UNSHARE = ["unshare", "--user", "--map-root-user", "--net", "--mount", "--pid", "--fork", "--kill-child", "--ipc",
@@ -355,9 +389,11 @@ def _environment(work: Path, kit: Path = KIT_ROOT) -> dict[str, str]:
             "CUDA_VISIBLE_DEVICES": ""}
 
 
-def _before_exec(limits: Limits, cgroup_files: list[str], uid: int | None, cut_network) -> None:
-    """In the new process, before it execs: join the cgroup, set the limits, become the sandbox user, cut the
-    network (``cut_network``: a prepared :class:`autograder.seccomp.Filter`, or None)."""
+def _before_exec(limits: Limits, cgroup_files: list[str], uid: int | None, cut_network,
+                 cores: set[int] | None = None) -> None:
+    """In the new process, before it execs: join the cgroup, keep to ``cores`` (where no CPU quota holds it), set
+    the limits, become the sandbox user, cut the network (``cut_network``: a prepared
+    :class:`autograder.seccomp.Filter`, or None)."""
     import resource
 
     for path in cgroup_files:   # os-level calls only: this runs between fork and exec
@@ -366,8 +402,11 @@ def _before_exec(limits: Limits, cgroup_files: list[str], uid: int | None, cut_n
             os.write(fd, str(os.getpid()).encode())
         finally:
             os.close(fd)
+    if cores:
+        os.sched_setaffinity(0, cores)      # inherited by every process and thread it starts
     memory = limits.memory_mb << 20
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    # Each process's own CPU time: the kernel's backstop should the watchdog lag (the tree's total is the limit).
     resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 5))
     resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_mb << 20, limits.file_mb << 20))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -390,7 +429,7 @@ def _failure_from_exit(code: int, stderr: str, limits: Limits) -> tuple[str, str
     if code == -signal.SIGXFSZ:
         return "crashed", f"the model wrote more than {limits.file_mb} MB (to a file or its output)"
     if code in (-signal.SIGXCPU, -signal.SIGKILL) and "Killed" not in stderr:
-        return "timeout", f"the model used more than {limits.cpu_seconds} s of CPU time"
+        return "timeout", f"a process of the model used more than {limits.cpu_seconds} s of CPU time"
     if any(hint in stderr for hint in MEMORY_HINTS) or code in (-signal.SIGABRT, -signal.SIGSEGV, -signal.SIGBUS):
         return "out-of-memory", f"the model ran out of memory (limit {limits.memory_mb} MB) or crashed"
     last = stderr.strip().splitlines()[-1][:300] if stderr.strip() else f"exit status {code}"
@@ -404,29 +443,41 @@ class _Run:
     message: str
     seconds: float
     peak_memory_mb: float
+    cpu_seconds: float
 
 
-def _verdict(status: str, limits: Limits) -> tuple[str, str]:
+# Why the grader stopped a tree -> the status the student sees: both time limits are a ``timeout``.
+STOPPED_STATUS = {"cpu-time": "timeout", "wall-time": "timeout"}
+
+
+def _verdict(stopped: str, limits: Limits, cpu_seconds: float) -> tuple[str, str]:
     """The status and message of a run the grader, or the kernel for the grading machine's memory, stopped."""
-    if status == "machine-out-of-memory":
+    if stopped == "machine-out-of-memory":
         limit = memory_limit_mb()
         held = f" ({limit} MB held the grader and the model together)" if limit else ""
-        return status, f"{out_of_memory_line(limit)}; the grading machine ran out of memory{held}"
-    return status, {
-        "timeout": f"loading and running the model took longer than {limits.wall_seconds:.0f} s",
+        return stopped, f"{out_of_memory_line(limit)}; the grading machine ran out of memory{held}"
+    return STOPPED_STATUS.get(stopped, stopped), {
+        "cpu-time": f"loading and running the model used more than {limits.cpu_seconds} s of CPU time "
+                    "(all its processes together)",
+        "wall-time": f"loading and running the model took longer than {limits.wall_seconds:.0f} s of wall-clock "
+                     f"time while using {cpu_seconds:.0f} s of CPU time (its limit: {limits.cpu_seconds} s); the rest "
+                     "of the time it was waiting",
         "out-of-memory": f"the model's processes used more than {limits.memory_mb} MB together",
         "too-many-processes": f"the model started more than {limits.tasks} processes and threads",
-    }[status]
+    }[stopped]
 
 
 def _over_limit(tree: ProcessTree, cgroup: Cgroup | None, limits: Limits, elapsed: float) -> str | None:
-    """Why the tree must stop now, or None: time, memory or tasks (the kernel's count where a cgroup keeps it)."""
-    memory, tasks = tree.measure()
+    """Why the tree must stop now, or None: CPU time (the tree's), the wall-clock backstop, memory or tasks (the
+    kernel's count where a cgroup keeps it)."""
+    usage = tree.measure()
+    if usage.cpu_seconds > limits.cpu_seconds:
+        return "cpu-time"
     if elapsed > limits.wall_seconds:
-        return "timeout"
-    if cgroup.out_of_memory() if cgroup else memory > limits.memory_mb << 20:
+        return "wall-time"
+    if cgroup.out_of_memory() if cgroup else usage.memory_bytes > limits.memory_mb << 20:
         return "out-of-memory"
-    if cgroup.refused_tasks() if cgroup else tasks >= limits.tasks:   # at the limit, forks are already refused
+    if cgroup.refused_tasks() if cgroup else usage.tasks >= limits.tasks:   # at the limit, forks are already refused
         return "too-many-processes"
     return None
 
@@ -442,7 +493,8 @@ def _contain(command: list[str], private: Path, limits: Limits, isolation: str, 
     if isolation == "namespaces":
         command = _namespace_command(private, command, limits)
     cgroup = Cgroup.create(f"{TEMP_PREFIX}{os.getpid()}-{slot}-{time.monotonic_ns()}",
-                           TreeLimits(limits.memory_mb << 20, limits.tasks))
+                           TreeLimits(limits.memory_mb << 20, limits.tasks, limits.cpus))
+    cores = _own_cores(slot, limits.cpus) if limits.cpus and not (cgroup and cgroup.cpu_quota) else None
     kills = oom_kills()      # the grading machine's own count: a rise means the kernel killed for its memory
     started = time.perf_counter()
     with open(private / "stdout", "wb") as stdout, open(private / "stderr", "wb") as stderr:
@@ -450,7 +502,8 @@ def _contain(command: list[str], private: Path, limits: Limits, isolation: str, 
                                    stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, start_new_session=True,
                                    pass_fds=pass_fds,
                                    preexec_fn=functools.partial(_before_exec, limits,
-                                                                cgroup.procs_files if cgroup else [], uid, cut_network))
+                                                                cgroup.procs_files if cgroup else [], uid, cut_network,
+                                                                cores))
     how = "namespace" if isolation == "namespaces" else "user" if uid is not None else "session"
     tree = ProcessTree(process.pid, how, uid=uid, cgroup=cgroup, scratch=(*SCRATCH, work))
     stopped, pause = None, 0.01
@@ -474,8 +527,9 @@ def _contain(command: list[str], private: Path, limits: Limits, isolation: str, 
             cgroup.remove()
         if stopped is None and process.returncode != 0 and oom_kills() > kills:
             stopped = "machine-out-of-memory"
-    status, message = _verdict(stopped, limits) if stopped else (None, "")
-    return _Run(process.returncode, status, message, time.perf_counter() - started, tree.peak_memory_bytes / 2**20)
+    status, message = _verdict(stopped, limits, tree.cpu_seconds) if stopped else (None, "")
+    return _Run(process.returncode, status, message, time.perf_counter() - started, tree.peak_memory_bytes / 2**20,
+                tree.cpu_seconds)
 
 
 def _private_folder(files: dict[str, Path], isolation: str, slot: int, job: dict | None = None) -> Path:
@@ -547,7 +601,7 @@ def read_weights(files: dict[str, Path], limits: Limits, isolation: str) -> dict
     runs no student code and checked (:func:`autograder.claims.check_weights`): ``{"parameters": n or None,
     "fingerprint": hex or None, "matrices": [...]}``."""
     quick = Limits(wall_seconds=min(60.0, limits.wall_seconds), cpu_seconds=60, memory_mb=limits.memory_mb,
-                   file_mb=4, tasks=limits.tasks)
+                   file_mb=4, tasks=limits.tasks, cpus=limits.cpus)
     with _slot() as slot:
         private = _private_folder({"model.keras": files["model.keras"]}, isolation, slot)
         try:
@@ -577,7 +631,8 @@ def run_child(files: dict[str, Path], job: dict, limits: Limits, isolation: str)
 
 def _outcome(run: _Run, private: Path, limits: Limits, isolation: str) -> SandboxResult:
     def result(status: str, message: str, data: dict | None = None) -> SandboxResult:
-        return SandboxResult(status, message, data or {}, run.seconds, isolation, round(run.peak_memory_mb, 1))
+        return SandboxResult(status, message, data or {}, run.seconds, isolation, round(run.peak_memory_mb, 1),
+                             round(run.cpu_seconds, 2))
 
     if run.status is not None:
         return result(run.status, run.message)
