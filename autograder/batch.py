@@ -277,7 +277,7 @@ def dev_set(task: str) -> HiddenSet:
     ids = [{"id": f"d{i:06d}", **row} for i, row in enumerate(rows)]
     return HiddenSet(dataset.path, [{"id": r["id"], "source": r["source"]} for r in ids], ids,
                      {"task": task, "size": len(ids), "sha256": {}, "secret_fingerprint": "public-dev"},
-                     "the public dev set")
+                     "the public dev set", public=True)
 
 
 def bundle_task(path: str | Path) -> str | None:
@@ -325,5 +325,5 @@ def check_bundle(path: str | Path, rubric: Rubric | None = None, *, task: str | 
     hidden = dev_set(rubric.task)
     if limit is not None and limit < len(hidden.inputs):
         hidden = HiddenSet(hidden.folder, hidden.inputs[:limit], hidden.targets[:limit], hidden.manifest,
-                           f"the first {limit:,} rows of the public dev set")
+                           f"the first {limit:,} rows of the public dev set", public=True)
     return grade_bundle(path, rubric, hidden, isolation=resolve_isolation("auto"), run_unisolated=True)

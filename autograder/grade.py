@@ -184,7 +184,7 @@ def _new_record(path: Path, rubric: Rubric, hidden: HiddenSet, isolation: str) -
             "hidden_set": {"size": hidden.manifest.get("size"), "sha256": hidden.manifest.get("sha256", {}),
                            "secret_fingerprint": hidden.manifest.get("secret_fingerprint")},
             "rubric": rubric.path, "isolation": isolation, "metrics": {}, "examples": [], "sandbox_seconds": None,
-            "peak_memory_mb": None, "bundle_bytes": None}
+            "sandbox_cpu_seconds": None, "peak_memory_mb": None, "bundle_bytes": None}
 
 
 def grade_bundle(path: Path, rubric: Rubric, hidden: HiddenSet, *, examples: list[dict] = (),
@@ -269,6 +269,7 @@ def _grade(path: Path, work: Path, rubric: Rubric, hidden: HiddenSet, examples: 
     outcome = run_child(files, job, rubric.limits, isolation)
     record["sandbox_seconds"] = round(outcome.seconds, 2)
     record["peak_memory_mb"] = outcome.peak_memory_mb
+    record["sandbox_cpu_seconds"] = outcome.cpu_seconds     # the whole tree's, what the time limit charges
     record["child_seconds"] = reported_seconds(outcome.data)   # the child's own timing: a report, never scored
     if outcome.status != "ok" and not hidden.public and outcome.status in _FAILED_ON_HIDDEN and not \
             (outcome.status == "crashed" and outcome.message.startswith("the model wrote more than")):

@@ -60,10 +60,12 @@ X32_BIT = 0x40000000        # x86-64 calls with this bit set are the x32 ABI's: 
 ARCHITECTURES = {
     "x86_64": (0xC000003E, {"socket": 41, "socketpair": 53, "io_uring_setup": 425, "ptrace": 101,
                             "process_vm_readv": 310, "process_vm_writev": 311, "pidfd_getfd": 438, "unshare": 272,
-                            "setns": 308, "mount": 165, "umount2": 166, "pivot_root": 155, "clone": 56, "clone3": 435}),
+                            "setns": 308, "mount": 165, "umount2": 166, "pivot_root": 155, "clone": 56, "clone3": 435,
+                            "sched_setaffinity": 203}),
     "aarch64": (0xC00000B7, {"socket": 198, "socketpair": 199, "io_uring_setup": 425, "ptrace": 117,
                              "process_vm_readv": 270, "process_vm_writev": 271, "pidfd_getfd": 438, "unshare": 97,
-                             "setns": 268, "mount": 40, "umount2": 39, "pivot_root": 41, "clone": 220, "clone3": 435}),
+                             "setns": 268, "mount": 40, "umount2": 39, "pivot_root": 41, "clone": 220, "clone3": 435,
+                             "sched_setaffinity": 122}),
 }
 # clone()'s flags that make a new namespace (linux/sched.h): NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET.
 NEW_NAMESPACE_FLAGS = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000
@@ -79,7 +81,9 @@ class Rule:
 NO_NETWORK = (Rule("socket", errno.EACCES), Rule("socketpair", errno.EACCES), Rule("io_uring_setup", errno.EACCES),
               # and no way into a process of the same user that has no filter, or into its descriptors
               Rule("ptrace", errno.EPERM), Rule("process_vm_readv", errno.EPERM),
-              Rule("process_vm_writev", errno.EPERM), Rule("pidfd_getfd", errno.EPERM))
+              Rule("process_vm_writev", errno.EPERM), Rule("pidfd_getfd", errno.EPERM),
+              # nor out of the cores it was pinned to where no cgroup holds its CPU share (autograder.sandbox)
+              Rule("sched_setaffinity", errno.EPERM))
 CONTAINER = (Rule("unshare", errno.EPERM), Rule("setns", errno.EPERM), Rule("mount", errno.EPERM),
              Rule("umount2", errno.EPERM), Rule("pivot_root", errno.EPERM),
              Rule("clone", errno.EPERM, NEW_NAMESPACE_FLAGS),
