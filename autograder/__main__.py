@@ -156,11 +156,13 @@ def _flagged(grades: Path) -> str:
 
 def _similarity(args) -> None:
     from autograder.batch import compare_class, graded_records, latest_hidden_set
+    from autograder.sandbox import KIT_ROOT
     from autograder.similarity import evidence_path
 
     grades = Path(args.grades)
     records, left_out = latest_hidden_set(graded_records(grades))
-    rubric_path = args.rubric or (records[0].get("rubric") if Path(str(records[0].get("rubric"))).is_file() else None)
+    kept = KIT_ROOT / str(records[0].get("rubric"))    # a rubric of the kit's, as the records name it
+    rubric_path = args.rubric or (kept if kept.is_file() else None)
     pairs = compare_class(records, load_rubric(rubric_path, records[0]["task"]), grades)
     flagged = [p for p in pairs if p["flagged"]]
     without = [r["student"] for r in records if not evidence_path(grades, r["student"]).is_file()]

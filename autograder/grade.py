@@ -160,6 +160,14 @@ _FAILED_ON_HIDDEN = {
 }
 
 
+def _rubric_name(path) -> str:
+    """The rubric as a record keeps it: inside the kit, its path from the kit's folder; else its file name (no
+    path of the grading machine in a record, which Gradescope's results carry)."""
+    path = Path(path).resolve()
+    kit = Path(__file__).resolve().parent.parent
+    return path.relative_to(kit).as_posix() if path.is_relative_to(kit) else path.name
+
+
 def display_name(path: Path) -> str:
     """A bundle's file name as text any report can hold: a name that is not UTF-8 gets U+FFFD, and what shows
     nothing or turns text around is written as ``<U+XXXX>`` (:func:`autograder.claims.visible`)."""
@@ -183,7 +191,7 @@ def _new_record(path: Path, rubric: Rubric, hidden: HiddenSet, isolation: str) -
             "status": "graded", "message": "", "notes": [],
             "hidden_set": {"size": hidden.manifest.get("size"), "sha256": hidden.manifest.get("sha256", {}),
                            "secret_fingerprint": hidden.manifest.get("secret_fingerprint")},
-            "rubric": rubric.path, "isolation": isolation, "metrics": {}, "examples": [], "sandbox_seconds": None,
+            "rubric": _rubric_name(rubric.path), "isolation": isolation, "metrics": {}, "examples": [], "sandbox_seconds": None,
             "sandbox_cpu_seconds": None, "peak_memory_mb": None, "bundle_bytes": None}
 
 
@@ -273,8 +281,10 @@ def _grade(path: Path, work: Path, rubric: Rubric, hidden: HiddenSet, examples: 
     record["child_seconds"] = reported_seconds(outcome.data)   # the child's own timing: a report, never scored
     if outcome.status != "ok" and not hidden.public and outcome.status in _FAILED_ON_HIDDEN and not \
             (outcome.status == "crashed" and outcome.message.startswith("the model wrote more than")):
-        if outcome.message:
-            record["notes"].append(f"on the hidden inputs it said: {clean_message(outcome.message, 200)}")
+        if outcome.message:   # it may hold hidden inputs: the grader's log only, never a result file
+            record["notes"].append(f"the run on the hidden inputs failed ({outcome.status}); grader.log has what "
+                                   "it said")
+            log.warning("%s: the run on the hidden inputs said: %s", display_name(path), outcome.message)
         message = _FAILED_ON_HIDDEN[outcome.status].format(memory_mb=rubric.limits.memory_mb)
         _, failed = _public_run(files, rubric, examples, carries_code, isolation)
         if failed:   # that run was given no hidden input: what it says may be shown

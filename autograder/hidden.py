@@ -149,7 +149,8 @@ MAX_SECRET_BYTES = 4_000_000     # a secret or word list larger than this is not
 def secrets_inside(folder: Path, manifest: dict, recursive: bool = True) -> list[tuple[Path, str]]:
     """What of the instructor's grading files lies inside ``folder`` (the kit's): ``(path, what)`` for every
     hidden set (a ``manifest.json`` of one, any task's), the secret file that ``manifest``'s hidden set was drawn
-    from (found by its fingerprint) and its private word list (by its SHA-256). Links are not followed, and the
+    from (found by its fingerprint), its private word list and a copy of a hidden set's files, wherever it lies
+    and whatever it is called (by their SHA-256s). Links are not followed, and the
     kit's environments and git folder are not looked into; ``recursive=False`` looks at ``folder``'s own files.
 
     Student code runs with the kit's folder on its path; the sandboxes hide what they can, but a file
@@ -157,6 +158,7 @@ def secrets_inside(folder: Path, manifest: dict, recursive: bool = True) -> list
     """
     found, fingerprints, word_lists, files = [], {manifest.get("secret_fingerprint")} - {None}, \
         {manifest.get("private_words_sha256")} - {None}, []
+    copies = {digest: name for name, digest in manifest.get("sha256", {}).items()}   # inputs.csv, targets.csv
     for here, folders, names in os.walk(folder):
         folders[:] = sorted(f for f in folders if f not in SKIPPED_FOLDERS) if recursive else []
         files += [Path(here) / name for name in sorted(names)]
@@ -166,12 +168,16 @@ def secrets_inside(folder: Path, manifest: dict, recursive: bool = True) -> list
                 if data.get("format") == "attention-lab-hidden-set":
                     found.append((Path(here), "a hidden set"))
                     fingerprints.add(data.get("secret_fingerprint"))
+                    copies.update({digest: name for name, digest in data.get("sha256", {}).items()})
     for path in files:
         with contextlib.suppress(OSError):
             if not path.is_symlink() and path.is_file() and 0 < path.stat().st_size <= MAX_SECRET_BYTES:
                 data = path.read_bytes()
-                if fingerprint(data.strip()) in fingerprints:
+                digest = hashlib.sha256(data).hexdigest()
+                if digest in copies and path.parent not in {p for p, what in found if what == "a hidden set"}:
+                    found.append((path, f"a copy of a hidden set's {copies[digest]}"))
+                elif fingerprint(data.strip()) in fingerprints:
                     found.append((path, "the secret hidden sets are drawn from"))
-                elif hashlib.sha256(data).hexdigest() in word_lists:
+                elif digest in word_lists:
                     found.append((path, "the hidden set's private word list"))
     return found

@@ -363,7 +363,8 @@ def test_no_hidden_input_and_no_host_path_reaches_a_student(attacked):
     hidden = [row["source"] for row in load_hidden_set(attacked["root"] / "hidden", "name-transliteration")[0]]
     assert records["leaker"]["status"] == "load-failed", records["leaker"]["message"]   # it raised on import
     assert records["leaker"]["message"].startswith("the model could not be loaded")
-    assert "LEAK" in "; ".join(records["leaker"]["notes"])     # what it said is the instructor's to read
+    assert "grader.log has what it said" in "; ".join(records["leaker"]["notes"])
+    assert "LEAK" in (grades / "grader.log").read_text(encoding="utf-8")   # the instructor's alone
     assert records["stasher"]["status"] == "graded" and records["stasher"]["score"] == records["honest"]["score"]
     assert [x["output"] for x in records["stasher"]["examples"]] == [x["output"] for x in records["honest"]["examples"]]
     assert records["honest"]["examples"], "the honest bundle's feedback shows the public examples"
@@ -371,7 +372,8 @@ def test_no_hidden_input_and_no_host_path_reaches_a_student(attacked):
     for student in records:
         said = "".join((grades / "feedback" / f"{student}{suffix}").read_text(encoding="utf-8")
                        for suffix in (".md", ".html"))
-        said += json.dumps(records[student]["message"], ensure_ascii=False)
+        said += (grades / "results" / f"{student}.json").read_text(encoding="utf-8")   # Gradescope's, as written
+        said += json.dumps(records[student], ensure_ascii=False)
         assert not [source for source in hidden if source in said], student
         assert not [path for path in host if path in said], student
 
@@ -596,7 +598,7 @@ time.sleep(120)
     assert records["forker"]["sandbox_seconds"] < 60
 
 
-@pytest.mark.parametrize("left", ["secret", "hidden set", "other hidden set", "word list"])
+@pytest.mark.parametrize("left", ["secret", "hidden set", "other hidden set", "word list", "copy of targets"])
 def test_grade_stops_while_the_kit_holds_a_secret(tmp_path, left):
     """The README's former layout kept the secret and hidden sets in the kit's folder, which student code has on
     its path: grade stops in one line that says what to move, before it grades or writes anything."""
@@ -614,6 +616,9 @@ def test_grade_stops_while_the_kit_holds_a_secret(tmp_path, left):
             (stray / "notes.txt").write_text(SECRET + "\n")
         elif left == "hidden set":
             shutil.copytree(tmp_path / "hidden", stray / "copy")
+        elif left == "copy of targets":   # renamed, deep in a folder of the kit: found by its SHA-256
+            (stray / "a" / "b").mkdir(parents=True)
+            shutil.copy(tmp_path / "hidden" / "targets.csv", stray / "a" / "b" / "names.csv")
         elif left == "other hidden set":
             make_hidden_set("date-generation", tmp_path / "secret.txt", stray / "lab1", n=20)
         else:

@@ -171,7 +171,10 @@ def test_a_layer_that_reaches_for_the_network_earns_the_architecture_points_only
     record = check.results["extra_data"]["attention_lab"]
     assert record["isolation"] == "user+nonet"
     assert record["status"] == "load-failed", record["message"]
-    assert record["message"].startswith("the grader's sandbox has no network"), record["message"]
+    # The scored run's failure in the grader's words, then what the public examples' run said (it held no
+    # hidden input): why, in the sandbox's own words.
+    assert record["message"].startswith("the model could not be loaded; on the public examples: the grader's "
+                                        "sandbox has no network"), record["message"]
     assert check.results["score"] == 10 == record["lines"][0]["points"]        # the architecture, nothing else
     assert heard == []
     assert not left.exists()                                                    # what it wrote went with its user

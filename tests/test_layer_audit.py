@@ -112,3 +112,23 @@ def test_the_reference_layer_and_the_students_starting_file_have_nothing_to_list
     for text in (reference, strip_solutions(reference, "homework/kv_attention.py").text):
         audit = audit_module(text.encode("utf-8"), name="kv_attention.py")
         assert audit.allowed and audit.review == [], audit
+
+
+def test_names_taken_from_an_allowed_module_and_read_by_a_pattern_or_a_format_string_are_listed():
+    """What a walk-through found past the first version: ``from numpy... import os``, a ``match`` class
+    pattern's keywords (attribute reads), a format string's lookups; a docstring's words are no note."""
+    source = b'''"""Open the file and load the sys weights (a docstring: nothing to list)."""
+import numpy
+from numpy.testing._private.utils import os as _os
+from numpy import fromfile as _read
+match numpy.testing._private.utils:
+    case object(subprocess=_run):
+        pass
+leak = "{0.__init__.__globals__[sys]}".format(numpy)
+'''
+    audit = audit_module(source)
+    said = "; ".join(audit.review)
+    assert audit.allowed
+    for word, line in (("os", 3), ("fromfile", 4), ("subprocess", 6), ("__globals__", 8), ("sys", 8)):
+        assert f"{word} (line {line}," in said, (word, said)
+    assert "may not run code it builds" in audit_module(b"from numpy import eval as e\n").message

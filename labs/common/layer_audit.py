@@ -32,6 +32,7 @@ The sandbox, not this check, is what keeps the answers out of reach (:mod:`autog
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 
 ALLOWED_IMPORTS = ("keras", "numpy", "math", "typing", "functools", "dataclasses", "__future__")
@@ -57,6 +58,27 @@ REACHES_OUT = {
 }
 
 
+# In a string, the words that reach past the allowed modules by name: a format string's attribute and index
+# lookups ("{0.__init__.__globals__[sys]}"), or a key into globals. Plain words ("open", "load") are left to
+# the names the code uses, so that a message or a docstring is no note.
+_STRING_WORD = re.compile(r"\b(__\w+__|(?:f|tb|gi|cr|ag)_\w+|os|sys|subprocess|socket|ctypes|importlib|builtins|"
+                          r"pickle|marshal|shutil|pathlib|tempfile|urllib|h5py|_getframe)\b")
+
+
+def _words(node: ast.AST, docstring: bool) -> list[str]:
+    """The names a node uses that the audit looks at: a name, an attribute, a keyword of a ``match`` class
+    pattern (``case object(os=found)`` reads an attribute), and, outside docstrings, such words in a string."""
+    if isinstance(node, ast.Name):
+        return [node.id]
+    if isinstance(node, ast.Attribute):
+        return [node.attr]
+    if isinstance(node, ast.MatchClass):
+        return list(node.kwd_attrs)
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and not docstring:
+        return _STRING_WORD.findall(node.value)
+    return []
+
+
 @dataclass
 class Audit:
     allowed: bool
@@ -77,21 +99,27 @@ def audit_module(source: bytes, name: str = "custom_layers.py") -> Audit:
     except (UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
         return Audit(True)   # it cannot run either: loading it reports the error to the student
     review, reaches = set(), {}
+    docstrings = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}
     for node in sorted(ast.walk(tree), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0))):
         if isinstance(node, ast.Import):
             modules = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             modules = ["." * node.level + (node.module or "")]
+            for alias in node.names:   # what it takes from an allowed module (numpy.testing's os, say)
+                if alias.name in RUNS_BUILT_CODE:
+                    return Audit(False, f"{name} imports {alias.name} (line {node.lineno}); the homework's layer "
+                                        "module may not run code it builds", sorted(review))
+                if alias.name in REVIEW_NAMES | REACHES_OUT:
+                    reaches.setdefault(alias.name, node.lineno)
         else:
-            word = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else \
-                node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
-            if isinstance(node, (ast.Name, ast.Attribute)) and word in RUNS_BUILT_CODE:
-                return Audit(False, f"{name} uses {word} (line {node.lineno}); the homework's layer module may not "
-                                    "run code it builds", sorted(review))
-            if word in REVIEW_NAMES and not isinstance(node, ast.Constant):
-                review.add(word)
-            elif word in REACHES_OUT or (isinstance(node, ast.Constant) and word in REVIEW_NAMES):
-                reaches.setdefault(word, node.lineno)
+            for word in _words(node, id(node) in docstrings):
+                if isinstance(node, (ast.Name, ast.Attribute)) and word in RUNS_BUILT_CODE:
+                    return Audit(False, f"{name} uses {word} (line {node.lineno}); the homework's layer module "
+                                        "may not run code it builds", sorted(review))
+                if word in REVIEW_NAMES and isinstance(node, (ast.Name, ast.Attribute)):
+                    review.add(word)
+                elif word in REACHES_OUT or word in REVIEW_NAMES:
+                    reaches.setdefault(word, node.lineno)
             continue
         for module in modules:
             if module.split(".")[0] not in ALLOWED_IMPORTS:
