@@ -365,27 +365,10 @@ def _one_more_epoch(run):
 def _with_unreadable_weights(bundle: Path, out: Path) -> Path:
     """A copy of ``bundle`` whose weights file declares a dataset of 2**64 values that Keras never loads: the
     model runs as before, the weights reader gives up (no count, no fingerprint, no matrices)."""
-    import h5py
+    from tests.test_autograder import _with_weights
 
-    with zipfile.ZipFile(bundle) as archive:
-        files = {name: archive.read(name) for name in archive.namelist()}
-    with zipfile.ZipFile(io.BytesIO(files["model.keras"])) as archive:
-        model = {name: archive.read(name) for name in archive.namelist()}
-    weights = io.BytesIO(model["model.weights.h5"])
-    with h5py.File(weights, "a") as h5:
-        h5.create_dataset("layers/extra", shape=(2 ** 40, 2 ** 24), dtype="f4", chunks=(1, 16))
-    model["model.weights.h5"] = weights.getvalue()
-    files["model.keras"] = _zipped(model)
-    out.write_bytes(_zipped(files))
-    return out
-
-
-def _zipped(entries: dict[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        for name, data in entries.items():
-            archive.writestr(name, data)
-    return buffer.getvalue()
+    return _with_weights(bundle, out, lambda h5: h5.create_dataset("layers/extra", shape=(2 ** 40, 2 ** 24),
+                                                                   dtype="f4", chunks=(1, 16)))
 
 
 @pytest.fixture(scope="module")
