@@ -27,6 +27,7 @@ from autograder.weights import MAX_MATRICES, Matrix
 
 CHILD_STATUSES = ("wrong-signature", "load-failed", "nan-output", "out-of-memory", "error")
 MESSAGE_LENGTH = 300
+_CUT_ESCAPE = re.compile(r"<(U(\+[0-9A-F]{0,6})?)?$")   # a <U+XXXX> the cut would split
 MAX_VOCABULARY = 100_000
 _LINE_BREAKS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _HIDDEN_CATEGORIES = {"Cc", "Cf", "Co", "Cn", "Cs", "Zl", "Zp"}
@@ -66,8 +67,14 @@ def clean_message(text, limit: int = MESSAGE_LENGTH) -> str:
     """One line of printable text, at most ``limit`` characters: terminal escapes removed, line breaks and tabs
     made spaces, other invisible characters shown as ``<U+XXXX>`` (:func:`visible`), host paths cut."""
     text = " ".join(_LINE_BREAKS.sub(" ", strip_escapes(str(text))).split())
-    text = visible(without_host_paths(text))
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return shortened(visible(without_host_paths(text)), limit)
+
+
+def shortened(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters with a closing ``…``, never inside a ``<U+XXXX>`` it holds."""
+    if len(text) <= limit:
+        return text
+    return _CUT_ESCAPE.sub("", text[:limit - 1]) + "…"
 
 
 def checked_failure(status, message) -> tuple[str, str]:

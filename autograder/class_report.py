@@ -19,6 +19,7 @@ import math
 import statistics
 from pathlib import Path
 
+from autograder.claims import shortened
 from autograder.reports import html_text
 from autograder.rubric import Metric, Rubric
 from labs import tasks
@@ -52,8 +53,8 @@ def class_report_html(records: list[dict], rubric: Rubric, pairs: list[dict], th
 
     use_thai_font()                      # before any figure: the axes take the fonts they are made with
     e = html_text
-    sections = [_scores(records), _metrics(records, rubric), _statuses(records), _resources(records),
-                _similarity(pairs, thresholds), _scatter(records, rubric)]
+    sections = [_scores(records), _metrics(records, rubric), _statuses(records), _notes(records),
+                _resources(records), _similarity(pairs, thresholds), _scatter(records, rubric)]
     graded = sum(r.get("status") == "graded" for r in records)
     return (f"<!doctype html>\n<html lang='en'><head><meta charset='utf-8'>"
             f"<title>Class report: {e(rubric.title)}</title><style>{_css()}</style></head><body>\n"
@@ -133,6 +134,19 @@ def _statuses(records: list[dict]) -> str:
                     f"<td class='bar'><div style='width:{width:.0f}%'></div></td><td>{html_text(shown)}</td></tr>")
     return ("<h2>Statuses</h2><p>What happened to each submission (the gradebook has each one's message).</p>"
             "<table><tr><th>status</th><th>submissions</th><th></th><th>students</th></tr>" + "".join(rows) + "</table>")
+
+
+def _notes(records: list[dict]) -> str:
+    noted = sorted((r for r in records if r.get("notes")), key=lambda r: str(r.get("student", "")))
+    if not noted:
+        return ""
+    rows = "".join(f"<tr><td>{html_text(str(r.get('student', '')))}</td><td>{html_text(str(r.get('status', '')))}</td>"
+                   f"<td><ul>{''.join(f'<li>{html_text(str(note))}</li>' for note in r['notes'])}</ul></td></tr>"
+                   for r in noted)
+    return (f"<h2>Notes for the instructor</h2><p>{len(noted)} submission{'' if len(noted) == 1 else 's'} with "
+            "something to read: what the audit saw in a layer module, a run that failed, an id that did not match "
+            "(the gradebook's <code>notes</code> column; the students never see these).</p>"
+            f"<table><tr><th>student</th><th>status</th><th>notes</th></tr>{rows}</table>")
 
 
 def _resources(records: list[dict]) -> str:
@@ -381,7 +395,7 @@ def _size(value) -> str:
 
 
 def _short(text: str, limit: int = 80) -> str:
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return shortened(text, limit)
 
 
 def _wrap(text: str, width: int = 70) -> str:

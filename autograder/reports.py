@@ -26,8 +26,10 @@ STATUS_ADVICE = {
     "wrong-task": "You handed in a bundle for another assignment: export with the right task name.",
     "disallowed": "Use Keras' built-in layers (and, for the homework, your KeyValueAttention); Lambda layers and "
                   "custom modules are not loaded.",
-    "load-failed": "Your model could not be loaded: save it with model.save('model.keras') in Keras 3, and for the "
-                   "homework make sure kv_attention.py defines every layer the model uses.",
+    "load-failed": "Your model could not be loaded. Where the message says that your layer file failed to import, "
+                   "run its self-test (`python -m labs selftest homework`) on the very file you handed in; otherwise save "
+                   "the model with model.save('model.keras') in Keras 3 (labs export does), and for the homework "
+                   "make sure kv_attention.py defines every layer the model uses.",
     "wrong-signature": "Your model must take the inputs and give the outputs of the lab's model (see the lab's "
                        "model.py); build it with the lab's build_model.",
     "nan-output": "Your model outputs NaN: check your layer for divisions by zero or -inf scores on every position.",
@@ -85,7 +87,8 @@ def gradescope_results(record: dict, rubric: Rubric) -> dict:
     summary = f"{rubric.title}: {record['score']:g} / {record['max_score']:g} ({record['status']})"
     if record["message"]:
         summary += f"\n{record['message']}"
-    return {"score": record["score"], "execution_time": record.get("sandbox_seconds") or 0, "output": summary,
+    # whole seconds: the scored run's time is a channel from the hidden inputs to the student, kept coarse
+    return {"score": record["score"], "execution_time": round(record.get("sandbox_seconds") or 0), "output": summary,
             "output_format": "text",
             "tests": tests, "leaderboard": leaderboard, "visibility": "visible", "stdout_visibility": "hidden",
             "extra_data": {"attention_lab": record}}

@@ -533,6 +533,17 @@ def test_invisible_and_bidi_characters_are_shown_escaped_in_every_report(lab2_gr
         assert "<U+202E>giz.exe<U+200B>.zip" in {row["bundle"] for row in csv.DictReader(handle)}
 
 
+def test_a_message_is_one_short_line_cut_before_an_escape_it_would_split():
+    from autograder.claims import clean_message
+
+    text = "/srv/kit/labs/x.py line 3:\n" + "a" * 40 + "\u202e" + "b" * 10
+    assert clean_message(text) == "…/x.py line 3: " + "a" * 40 + "<U+202E>" + "b" * 10
+    for limit in range(56, 66):                   # each cut that lands inside '<U+202E>' drops all of it
+        cut = clean_message(text, limit)
+        assert len(cut) <= limit and cut.endswith("…")
+        assert cut[:-1].endswith("a" * 40) or cut[:-1].endswith("<U+202E>") or cut[-2] == "b", cut
+
+
 def test_gradebook_leaderboard_feedback_and_gradescope_results(lab2_graded):
     root, rubric, records = lab2_graded
     grades = root / "grades"
@@ -548,6 +559,7 @@ def test_gradebook_leaderboard_feedback_and_gradescope_results(lab2_graded):
     for student in records:
         result = json.loads((grades / "results" / f"{student}.json").read_text(encoding="utf-8"))
         assert isinstance(result["score"], (int, float)) and result["score"] == records[student]["score"]
+        assert isinstance(result["execution_time"], int)        # whole seconds: a coarse channel, not a fine one
         assert result["visibility"] in ("visible", "hidden", "after_due_date", "after_published")
         for test in result["tests"]:
             assert {"name", "score", "max_score", "output"} <= set(test) and 0 <= test["score"] <= test["max_score"]

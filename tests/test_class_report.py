@@ -20,6 +20,7 @@ from labs import tasks
 HOSTILE = "<script>alert(1)</script>"
 THAI = "สมชาย ใจดี"
 THRESHOLDS = {"weight_similarity": 0.5, "shared_mistakes_z": 8.0}
+NOTES = ["custom_layers.py uses os (line 4): worth a read", f"meta.json names student '\u202e{HOSTILE}'"]
 STATUSES = ["graded"] * 9 + ["timeout", "load-failed", "malformed", "timeout"]
 
 
@@ -43,7 +44,8 @@ def fabricated_class(rubric) -> list[dict]:
             "lines": lines, "metrics": {line["name"]: line["value"] for line in lines[1:]} if graded else {},
             "sandbox_seconds": None if status == "malformed" else 2.0 + (5 * k % 13) * 1.5,
             "peak_memory_mb": None if status == "malformed" else 300 + (7 * k % 13) * 20,
-            "bundle_bytes": None if status == "malformed" else 400_000 + (3 * k % 13) * 37_000})
+            "bundle_bytes": None if status == "malformed" else 400_000 + (3 * k % 13) * 37_000,
+            "notes": NOTES if k == 3 else []})
     return records
 
 
@@ -105,6 +107,18 @@ def test_text_from_students_is_escaped(report):
     page = report.read_text(encoding="utf-8")
     assert HOSTILE not in page
     assert html.escape(HOSTILE) in page
+
+
+def test_the_instructors_notes_are_listed_with_their_student_and_escaped(report, tmp_path, homework):
+    page = report.read_text(encoding="utf-8")
+    section = page[page.index("<h2>Notes for the instructor</h2>"):]
+    section = section[:section.index("<h2>", 5)]
+    assert "1 submission with something to read" in section and "<td>s003</td>" in section
+    assert html.escape(NOTES[0]) in section
+    assert "&lt;U+202E&gt;" + html.escape(HOSTILE) in section and "\u202e" not in page
+    quiet = [dict(record, notes=[]) for record in fabricated_class(homework)]
+    page = write_class_report(quiet, homework, tmp_path, [], THRESHOLDS).read_text(encoding="utf-8")
+    assert "Notes for the instructor" not in page
 
 
 def test_flagged_pairs_are_shown_with_why_and_their_shared_mistakes(report):

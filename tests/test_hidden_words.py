@@ -113,7 +113,7 @@ def test_words_the_kit_already_knows_are_left_out_with_a_note(tmp_path, secret_f
     ("ทองประกาย\nสมชายA\n", TASK, "line 2: 'สมชายA' has 'A', outside the homework's source vocabulary"),
     ("ทองประกาย ลมหนาว\n", TASK, "line 1: 'ทองประกาย ลมหนาว' is not one Thai word"),
     ("ทองประกาย,Tong prakai\n", TASK, "'Tong prakai' is not a spelling the model can write"),
-    ("\n".join(KNOWN + ["ทองประกาย"]), TASK, "holds 1 new word(s) (2 more that the kit already knows); 20 unseen "
+    ("\n".join(KNOWN + ["ทองประกาย"]), TASK, "holds 1 new word(s) (2 more that the kit already knows: สมชาย, ใจดี); 20 unseen "
                                             "names need at least 2"),
     (WORD_LIST, "date-translation", "--words gives the unseen stratum its words, and date-translation's"),
 ])

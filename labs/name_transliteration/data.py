@@ -298,15 +298,16 @@ def _private_word_rows(n_seen: int, n_unseen: int, seed: int, words: str | Path,
     # Two words and the space must fit the decoder's output (its last step writes </s>).
     listed = read_private_words(words, characters=lexicon.source_characters - {" "}, known=known,
                                 max_spelling=(TASK.max_output_length - 2) // 2)
+    shown = ", ".join(listed.known[:5]) + (", ..." if len(listed.known) > 5 else "")
     if listed.known:
-        shown = ", ".join(listed.known[:5]) + (", ..." if len(listed.known) > 5 else "")
         warnings.warn(f"left out {len(listed.known):,} of the {len(listed.known) + len(listed.spellings):,} words of "
                       f"{words}: the kit's name table or public data already holds them, so they are not unseen "
                       f"({shown})")
     needed = max(2, math.ceil(n_unseen / NAMES_PER_PRIVATE_WORD))
     if len(listed.spellings) < needed:
+        known_ones = f": {shown}" if listed.known else ""
         raise InputError(f"{words} holds {len(listed.spellings):,} new word(s) ({len(listed.known):,} more that the "
-                         f"kit already knows); {n_unseen:,} unseen names need at least {needed:,} (one per "
+                         f"kit already knows{known_ones}); {n_unseen:,} unseen names need at least {needed:,} (one per "
                          f"{NAMES_PER_PRIVATE_WORD} names): add words, or ask for a smaller --n")
     private = {word: NameWord(word, PRIVATE_ROLES, spellings) for word, spellings in listed.spellings.items()}
     rng = rng_for(seed, f"{TASK.name}/{HIDDEN}/private-words")
