@@ -1,0 +1,430 @@
+"""Submissions as the course's LMS hands them over, and grades back in the form it takes in.
+
+``grade`` takes what the instructor downloaded, the zip itself or its unpacked folder:
+
+- **Canvas** ("Download Submissions"): one file per upload, named
+  ``sortablename[_LATE]_userid_attachmentid_filename`` (``lib/content_zipper.rb``: the sortable name
+  lower-cased with every non-word character removed, ``LATE`` when Canvas counts it late, the
+  Canvas user id, the attachment id, the file's own name); anonymous grading writes ``anon_<id>``
+  for the name and the user id.
+- **Moodle** ("Download all submissions"): ``Full Name_12345_assignsubmission_file`` as a folder
+  (the default since Moodle 3.1; older versions end it with ``_``) or as the prefix of each file
+  (``..._assignsubmission_file_hw.zip``); 12345 is the participant id, which the offline grading
+  worksheet calls ``Participant 12345``; blind marking writes ``Participant`` for the name.
+- **Gradescope** ("Export Submissions"): a folder per submission (``submission_123``) beside
+  ``submission_metadata.yml``, which names its submitters.
+- **folder**: the kit's own layout, one zip or folder per student, named by the student.
+
+Each becomes one :class:`Entry` per student: the LMS's id and name are the row's identity, Canvas's
+``LATE`` and a submission time (where the LMS gives one) go to the gradebook. A student with two
+files keeps the newest (Canvas: the higher attachment id; Moodle: the later file time) and a note
+names the others. An entry whose name fits no convention is graded under its file stem, with a note.
+
+``export-grades`` writes the grades back: Canvas's gradebook import CSV and Moodle's offline grading
+worksheet (:func:`canvas_rows`, :func:`moodle_rows`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import hashlib
+import os
+import re
+import stat
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from labs.common.errors import InputError
+
+LMS_NAMES = ("canvas", "moodle", "gradescope", "folder")
+
+# Canvas: name (no `_digits_` in it: Canvas removes those), LATE, user id, attachment id, the file's name.
+CANVAS = re.compile(r"(?:(?P<name>.*?)(?P<late>_LATE)?_(?P<user>\d+)"
+                    r"|(?P<anon_late>LATE_)?anon_(?P<anon>[A-Za-z0-9]+))_(?P<attachment>\d+)_(?P<file>.+)", re.S)
+# Moodle: full name (its underscores made spaces), participant id, the plugin, then "_file" or the folder.
+MOODLE = re.compile(r"(?P<name>[^_]*)_(?P<participant>\d+)_assignsubmission_(?P<plugin>[a-z]+)(?:_(?P<file>.*))?",
+                    re.S)
+GRADESCOPE = re.compile(r"submission_(?P<id>\d+)")
+GRADESCOPE_INDEX = "submission_metadata.yml"
+# What a download may hold beside the students' entries: the files desktops leave behind.
+NOT_SUBMISSIONS = {GRADESCOPE_INDEX, ".DS_Store", "Thumbs.db", "desktop.ini", "__MACOSX"}
+MOODLE_BLIND = "Participant"          # the name Moodle writes under blind marking
+
+
+@dataclass
+class Entry:
+    """One student's submission as the LMS named it.
+
+    ``path``: the file or folder to grade (None where the download held nothing gradable for the
+    student: ``problem`` says why). ``id``: the LMS's id (Canvas user id or ``anon_...``, Moodle
+    participant id, Gradescope student id), else the file's stem. ``name``: the LMS's name for the
+    student, where it gives one. ``late``: Canvas's mark (None where the LMS says nothing).
+    ``submitted``: ISO 8601 time, where the LMS gives one. ``notes``: for the instructor.
+    """
+    path: Path | None
+    id: str
+    lms: str
+    name: str = ""
+    late: bool | None = None
+    submitted: str = ""
+    notes: list[str] = field(default_factory=list)
+    problem: str = ""
+    order: tuple = ()                  # the LMS's own order of one student's files: the highest is the newest
+
+    def identity(self) -> dict:
+        """What the record keeps of the LMS (the gradebook's columns, export-grades' rows)."""
+        return {"lms": self.lms, "lms_id": self.id if self.lms != "folder" else "", "name": self.name,
+                "late": self.late, "submitted": self.submitted}
+
+
+# --- reading a download ------------------------------------------------------------------------------
+
+def unpack_download(archive: Path, into: Path, max_member_bytes: int) -> Path:
+    """The LMS's zip, unpacked into the new folder ``into`` (one level: the students' own zips stay zips).
+
+    Trusts nothing in it: a member that is a link, has an absolute path or ``..``, a name the file
+    system refuses, or more than ``max_member_bytes`` is not written; a file named ``NAME.refused.txt``
+    says why in its place, so that its student still gets a row.
+    """
+    try:
+        opened = zipfile.ZipFile(archive)
+    except (OSError, zipfile.BadZipFile) as error:
+        raise InputError(f"{str(archive)!r} is neither a folder of submissions nor a readable zip ({error})") from None
+    into.mkdir(parents=True)
+    with opened:
+        for info in opened.infolist():
+            name = info.filename.replace("\\", "/")
+            parts = [p for p in name.split("/") if p not in ("", ".")]
+            if not parts or info.is_dir():
+                continue
+            why = _refused_member(info, parts, max_member_bytes)
+            target = into.joinpath(*parts) if why is None else into / _placeholder(parts)
+            if not target.resolve().is_relative_to(into.resolve()):   # a folder of the download that is a link
+                target, why = into / _placeholder(parts[-1:]), "the download names this file outside its own folder"
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                if why is None:
+                    _copy_member(opened, info, target, max_member_bytes)
+                else:
+                    target.write_text(why + "\n", encoding="utf-8")
+            except (OSError, ValueError, zipfile.BadZipFile) as error:   # a duplicate, a file where a folder goes
+                fallback = into / _placeholder(parts[-1:])
+                if fallback.exists():
+                    digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+                    fallback = into / _placeholder([f"{parts[-1]}-{digest}"])
+                with contextlib.suppress(OSError):
+                    fallback.write_text(f"the download's file could not be written: "
+                                        f"{getattr(error, 'strerror', None) or error}\n", encoding="utf-8")
+    return into
+
+
+REFUSED = ".refused.txt"
+
+
+def _placeholder(parts: list[str]) -> str:
+    """Where a refused member's note goes: its own path with every part made a plain name (no ``..``)."""
+    safe = [re.sub(r"[^\w.\- ]", "_", p)[:120].lstrip(".") or "member" for p in parts if p != ".."]
+    return "/".join(safe or ["member"]) + REFUSED
+
+
+def _refused_member(info: zipfile.ZipInfo, parts: list[str], limit: int) -> str | None:
+    mode = info.external_attr >> 16
+    if stat.S_ISLNK(mode):
+        return "the download holds this file as a link, which is not followed"
+    if info.filename.startswith(("/", "\\")) or ".." in parts or re.match(r"[A-Za-z]:", info.filename):
+        return "the download names this file outside its own folder"
+    if any("\0" in p or len(p.encode("utf-8", "surrogateescape")) > 255 for p in parts):
+        return "the file's name is one no file system holds"
+    if info.file_size > limit:
+        return f"the file is {info.file_size / 1e6:.1f} MB, over the {limit / 1e6:.0f} MB a bundle may have"
+    return None
+
+
+def _copy_member(opened: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path, limit: int) -> None:
+    """Copy one member, counting the bytes it really gives (a zip can lie about its sizes)."""
+    written = 0
+    with opened.open(info) as source, open(target, "xb") as handle:   # "x": a second member of the same name fails
+        try:
+            while chunk := source.read(1 << 20):
+                written += len(chunk)
+                if written > limit:
+                    raise ValueError(f"over the {limit / 1e6:.0f} MB a bundle may have")
+                handle.write(chunk)
+        except BaseException:
+            target.unlink()          # never half a file
+            raise
+    stamp = dt.datetime(*info.date_time).timestamp()
+    os.utime(target, (stamp, stamp))
+
+
+def detect(folder: Path) -> str:
+    """The LMS whose naming the folder's entries follow (``folder`` where none fits most of them)."""
+    names = [p.name for p in _children(folder)]
+    if (folder / GRADESCOPE_INDEX).is_file() or (names and all(GRADESCOPE.fullmatch(n) for n in names)):
+        return "gradescope"
+    canvas = sum(bool(CANVAS.fullmatch(_unrefused(n))) for n in names)
+    moodle = sum(bool(MOODLE.fullmatch(_unrefused(n))) for n in names)
+    if max(canvas, moodle) * 2 <= len(names) or max(canvas, moodle) == 0:
+        return "folder"
+    return "moodle" if moodle >= canvas else "canvas"
+
+
+def _unrefused(name: str) -> str:
+    return name[:-len(REFUSED)] if name.endswith(REFUSED) else name
+
+
+def _children(folder: Path) -> list[Path]:
+    return [p for p in sorted(folder.iterdir()) if p.name not in NOT_SUBMISSIONS]
+
+
+def read_entries(folder: Path, lms: str = "auto") -> tuple[str, list[Entry]]:
+    """The LMS (``lms``, or the one :func:`detect` finds) and one :class:`Entry` per student of ``folder``."""
+    if lms == "auto":
+        lms = detect(folder)
+    reader = {"canvas": _canvas, "moodle": _moodle, "gradescope": _gradescope, "folder": _folder}[lms]
+    return lms, _newest_per_student(reader(folder))
+
+
+def _unnamed(path: Path, lms: str) -> Entry:
+    """An entry whose name fits no convention of ``lms``: graded under its file stem, with a note."""
+    from autograder.grade import student_id_for
+
+    entry = _plain(path, student_id_for(path))
+    entry.lms = lms
+    entry.notes.append(f"the name {path.name[:80]!r} follows no {lms.title()} convention: graded under its file name")
+    return entry
+
+
+def _plain(path: Path, student: str) -> Entry:
+    if path.name.endswith(REFUSED):
+        return Entry(None, student, "folder", problem=_read_problem(path))
+    return Entry(path, student, "folder")
+
+
+def _read_problem(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8").strip()[:300] or "the download's file could not be written"
+    except OSError:
+        return "the download's file could not be written"
+
+
+def _folder(folder: Path) -> list[Entry]:
+    from autograder.grade import student_id_for
+
+    return [_plain(path, student_id_for(Path(_unrefused(path.name)))) for path in _children(folder)]
+
+
+def _canvas(folder: Path) -> list[Entry]:
+    entries = []
+    for path in _children(folder):
+        match = CANVAS.fullmatch(_unrefused(path.name))
+        if match is None:
+            entries.append(_unnamed(path, "canvas"))
+            continue
+        anonymous = match["anon"] is not None
+        entry = _plain(path, f"anon_{match['anon']}" if anonymous else match["user"])
+        entry.lms, entry.name = "canvas", "" if anonymous else match["name"]
+        entry.late = bool(match["anon_late"] if anonymous else match["late"])
+        entry.order = (int(match["attachment"]),)
+        entries.append(entry)
+    return entries
+
+
+def _moodle(folder: Path) -> list[Entry]:
+    entries = []
+    for path in _children(folder):
+        match = MOODLE.fullmatch(_unrefused(path.name))
+        if match is None:
+            entries.append(_unnamed(path, "moodle"))
+            continue
+        name = "" if match["name"] == MOODLE_BLIND else match["name"]
+        if path.is_dir() and not match["file"]:
+            files = _children(path)
+            if not (path / "meta.json").exists() and files:    # the student's files in Moodle's folder
+                for file in files:
+                    entries.append(_moodle_entry(file, match, name))
+                continue
+        entries.append(_moodle_entry(path, match, name))
+    return entries
+
+
+def _moodle_entry(path: Path, match: re.Match, name: str) -> Entry:
+    entry = _plain(path, match["participant"])
+    entry.lms, entry.name = "moodle", name
+    if match["plugin"] != "file":
+        entry.problem = entry.problem or f"Moodle's {match['plugin']} submission, not a file"
+    with contextlib.suppress(OSError):
+        entry.order = (match["plugin"] == "file", path.stat().st_mtime, path.name)
+    return entry
+
+
+def _gradescope(folder: Path) -> list[Entry]:
+    submitters = _gradescope_index(folder / GRADESCOPE_INDEX)
+    entries = []
+    for path in _children(folder):
+        match = GRADESCOPE.fullmatch(path.name)
+        if match is None:
+            entries.append(_unnamed(path, "gradescope"))
+            continue
+        who = submitters.get(path.name, {})
+        entry = _plain(path, who.get("sid") or who.get("email") or path.name)
+        when = parse_time(who.get("created_at", ""))
+        entry.lms, entry.name = "gradescope", who.get("name", "")
+        entry.submitted = when.isoformat() if when else ""
+        entry.order = (entry.submitted, int(match["id"]))
+        entries.append(entry)
+    return entries
+
+
+def _gradescope_index(path: Path) -> dict[str, dict[str, str]]:
+    """``submission_metadata.yml``'s first submitter of each submission (name, sid, email) and its time.
+
+    Read line by line for the keys we need (the file is Ruby's YAML, with ``:symbol:`` keys), so no
+    YAML library is needed and nothing in it is evaluated.
+    """
+    index: dict[str, dict[str, str]] = {}
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return index
+    current = None
+    for line in lines:
+        top = re.fullmatch(r"(submission_\d+):\s*", line)
+        if top:
+            current = index.setdefault(top[1], {})
+            continue
+        key = re.fullmatch(r"\s*-?\s*:(name|sid|email|created_at):\s*(.*?)\s*", line)
+        if current is not None and key and key[1] not in current:
+            current[key[1]] = key[2].strip("'\"")
+    return index
+
+
+def _newest_per_student(entries: list[Entry]) -> list[Entry]:
+    """One entry per LMS id: the newest file of a student who left several, with a note naming the others."""
+    by_id: dict[tuple[str, str], list[Entry]] = {}
+    for entry in entries:
+        key = (entry.lms, entry.id) if entry.lms != "folder" and not entry.notes else ("", str(entry.path))
+        by_id.setdefault(key, []).append(entry)
+    kept = []
+    for group in by_id.values():
+        group.sort(key=lambda e: (e.problem == "", e.order))
+        newest, older = group[-1], group[:-1]
+        if older:
+            names = ", ".join(repr(_shown(e)) for e in older)
+            newest.notes.append(f"{len(group)} files for this student: graded the newest, {_shown(newest)!r}; "
+                                f"not graded: {names}")
+        kept.append(newest)
+    return sorted(kept, key=lambda e: (e.id, _shown(e)))
+
+
+def _shown(entry: Entry) -> str:
+    return _unrefused(entry.path.name) if entry.path is not None else "?"
+
+
+# --- lateness -----------------------------------------------------------------------------------------
+
+def apply_late(record: dict, policy) -> None:
+    """Take the rubric's late penalty (:class:`autograder.rubric.LatePolicy`, or None) off ``record``'s score,
+    where the LMS marks the submission late or its time is after the due date. Keeps ``score_before_late``
+    and says what was taken in ``late_penalty`` (``points``, ``rule``); idempotent (a cached record again)."""
+    lms = record.get("lms") or {}
+    before = record.get("score_before_late", record["score"])
+    record["score_before_late"], record["score"], record["late_penalty"] = before, before, None
+    days = _days_late(lms.get("submitted", ""), policy.due if policy else None)
+    late = bool(lms.get("late")) or bool(days)
+    if policy is None or not late or record["status"] != "graded":
+        return
+    percent = policy.percent + policy.per_day_percent * (days or 0)
+    rule = f"{policy.percent:g} %" if policy.percent else ""
+    if policy.per_day_percent:
+        if days is None:
+            rule += (" + " if rule else "") + "days late unknown (the LMS gave no submission time): no daily penalty"
+        else:
+            rule += (" + " if rule else "") + f"{days} day{'' if days == 1 else 's'} x {policy.per_day_percent:g} %"
+    percent = min(percent, policy.max_percent)
+    points = round(record["max_score"] * percent / 100, 4)
+    record["score"] = max(0.0, round(before - points, 4))
+    record["late_penalty"] = {"points": before - record["score"], "percent": percent, "rule": rule}
+
+
+def parse_time(text: str) -> dt.datetime | None:
+    """A time with its UTC offset, as LMSs write it (``2026-11-20 10:00:00.000000000 -08:00``, ISO 8601), or
+    None where it is missing, malformed or has no offset."""
+    match = re.fullmatch(r"(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d(?::\d\d)?)(?:\.(\d+))?\s*(Z|[+-]\d\d:?\d\d)",
+                         str(text).strip())
+    if match is None:
+        return None
+    offset = "+00:00" if match[4] == "Z" else match[4] if ":" in match[4] else f"{match[4][:3]}:{match[4][3:]}"
+    fraction = f".{match[3][:6]:0<6}" if match[3] else ""
+    try:
+        return dt.datetime.fromisoformat(f"{match[1]}T{match[2]}{fraction}{offset}")
+    except ValueError:
+        return None
+
+
+def _days_late(submitted: str, due) -> int | None:
+    """Started days between ``due`` and the submission time (0 when on time); None where either is unknown."""
+    when = parse_time(submitted)
+    if when is None or due is None:
+        return None
+    seconds = (when - due).total_seconds()
+    return 0 if seconds <= 0 else int(-(-seconds // 86400))
+
+
+# --- grades back ---------------------------------------------------------------------------------------
+
+CANVAS_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
+MOODLE_COLUMNS = ("Identifier", "Full name", "Grade", "Maximum Grade", "Last modified (grade)", "Feedback comments")
+
+
+def canvas_rows(records: list[dict], assignment: str) -> tuple[list[str], list[dict], list[str]]:
+    """Canvas's gradebook import: the columns, the rows (a "Points Possible" row first) and the students left
+    out (no Canvas user id: anonymous or not from a Canvas download)."""
+    columns = [*CANVAS_COLUMNS, assignment]
+    maximum = max((r["max_score"] for r in records), default=0)
+    rows = [{"Student": "Points Possible", assignment: _points(maximum)}]
+    skipped = []
+    for record in records:
+        lms = record.get("lms") or {}
+        if lms.get("lms") != "canvas" or not str(lms.get("lms_id", "")).isdigit():
+            skipped.append(record["student"])
+            continue
+        rows.append({"Student": lms.get("name", ""), "ID": lms["lms_id"], assignment: _points(record["score"])})
+    return columns, [{c: row.get(c, "") for c in columns} for row in rows], skipped
+
+
+def moodle_rows(records: list[dict], title: str, modified: dt.datetime) -> tuple[list[str], list[dict], list[str]]:
+    """Moodle's offline grading worksheet (``Identifier`` = ``Participant N``; the grade, the maximum, when it was
+    given, the feedback's summary), and the students left out (not from a Moodle download)."""
+    rows, skipped = [], []
+    for record in records:
+        lms = record.get("lms") or {}
+        if lms.get("lms") != "moodle" or not str(lms.get("lms_id", "")).isdigit():
+            skipped.append(record["student"])
+            continue
+        rows.append({"Identifier": f"Participant {lms['lms_id']}", "Full name": lms.get("name", ""),
+                     "Grade": _points(record["score"]), "Maximum Grade": _points(record["max_score"]),
+                     "Last modified (grade)": modified.strftime("%Y-%m-%d %H:%M:%S %z"),
+                     "Feedback comments": feedback_summary(record, title)})
+    return list(MOODLE_COLUMNS), rows, skipped
+
+
+def feedback_summary(record: dict, title: str) -> str:
+    """A record in one line of plain text: score, status, the late penalty, each rubric line, the message."""
+    from autograder.claims import clean_message
+    from autograder.reports import late_text
+
+    parts = [f"{title}: {record['score']:g} / {record['max_score']:g} ({record['status']})"]
+    if record.get("late_penalty"):
+        parts[0] += late_text(record)
+    parts += [f"{line['label']}: {line['points']:g} / {line['max_points']:g}"
+              + (f" ({line['shown']})" if line.get("shown") else "") for line in record.get("lines", [])]
+    if record.get("message"):
+        parts.append(record["message"])
+    return clean_message(". ".join(parts), 1000)
+
+
+def _points(value: float) -> str:
+    return f"{round(float(value), 2):g}"

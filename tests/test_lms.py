@@ -1,0 +1,327 @@
+"""From the course's LMS and back: Canvas's and Moodle's downloads graded as they come, grades written in the
+files their imports take, the late penalty, and Gradescope's leaderboard and visibility."""
+
+import csv
+import datetime as dt
+import io
+import json
+import stat
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from autograder.hidden import make_hidden_set
+from autograder.lms import apply_late, canvas_rows, moodle_rows, read_entries, unpack_download
+from autograder.reports import gradescope_results
+from autograder.rubric import RubricError, load_rubric
+from tests.test_autograder import _rubric, run_autograder
+
+FIXTURES = Path(__file__).parent / "fixtures"
+LAB2 = "date-translation"
+LATE_RUBRIC = "\n[late]\npercent = 10\n\n[gradescope]\nvisibility = \"after_published\"\nleaderboard = [\"exact_match\", \"score\"]\n"
+
+
+def _bundle(student_id: str) -> bytes:
+    """The kit-0.1.0 lab-2 bundle with ``student_id`` in its meta.json."""
+    source = zipfile.ZipFile(FIXTURES / "lab2-bundle-kit-0.1.0.zip")
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as target:
+        for name in source.namelist():
+            data = source.read(name)
+            if name == "meta.json":
+                data = json.dumps({**json.loads(data), "student_id": student_id}).encode()
+            target.writestr(name, data)
+    return buffer.getvalue()
+
+
+def _files(folder: Path, names: dict[str, bytes]) -> Path:
+    for name, data in names.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(data)
+    return folder
+
+
+# ---- reading what the LMS gave ----
+
+def test_canvas_names_give_the_id_the_name_and_late_and_the_newest_file_of_each_student(tmp_path):
+    folder = _files(tmp_path, {
+        "doejane_12345_67890_submission.zip": b"a", "smithjohn_LATE_23456_78901_hw31-2.zip": b"b",
+        "smithjohn_LATE_23456_78800_hw31.zip": b"c", "anon_Xy12z_555_hw.zip": b"d",
+        "LATE_anon_Qq9_556_hw.zip": b"e", "ใจดีสมชาย_34567_600_งาน.zip": b"f", "my homework.zip": b"g"})
+    lms, entries = read_entries(folder)
+    assert lms == "canvas"
+    by_id = {e.id: e for e in entries}
+    assert sorted(i for i in by_id if not i.startswith("my_homework-")) == [
+        "12345", "23456", "34567", "anon_Qq9", "anon_Xy12z"] and len(by_id) == 6
+    assert (by_id["12345"].name, by_id["12345"].late) == ("doejane", False)
+    john = by_id["23456"]
+    assert john.late and john.path.name == "smithjohn_LATE_23456_78901_hw31-2.zip"   # attachment 78901 > 78800
+    assert "2 files for this student" in john.notes[0] and "smithjohn_LATE_23456_78800_hw31.zip" in john.notes[0]
+    assert by_id["anon_Xy12z"].name == "" and not by_id["anon_Xy12z"].late and by_id["anon_Qq9"].late
+    assert by_id["34567"].name == "ใจดีสมชาย"
+    stray = next(e for e in entries if e.id.startswith("my_homework"))
+    assert stray.lms == "canvas" and "follows no Canvas convention" in stray.notes[0]
+
+
+def test_moodle_folders_prefixes_and_blind_marking(tmp_path):
+    folder = _files(tmp_path, {
+        "Jane Doe_101_assignsubmission_file/submission.zip": b"a",
+        "John Smith_102_assignsubmission_file_/old.zip": b"b",
+        "John Smith_102_assignsubmission_file_/new.zip": b"c",
+        "Participant_103_assignsubmission_file_hw.zip": b"d",
+        "Participant_103_assignsubmission_onlinetext_onlinetext.html": b"<p>see the zip</p>",
+        "Ann Lee_104_assignsubmission_onlinetext_onlinetext.html": b"<p>forgot the zip</p>"})
+    (folder / "John Smith_102_assignsubmission_file_" / "old.zip").touch()
+    import os
+    os.utime(folder / "John Smith_102_assignsubmission_file_" / "old.zip", (1, 1))
+    lms, entries = read_entries(folder)
+    assert lms == "moodle"
+    by_id = {e.id: e for e in entries}
+    assert sorted(by_id) == ["101", "102", "103", "104"]
+    assert by_id["101"].name == "Jane Doe" and by_id["101"].path.name == "submission.zip"
+    assert by_id["102"].path.name == "new.zip" and "not graded: 'old.zip'" in by_id["102"].notes[0]
+    assert by_id["103"].name == "" and by_id["103"].path.name.endswith("hw.zip")   # the file, not the online text
+    assert by_id["104"].problem == "Moodle's onlinetext submission, not a file"
+
+
+def test_gradescope_export_names_its_submitters(tmp_path):
+    folder = _files(tmp_path, {"submission_11/a.zip": b"a", "submission_12/b.zip": b"b", "submission_metadata.yml": (
+        "submission_11:\n  :submitters:\n  - :name: Jane Doe\n    :sid: '6401'\n    :email: jane@uni.ac.th\n"
+        "  :created_at: 2026-11-20 10:00:00.123456789 +07:00\nsubmission_12:\n  :submitters:\n"
+        "  - :name: John Smith\n    :email: john@uni.ac.th\n").encode()})
+    lms, entries = read_entries(folder)
+    assert lms == "gradescope"
+    assert [(e.id, e.name) for e in entries] == [("6401", "Jane Doe"), ("john@uni.ac.th", "John Smith")]
+    assert entries[0].submitted == "2026-11-20T10:00:00.123456+07:00" and entries[1].submitted == ""
+
+
+def test_a_plain_folder_stays_one_entry_per_student(tmp_path):
+    folder = _files(tmp_path, {"alice.zip": b"a", "bob/meta.json": b"{}"})
+    lms, entries = read_entries(folder)
+    assert lms == "folder" and [e.id for e in entries] == ["alice", "bob"]
+    lms, entries = read_entries(folder, "canvas")     # forced: each name is noted, none is lost
+    assert lms == "canvas" and len(entries) == 2 and all("no Canvas convention" in e.notes[0] for e in entries)
+
+
+def test_a_download_zip_is_unpacked_without_trusting_its_names_links_or_sizes(tmp_path):
+    download = tmp_path / "download.zip"
+    with zipfile.ZipFile(download, "w") as archive:
+        archive.writestr("doejane_12345_67890_submission.zip", b"ok")
+        archive.writestr("../evil_1_2_x.zip", b"out")
+        archive.writestr("/abs_3_4_y.zip", b"abs")
+        link = zipfile.ZipInfo("link_5_6_z.zip")
+        link.external_attr = (stat.S_IFLNK | 0o777) << 16
+        archive.writestr(link, "/etc/passwd")
+        archive.writestr("big_7_8_w.zip", b"x" * 5000)
+        archive.writestr("x" * 300 + "_9_10_v.zip", b"long")
+        with pytest.warns(UserWarning, match="Duplicate name"):
+            archive.writestr("doejane_12345_67890_submission.zip", b"again")
+    folder = unpack_download(download, tmp_path / "in", max_member_bytes=1000)
+    written = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+    assert (folder / "doejane_12345_67890_submission.zip").read_bytes() == b"ok"
+    assert not (tmp_path / "evil_1_2_x.zip").exists() and not any(p.is_symlink() for p in folder.rglob("*"))
+    refused = {name: (folder / name).read_text() for name in written if name.endswith(".refused.txt")}
+    assert len(refused) == 6, written
+    assert "could not be written" in refused["doejane_12345_67890_submission.zip.refused.txt"]
+    assert any("outside its own folder" in why for why in refused.values())
+    assert any("as a link" in why for why in refused.values())
+    assert any("over the" in why for why in refused.values())
+    assert any("no file system holds" in why for why in refused.values())
+    _, entries = read_entries(folder)
+    problems = {e.id for e in entries if e.problem}                        # each still gets its row
+    assert len(problems) == 5 and {"1", "3", "5", "7"} < problems     # 12345 keeps its written file
+    with pytest.raises(Exception, match="neither a folder of submissions nor a readable zip"):
+        unpack_download(tmp_path / "in" / "doejane_12345_67890_submission.zip", tmp_path / "again", 1000)
+
+
+# ---- lateness ----
+
+def _record(score=80.0, late=True, submitted="", status="graded"):
+    return {"student": "s", "score": score, "max_score": 100.0, "status": status,
+            "lms": {"lms": "canvas", "lms_id": "1", "late": late, "submitted": submitted}}
+
+
+def test_the_late_penalty_follows_the_rubric_and_is_idempotent(tmp_path):
+    def policy(text):
+        path = _rubric(tmp_path, LAB2)
+        path.write_text(path.read_text(encoding="utf-8") + "\n[late]\n" + text, encoding="utf-8")
+        return load_rubric(path).late
+
+    flat = policy("percent = 10\n")
+    record = _record()
+    apply_late(record, flat)
+    assert (record["score_before_late"], record["score"], record["late_penalty"]["rule"]) == (80.0, 70.0, "10 %")
+    apply_late(record, flat)                                  # a cached record again: the same, not 60
+    assert record["score"] == 70.0
+    on_time = _record(late=False)
+    apply_late(on_time, flat)
+    assert on_time["score"] == 80.0 and on_time["late_penalty"] is None
+    failed = _record(score=10.0, status="timeout")
+    apply_late(failed, flat)
+    assert failed["score"] == 10.0
+
+    daily = policy("percent = 5\nper_day_percent = 10\ndue = 2026-12-01T23:59:00+07:00\nmax_percent = 30\n")
+    two_days = _record(late=None, submitted="2026-12-03T10:00:00+07:00")   # 1 day 10 h after: 2 started days
+    apply_late(two_days, daily)
+    assert two_days["score"] == 80.0 - 25.0 and "2 days x 10 %" in two_days["late_penalty"]["rule"]
+    ten_days = _record(late=None, submitted="2026-12-11T00:00:00+07:00")
+    apply_late(ten_days, daily)
+    assert ten_days["score"] == 50.0                          # at most 30 %
+    early = _record(late=None, submitted="2026-12-01T23:00:00+07:00")
+    apply_late(early, daily)
+    assert early["score"] == 80.0
+    unknown = _record(late=True, submitted="")                # Canvas's LATE, no time: the flat part only
+    apply_late(unknown, daily)
+    assert unknown["score"] == 75.0 and "days late unknown" in unknown["late_penalty"]["rule"]
+    apply_late(record, None)                                  # no [late] table: shown, never charged
+    assert record["score"] == 80.0
+
+
+@pytest.mark.parametrize("late,error", [
+    ("percent = 120\n", "0 to 100"),
+    ("per_day_percent = 5\n", "give 'due' too"),
+    ("per_day_percent = 5\ndue = \"2026-12-01T23:59:00\"\n", "needs its UTC offset"),
+    ("per_day_percent = 5\ndue = \"tomorrow\"\n", "must be a date and time"),
+    ("percnt = 10\n", "unknown key 'percnt'"),
+])
+def test_a_bad_late_table_names_the_field(tmp_path, late, error):
+    path = _rubric(tmp_path, LAB2)
+    path.write_text(path.read_text(encoding="utf-8") + "\n[late]\n" + late, encoding="utf-8")
+    with pytest.raises(RubricError, match=error):
+        load_rubric(path)
+
+
+@pytest.mark.parametrize("table,error", [
+    ('visibility = "students"\n', "'visibility' must be one of"),
+    ('leaderboard = ["accuracy"]\n', "neither 'score' nor a metric"),
+    ('leaderboard = ["score:up"]\n', "'asc' or 'desc'"),
+])
+def test_a_bad_gradescope_table_names_the_field(tmp_path, table, error):
+    path = _rubric(tmp_path, LAB2)
+    path.write_text(path.read_text(encoding="utf-8") + "\n[gradescope]\n" + table, encoding="utf-8")
+    with pytest.raises(RubricError, match=error):
+        load_rubric(path)
+
+
+def test_gradescope_results_carry_the_rubrics_leaderboard_and_visibility(tmp_path):
+    path = _rubric(tmp_path, LAB2)
+    path.write_text(path.read_text(encoding="utf-8") + '\n[gradescope]\nvisibility = "after_due_date"\n'
+                    'leaderboard = ["exact_match", "score:asc"]\n', encoding="utf-8")
+    rubric = load_rubric(path)
+    lines = [{"name": "architecture", "label": "a", "value": 1.0, "points": 10, "max_points": 10, "rule": "",
+              "message": "", "shown": ""}]
+    lines += [{"name": m.name, "label": m.label, "value": 0.5, "points": 1, "max_points": m.points, "rule": "",
+               "message": "", "shown": ""} for m in rubric.metrics]
+    record = {"score": 12.0, "max_score": rubric.max_score, "status": "graded", "message": "", "lines": lines}
+    results = gradescope_results(record, rubric)
+    assert results["visibility"] == "after_due_date"
+    assert results["leaderboard"] == [{"name": "exact_match", "value": 0.5, "order": "desc"},
+                                      {"name": "score", "value": 12.0, "order": "asc"}]
+    default = gradescope_results(record, load_rubric(task=LAB2))
+    assert default["visibility"] == "visible" and default["leaderboard"][0]["name"] == "score"
+    assert [e["name"] for e in default["leaderboard"][1:]] == [m.name for m in load_rubric(task=LAB2).metrics]
+
+
+# ---- grades back ----
+
+def test_canvas_and_moodle_rows_take_only_their_own_students():
+    records = [{**_record(score=70.0), "student": "12345", "lms": {"lms": "canvas", "lms_id": "12345", "name": "doejane"},
+                "lines": [], "message": ""},
+               {**_record(), "student": "anon_X", "lms": {"lms": "canvas", "lms_id": "anon_X"}, "lines": [],
+                "message": ""},
+               {**_record(score=55.5), "student": "101", "lms": {"lms": "moodle", "lms_id": "101", "name": "Jane Doe"},
+                "lines": [{"label": "exact match", "points": 45.5, "max_points": 90, "shown": "50.0 %"}],
+                "message": "=cmd|' /C calc'!A0"}]
+    columns, rows, skipped = canvas_rows(records, "Homework 3.1")
+    assert columns == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Homework 3.1"]
+    assert rows[0]["Student"] == "Points Possible" and rows[0]["Homework 3.1"] == "100"
+    assert rows[1:] == [{"Student": "doejane", "ID": "12345", "SIS User ID": "", "SIS Login ID": "", "Section": "",
+                         "Homework 3.1": "70"}]
+    assert skipped == ["anon_X", "101"]
+    when = dt.datetime(2026, 11, 24, 21, 0, tzinfo=dt.timezone.utc)
+    columns, rows, skipped = moodle_rows(records, "Homework 3.1", when)
+    assert columns[:3] == ["Identifier", "Full name", "Grade"] and "Last modified (grade)" in columns
+    assert rows == [{"Identifier": "Participant 101", "Full name": "Jane Doe", "Grade": "55.5", "Maximum Grade": "100",
+                     "Last modified (grade)": "2026-11-24 21:00:00 +0000",
+                     "Feedback comments": rows[0]["Feedback comments"]}]
+    assert rows[0]["Feedback comments"].startswith("Homework 3.1: 55.5 / 100 (graded)")
+    assert "exact match: 45.5 / 90 (50.0 %)" in rows[0]["Feedback comments"]
+    assert skipped == ["12345", "anon_X"]
+
+
+# ---- end to end, as an instructor of a Canvas course and of a Moodle course ----
+
+@pytest.fixture(scope="module")
+def hidden(tmp_path_factory):
+    root = tmp_path_factory.mktemp("lms-hidden")
+    (root / "secret.txt").write_text("an LMS test's secret, long enough to seed a hidden set")
+    make_hidden_set(LAB2, root / "secret.txt", root / "hidden", n=40)
+    return root / "hidden"
+
+
+def test_a_canvas_download_is_graded_as_it_comes_and_its_grades_go_back(tmp_path, hidden):
+    rubric = _rubric(tmp_path, LAB2, wall_seconds=120)
+    rubric.write_text(rubric.read_text(encoding="utf-8") + LATE_RUBRIC, encoding="utf-8")
+    download = tmp_path / "hw-submissions.zip"
+    with zipfile.ZipFile(download, "w") as archive:
+        archive.writestr("doejane_12345_67890_submission.zip", _bundle("Doe, Jane"))
+        archive.writestr("smithjohn_LATE_23456_78800_hw31.zip", b"not a zip: the older upload")
+        archive.writestr("smithjohn_LATE_23456_78901_hw31-2.zip", _bundle("6401234"))
+        archive.writestr("anon_Xy12z_555_notes.txt", b"my answers are in my head")
+        link = zipfile.ZipInfo("leelisa_34567_600_link.zip")
+        link.external_attr = (stat.S_IFLNK | 0o777) << 16
+        archive.writestr(link, "/etc/passwd")
+    graded = run_autograder("grade", str(download), "--task", LAB2, "--hidden", str(hidden), "--out",
+                            str(tmp_path / "grades"), "--rubric", str(rubric), "--quiet")
+    assert graded.returncode == 0, graded.stderr
+    with open(tmp_path / "grades" / "gradebook.csv", encoding="utf-8") as handle:
+        book = {row["student"]: row for row in csv.DictReader(handle)}
+    assert sorted(book) == ["12345", "23456", "34567", "anon_Xy12z"]
+    jane, john = book["12345"], book["23456"]
+    assert (jane["name"], jane["lms"], jane["late"], jane["status"]) == ("doejane", "canvas", "no", "graded")
+    assert "meta.json names student" not in jane["notes"]                  # "Doe, Jane" is doejane
+    assert john["late"] == "yes" and john["status"] == "graded" and john["bundle"] == "smithjohn_LATE_23456_78901_hw31-2.zip"
+    assert float(john["score"]) == float(john["score_before_late"]) - 10 and john["late_penalty"].startswith("10 (10 %")
+    assert "2 files for this student" in john["notes"] and "meta.json names student '6401234'" in john["notes"]
+    assert float(jane["score"]) == float(john["score_before_late"])        # the same bundle
+    assert book["anon_Xy12z"]["status"] == "malformed" and book["34567"]["status"] == "malformed"
+    assert "as a link" in book["34567"]["message"]
+    assert not list((tmp_path / "grades").glob(".download-*"))             # the unpacked download is gone
+    feedback = (tmp_path / "grades" / "feedback" / "23456.md").read_text(encoding="utf-8")
+    assert "late: 10 before a penalty of 10" in feedback
+    results = json.loads((tmp_path / "grades" / "results" / "23456.json").read_text(encoding="utf-8"))
+    assert results["visibility"] == "after_published" and [e["name"] for e in results["leaderboard"]] == [
+        "exact_match", "score"]
+
+    exported = run_autograder("export-grades", str(tmp_path / "grades"), "--lms", "canvas", "--assignment",
+                              "Homework 3.1 (778)")
+    assert exported.returncode == 0, exported.stderr
+    assert "3 grade(s)" in exported.stdout and "anon_Xy12z" in exported.stderr
+    with open(tmp_path / "grades" / "canvas-grades.csv", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert rows[0]["Student"] == "Points Possible" and rows[0]["Homework 3.1 (778)"] == "100"
+    assert {r["ID"]: r["Homework 3.1 (778)"] for r in rows[1:]} == {
+        "12345": jane["score"], "23456": john["score"], "34567": "0"}
+    nothing = run_autograder("export-grades", str(tmp_path / "grades"), "--lms", "moodle")
+    assert nothing.returncode == 2 and "came from a Moodle download" in nothing.stderr
+    assert nothing.stderr.count("\n") == 1
+
+
+def test_a_moodle_folder_is_graded_and_its_worksheet_written(tmp_path, hidden):
+    rubric = _rubric(tmp_path, LAB2, wall_seconds=120)
+    folder = _files(tmp_path / "download", {
+        "Jane Doe_101_assignsubmission_file/submission.zip": _bundle("jane"),
+        "Participant_102_assignsubmission_onlinetext_onlinetext.html": b"<p>no zip</p>"})
+    graded = run_autograder("grade", str(folder), "--task", LAB2, "--hidden", str(hidden), "--out",
+                            str(tmp_path / "grades"), "--rubric", str(rubric), "--quiet", "--lms", "moodle")
+    assert graded.returncode == 0, graded.stderr
+    exported = run_autograder("export-grades", str(tmp_path / "grades"), "--lms", "moodle", "--out",
+                              str(tmp_path / "worksheet.csv"))
+    assert exported.returncode == 0, exported.stderr
+    with open(tmp_path / "worksheet.csv", encoding="utf-8") as handle:
+        rows = {r["Identifier"]: r for r in csv.DictReader(handle)}
+    assert sorted(rows) == ["Participant 101", "Participant 102"]
+    assert rows["Participant 101"]["Full name"] == "Jane Doe" and float(rows["Participant 101"]["Grade"]) > 0
+    assert rows["Participant 102"]["Grade"] == "0" and "(malformed)" in rows["Participant 102"]["Feedback comments"]
+    assert "onlinetext submission, not a file" in rows["Participant 102"]["Feedback comments"]
