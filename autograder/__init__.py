@@ -12,6 +12,8 @@
     rubric.py     the per-task TOML rubrics (rubrics/)
     scoring.py    metrics (the labs' own functions) and rubric points
     grade.py      one bundle, start to end; batch.py: a folder of them, and the students' check
+    lms.py        what Canvas, Moodle and Gradescope downloads hold (one entry per student, late), the late
+                  penalty, and grades back in their import formats (export-grades)
     reports.py    gradebook, leaderboard, feedback, Gradescope results; gradescope.py: the package
     similarity.py did two students hand in the same model: weights, near-identical weights, shared
                   mistakes (similarity.csv; for the instructor only)

@@ -2,6 +2,8 @@
 
     python -m autograder hidden-set --task date-translation --seed-file secret.txt --out hidden/lab2
     python -m autograder grade submissions/ --task date-translation --hidden hidden/lab2 --out grades/ --jobs 2
+    python -m autograder grade canvas-download.zip --task name-transliteration --hidden hidden/hw --out grades/
+    python -m autograder export-grades grades/ --lms canvas --assignment "Homework 3.1"   (the LMS's import file)
     python -m autograder similarity grades/        (compare the graded models again; the class report)
     python -m autograder gradescope --task date-translation --hidden hidden/lab2 --out autograder.zip
     python -m autograder gradescope-selfcheck autograder.zip submission.zip   (as Gradescope runs it; root)
@@ -25,6 +27,7 @@ import warnings
 from pathlib import Path
 
 from autograder.keras_floor import check_keras
+from autograder.lms import LMS_NAMES
 from autograder.rubric import RubricError, load_rubric
 from autograder.sandbox import ISOLATIONS
 from labs import tasks
@@ -55,7 +58,10 @@ def _parser() -> argparse.ArgumentParser:
                              "which students can rebuild from public tools")
 
     grade = commands.add_parser("grade", help="grade a folder of submission bundles")
-    grade.add_argument("submissions", help="folder of bundles: zips or folders, one per student (or a Gradescope export)")
+    grade.add_argument("submissions", help="what the LMS gave: Canvas's or Moodle's download (the zip or its folder), a "
+                                           "Gradescope export, or a folder with one zip or folder per student")
+    grade.add_argument("--lms", default="auto", choices=("auto", *LMS_NAMES),
+                       help="whose file names the submissions follow (default auto: found from the names)")
     grade.add_argument("--task", required=True, choices=TASKS)
     grade.add_argument("--hidden", required=True, help="hidden-set folder (from `hidden-set`)")
     grade.add_argument("--out", required=True, help="folder for gradebook.csv, leaderboard.csv, feedback/, results/")
@@ -67,6 +73,16 @@ def _parser() -> argparse.ArgumentParser:
                        help="how student code is isolated (default auto: the strongest this machine offers); only "
                             "an explicit 'user' (where no seccomp filter cuts the network) or 'none' runs bundles that "
                             "carry code without full isolation")
+
+    export = commands.add_parser("export-grades", help="the grades of a graded batch as the LMS imports them "
+                                 "(Canvas's gradebook CSV, Moodle's offline grading worksheet)")
+    export.add_argument("grades", help="the --out folder of `grade`")
+    export.add_argument("--lms", required=True, choices=("canvas", "moodle"))
+    export.add_argument("--assignment", default=None,
+                        help="Canvas: the assignment's name as in its gradebook (e.g. \"Homework 3.1\", or \"Homework "
+                             "3.1 (12345)\" with its id); Moodle: the title for the feedback (default: the rubric's)")
+    export.add_argument("--out", default=None, help="the CSV to write (default: GRADES/canvas-grades.csv or "
+                                                    "GRADES/moodle-worksheet.csv)")
 
     similar = commands.add_parser("similarity", help="compare a graded batch's models again (similarity.csv, "
                                                       "class-report.html), without running them")
@@ -178,6 +194,42 @@ def _similarity(args) -> None:
     print(f"wrote {grades / 'similarity.csv'} and {grades / 'class-report.html'} (for you only: not for students)")
 
 
+def _export_grades(args) -> None:
+    import datetime as dt
+
+    from autograder.batch import graded_records, latest_hidden_set
+    from autograder.lms import canvas_rows, moodle_rows
+    from autograder.reports import csv_cell
+    from labs.common.files import write_csv
+
+    grades = Path(args.grades)
+    records, left_out = latest_hidden_set(graded_records(grades))
+    records.sort(key=lambda r: r["student"])
+    title = args.assignment or tasks.get(records[0]["task"]).title
+    if args.lms == "canvas":
+        if not args.assignment:
+            raise InputError("--assignment is the assignment's column in Canvas's gradebook: give its name as Canvas "
+                             "shows it (e.g. --assignment \"Homework 3.1\")")
+        columns, rows, skipped = canvas_rows(records, args.assignment)
+    else:
+        columns, rows, skipped = moodle_rows(records, title, dt.datetime.now(dt.timezone.utc).astimezone())
+    out = Path(args.out) if args.out else grades / f"{'canvas-grades' if args.lms == 'canvas' else 'moodle-worksheet'}.csv"
+    if len(rows) == (1 if args.lms == "canvas" else 0):
+        raise InputError(f"none of the {len(records)} graded submission(s) in {grades} came from a {args.lms.title()} "
+                         f"download (grade what {args.lms.title()} gave, or use the gradebook.csv as it is)")
+    write_csv(out, columns, [{k: csv_cell(v) for k, v in row.items()} for row in rows])
+    count = len(rows) - (args.lms == "canvas")
+    where = ("Canvas: Grades > Import, then choose this file" if args.lms == "canvas" else
+             "Moodle: the assignment's View all submissions > Upload grading worksheet")
+    print(f"wrote {out}: {count} grade(s) for {where}")
+    if skipped:
+        print(f"left out {len(skipped)} submission(s) with no {args.lms.title()} id (anonymous, or named by no "
+              f"{args.lms.title()} convention): {', '.join(skipped[:8])}{', ...' if len(skipped) > 8 else ''}; "
+              "enter their grades by hand", file=sys.stderr)
+    if left_out:
+        print(f"left out {left_out} result(s) graded on another hidden set", file=sys.stderr)
+
+
 def _interrupt(signum, frame):
     raise KeyboardInterrupt   # a TERM ends like Ctrl-C: temporary folders are removed on the way out
 
@@ -218,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
             started = time.perf_counter()
             rubric = load_rubric(args.rubric, args.task)
             records = grade_folder(args.submissions, rubric, args.hidden, args.out, jobs=args.jobs, force=args.force,
-                                   progress=not args.quiet, isolation=args.isolation)
+                                   progress=not args.quiet, isolation=args.isolation, lms=args.lms)
             statuses = {}
             for record in records:
                 statuses[record["status"]] = statuses.get(record["status"], 0) + 1
@@ -230,11 +282,18 @@ def main(argv: list[str] | None = None) -> int:
                   f"similarity.csv ({_flagged(Path(args.out))}) and class-report.html")
         elif args.command == "similarity":
             _similarity(args)
+        elif args.command == "export-grades":
+            _export_grades(args)
         elif args.command == "gradescope":
             from autograder.gradescope import package
 
-            path = package(args.task, args.hidden, args.out, load_rubric(args.rubric, args.task))
-            print(f"wrote {path}: upload it as the assignment's autograder (Ubuntu image, Python 3.10+)")
+            rubric = load_rubric(args.rubric, args.task)
+            path = package(args.task, args.hidden, args.out, rubric)
+            board = ", ".join(f"{name} ({order})" for name, order in rubric.leaderboard) if rubric.leaderboard else \
+                "score and every metric"
+            print(f"wrote {path}: upload it as the assignment's autograder (Ubuntu image, Python 3.10+); results are "
+                  f"{rubric.visibility} to students; leaderboard columns: {board} (shown once you turn on "
+                  "'Enable leaderboard' in the assignment's autograder settings)")
         elif args.command == "gradescope-run":
             from autograder.gradescope import run_on_gradescope
 

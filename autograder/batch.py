@@ -7,7 +7,9 @@ import hashlib
 import json
 import logging
 import os
+import shutil
 import sys
+import tempfile
 import threading
 import zipfile
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -15,8 +17,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from autograder.grade import (HiddenSet, bundle_digest, cached_result, find_bundle, grade_bundle, grader_digest, log,
-                              missing_bundle, public_examples, student_id_for)
+                              missing_bundle, public_examples, safe_id)
 from autograder.hidden import load_hidden_set, secrets_inside
+from autograder.lms import LMS_NAMES, Entry, apply_late, read_entries, unpack_download
 from autograder.reports import write_gradebook, write_student_files
 from autograder.rubric import Rubric, load_rubric
 from autograder.sandbox import (KIT_ROOT, clean_stale_folders, cpu_share, is_user_isolation, package_folders,
@@ -26,37 +29,40 @@ from labs import tasks
 from labs.common.errors import InputError
 from labs.common.files import read_csv
 
-# What a submissions folder may hold beside the students' entries: Gradescope's export index and
-# the files desktops leave behind. Every other entry, odd or not, gets its row in the gradebook.
-NOT_SUBMISSIONS = {"submission_metadata.yml", ".DS_Store", "Thumbs.db", "desktop.ini", "__MACOSX"}
-
-
-def _entries(submissions: Path) -> list[Path]:
-    """One entry per student: every file or folder directly inside ``submissions``."""
-    if not submissions.is_dir():
-        raise InputError(f"{str(submissions)!r} is not a folder of submissions")
-    entries = [p for p in sorted(submissions.iterdir()) if p.name not in NOT_SUBMISSIONS]
-    if not entries:
-        raise InputError(f"{str(submissions)!r} holds no submissions (zips or folders)")
-    return entries
-
-
-def _unique_ids(entries: list[Path]) -> dict[Path, str]:
-    """Each entry's id: :func:`student_id_for` of its name, and for an entry whose id another entry (earlier in
-    name order) already has, up to case (``x`` and ``x.zip``; ``Alice.zip`` and ``alice.zip`` on a file system
-    that ignores case), that id, ``+`` and a hash of its own exact name.
+def _unique_ids(entries: list[Entry]) -> dict[int, str]:
+    """Each entry's id (by its index): its LMS id or file stem made safe (:func:`safe_id`), and for an entry
+    whose id another entry (earlier in order) already has, up to case (``x`` and ``x.zip``; ``Alice.zip`` and
+    ``alice.zip`` on a file system that ignores case), that id, ``+`` and a hash of its own exact name.
 
     A name never gives an id with ``+`` in it, so no entry can be named into another's de-duplicated id (an
     ``x-2`` beside two ``x``), and an entry's id does not change with what else the folder holds.
     """
     ids, taken = {}, set()
-    for entry in entries:
-        name = student_id_for(entry)
+    for index, entry in enumerate(entries):
+        name = safe_id(entry.id)
         if name.casefold() in taken:
-            name = f"{name}+{hashlib.sha256(entry.name.encode('utf-8', 'surrogateescape')).hexdigest()[:8]}"
+            own = entry.path.name if entry.path is not None else f"{entry.lms}:{entry.id}"
+            name = f"{name}+{hashlib.sha256(own.encode('utf-8', 'surrogateescape')).hexdigest()[:8]}"
         taken.add(name.casefold())
-        ids[entry] = name
+        ids[index] = name
     return ids
+
+
+@contextlib.contextmanager
+def _download(submissions: Path, out: Path, max_bytes: int):
+    """The folder of submissions: ``submissions`` itself, or the LMS's download zip unpacked into a temporary
+    folder of ``out`` (private to the instructor with it), removed after grading."""
+    if submissions.is_dir():
+        yield submissions
+        return
+    if not submissions.is_file():
+        raise InputError(f"{str(submissions)!r} is neither a folder of submissions nor an LMS's download zip")
+    out.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=".download-", dir=out))
+    try:
+        yield unpack_download(submissions, scratch / "submissions", max_bytes)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def check_private(paths: list[Path]) -> None:
@@ -94,13 +100,20 @@ def _grader_log(path: Path):
 
 
 def grade_folder(submissions: str | Path, rubric: Rubric, hidden_dir: str | Path, out: str | Path, *,
-                 jobs: int = 1, force: bool = False, progress: bool = True, isolation: str = "auto") -> list[dict]:
-    """Grade every entry of ``submissions``; write results, feedback, gradebook and leaderboard into ``out``.
+                 jobs: int = 1, force: bool = False, progress: bool = True, isolation: str = "auto",
+                 lms: str = "auto") -> list[dict]:
+    """Grade every student of ``submissions``; write results, feedback, gradebook and leaderboard into ``out``.
+
+    ``submissions``: a folder, or the zip an LMS gave (unpacked into ``out`` for the run); ``lms``: whose naming
+    its entries follow (``canvas``, ``moodle``, ``gradescope``, ``folder``; ``auto`` finds it:
+    :mod:`autograder.lms`). Each record keeps the LMS's identity (``lms``) and, where the rubric has a
+    ``[late]`` table and the LMS marks the submission late, the score before the penalty.
 
     ``isolation``: ``auto`` (the strongest the machine offers), ``namespaces``, ``user`` or
     ``none``; only an explicit ``none`` runs bundles that carry code without isolation. A bundle
     already graded with the same bundle, hidden set, rubric and isolation, by the same grader (its
-    code, :func:`autograder.grade.grader_digest`), is skipped (its result is reused) unless ``force``. One bad bundle never stops the batch.
+    code, :func:`autograder.grade.grader_digest`), is skipped (its result is reused) unless ``force``. One bad
+    bundle never stops the batch.
 
     ``jobs`` bundles are graded at once, each child held to its share of the cores
     (:func:`autograder.sandbox.cpu_share`). A bundle that ran out of time (status ``timeout``) while another
@@ -109,76 +122,98 @@ def grade_folder(submissions: str | Path, rubric: Rubric, hidden_dir: str | Path
     is compared (:mod:`autograder.similarity`: ``similarity.csv``) and ``class-report.html`` written:
     both for the instructor only.
     """
-    from tqdm.auto import tqdm
-
     if jobs < 1:
         raise InputError(f"--jobs must be 1 or more, got {jobs}")
+    if lms not in ("auto", *LMS_NAMES):
+        raise InputError(f"--lms must be auto or one of {', '.join(LMS_NAMES)}, got {lms!r}")
     submissions, out, hidden_dir = Path(submissions), Path(out), Path(hidden_dir)
     clean_stale_folders()
     inputs, targets, manifest = load_hidden_set(hidden_dir, rubric.task)
     hidden = HiddenSet(hidden_dir, inputs, targets, manifest)
-    entries = _entries(submissions)
-    ids = _unique_ids(entries)
     used = resolve_isolation(isolation)
     check_kit_holds_no_secrets(manifest)
-    for folder in ("results", "feedback"):
-        (out / folder).mkdir(parents=True, exist_ok=True)
     if is_user_isolation(used):
+        out.mkdir(parents=True, exist_ok=True)
         os.chmod(out, 0o700)
         beside = [path for path, _ in secrets_inside(hidden_dir.resolve().parent, manifest, recursive=False)]
         check_private([hidden_dir, submissions, out, *beside])   # the secret, where the README keeps it
+    with _download(submissions, out, int(rubric.bundle_mb * 1_000_000)) as folder:
+        _, entries = read_entries(folder, lms)
+        if not entries:
+            raise InputError(f"{str(submissions)!r} holds no submissions (zips or folders)")
+        return _grade_entries(entries, rubric, hidden, out, jobs=jobs, force=force, progress=progress,
+                              isolation=isolation, used=used)
+
+
+def _grade_entries(entries: list[Entry], rubric: Rubric, hidden: HiddenSet, out: Path, *, jobs: int,
+                   force: bool, progress: bool, isolation: str, used: str) -> list[dict]:
+    """:func:`grade_folder` once the students' entries are known."""
+    from tqdm.auto import tqdm
+
+    ids = _unique_ids(entries)
+    for folder in ("results", "feedback"):
+        (out / folder).mkdir(parents=True, exist_ok=True)
     rubric_digest = hashlib.sha256(Path(rubric.path).read_bytes()).hexdigest()
     grader = grader_digest()   # a re-run keeps only the grades this very grader gave
     examples = public_examples(rubric.task)
     records, todo = [], []
-    for entry in entries:
+    for index, entry in enumerate(entries):
         previous = None
         with contextlib.suppress(OSError):
-            bundle = find_bundle(entry)
+            bundle = find_bundle(entry.path) if entry.path is not None else None
             if not force and bundle is not None:
                 digest = bundle_digest(bundle, int(rubric.bundle_mb * 1_000_000))
-                previous = cached_result(out / "results", ids[entry], digest, hidden, rubric_digest, used, grader)
-                if previous is not None and not evidence_path(out, ids[entry]).is_file():
+                previous = cached_result(out / "results", ids[index], digest, hidden, rubric_digest, used, grader)
+                if previous is not None and not evidence_path(out, ids[index]).is_file():
                     previous = None   # graded before the grader kept what similarity compares
         if previous is not None:
+            before = (previous.get("lms"), previous.get("score"))
+            previous["lms"] = entry.identity()          # the LMS may say otherwise now (late, another name)
+            apply_late(previous, rubric.late)
+            if (previous["lms"], previous["score"]) != before:
+                _write_student_files(previous, rubric, out)
             records.append(previous)
         else:
-            todo.append(entry)
+            todo.append(index)
 
     rubric = replace(rubric, limits=replace(rubric.limits, cpus=cpu_share(jobs)))
     running, beside_others, lock = set(), set(), threading.Lock()
 
-    def work(entry: Path) -> tuple[dict, dict]:
+    def work(index: int) -> tuple[dict, dict]:
         """``grade_entry``, noting whether another entry was being graded at any moment meanwhile."""
         with lock:
-            running.add(entry)
+            running.add(index)
             if len(running) > 1:
                 beside_others.update(running)
         try:
-            return grade_entry(entry)
+            return grade_entry(index)
         finally:
             with lock:
-                running.discard(entry)
+                running.discard(index)
 
-    def grade_entry(entry: Path) -> tuple[dict, dict]:
+    def grade_entry(index: int) -> tuple[dict, dict]:
+        entry = entries[index]
+        name = entry.path.name if entry.path is not None else entry.id
+        problem = entry.problem or "the submission folder is empty"
         try:
-            bundle = find_bundle(entry)
+            bundle = find_bundle(entry.path) if entry.path is not None and not entry.problem else None
         except OSError as error:
             bundle, problem = None, f"the submission could not be read ({error.strerror or error})"
-        else:
-            problem = "the submission folder is empty"
         evidence = {}
+        names = (entry.id, entry.name) if entry.lms != "folder" else ids[index]
         try:
             if bundle is None:
-                record = missing_bundle(entry.name, rubric, hidden, problem, used)
+                record = missing_bundle(name, rubric, hidden, problem, used)
             else:
                 record = grade_bundle(bundle, rubric, hidden, examples=examples, isolation=used,
-                                      run_unisolated=isolation != "auto", entry_id=ids[entry], evidence=evidence)
+                                      run_unisolated=isolation != "auto", entry_id=names, evidence=evidence)
         except Exception:   # grade_bundle has its own barrier; this one is for the grader's own mistakes
-            log.exception("grading %s", entry)
-            record = missing_bundle(entry.name, rubric, hidden, "the grader could not handle this submission", used)
+            log.exception("grading %s", name)
+            record = missing_bundle(name, rubric, hidden, "the grader could not handle this submission", used)
             record["status"] = "error"
-        record.update(student=ids[entry], rubric_sha256=rubric_digest, grader_sha256=grader)
+        record.update(student=ids[index], rubric_sha256=rubric_digest, grader_sha256=grader, lms=entry.identity())
+        record["notes"][:0] = entry.notes
+        apply_late(record, rubric.late)
         return record, evidence
 
     def keep(record: dict, evidence: dict) -> None:
@@ -196,7 +231,7 @@ def grade_folder(submissions: str | Path, rubric: Rubric, hidden_dir: str | Path
         with _grader_log(out / "grader.log"), ThreadPoolExecutor(max_workers=jobs) as pool, \
                 tqdm(total=len(entries), initial=len(records), desc=f"grading {rubric.task}", unit="bundle",
                      disable=not progress) as bar:
-            futures = {pool.submit(work, entry): entry for entry in todo}
+            futures = {pool.submit(work, index): index for index in todo}
             again = []
             for future in as_completed(futures):
                 record, evidence = future.result()
@@ -204,8 +239,8 @@ def grade_folder(submissions: str | Path, rubric: Rubric, hidden_dir: str | Path
                     again.append((futures[future], record))   # nothing of this run is kept: not even its files
                 else:
                     keep(record, evidence)
-            for entry, first in again:   # the pool is idle: each runs with nothing beside it
-                record, evidence = grade_entry(entry)
+            for index, first in again:   # the pool is idle: each runs with nothing beside it
+                record, evidence = grade_entry(index)
                 record["notes"].append(f"graded again alone: its first run, beside other bundles, ran out of time "
                                        f"({first['message']})")
                 keep(record, evidence)

@@ -121,7 +121,7 @@ def _metrics(records: list[dict], rubric: Rubric) -> str:
 def _statuses(records: list[dict]) -> str:
     counts: dict[str, list[str]] = {}
     for record in sorted(records, key=lambda r: str(r.get("student", ""))):
-        counts.setdefault(str(record.get("status", "")), []).append(str(record.get("student", "")))
+        counts.setdefault(str(record.get("status", "")), []).append(_who(record))
     if not counts:
         return ""
     most = max(len(students) for students in counts.values())
@@ -140,7 +140,7 @@ def _notes(records: list[dict]) -> str:
     noted = sorted((r for r in records if r.get("notes")), key=lambda r: str(r.get("student", "")))
     if not noted:
         return ""
-    rows = "".join(f"<tr><td>{html_text(str(r.get('student', '')))}</td><td>{html_text(str(r.get('status', '')))}</td>"
+    rows = "".join(f"<tr><td>{html_text(_who(r))}</td><td>{html_text(str(r.get('status', '')))}</td>"
                    f"<td><ul>{''.join(f'<li>{html_text(str(note))}</li>' for note in r['notes'])}</ul></td></tr>"
                    for r in noted)
     return (f"<h2>Notes for the instructor</h2><p>{len(noted)} submission{'' if len(noted) == 1 else 's'} with "
@@ -157,7 +157,7 @@ def _resources(records: list[dict]) -> str:
                         key=lambda r: (-_number(r.get(key)), str(r.get("student", ""))))[:TOP]
         if not ranked:
             return f"<h3>{caption}</h3><p>No submission has this measure.</p>"
-        rows = "".join(f"<tr><td>{html_text(str(r.get('student', '')))}</td>"
+        rows = "".join(f"<tr><td>{html_text(_who(r))}</td>"
                        f"<td class='name'>{html_text(_short(str(r.get('bundle', ''))))}</td>"
                        f"<td>{html_text(str(r.get('status', '')))}</td>"
                        f"<td class='n'>{_seconds(r.get('sandbox_seconds'))}</td>"
@@ -392,6 +392,13 @@ def _size(value) -> str:
     if number is None:
         return ""
     return f"{number / 1e6:.2f} MB" if number >= 1e5 else f"{number / 1e3:.1f} kB"
+
+
+def _who(record: dict) -> str:
+    """The student's id, and the LMS's name for them where it gave one (``12345 (doejane)``)."""
+    name = (record.get("lms") or {}).get("name") if isinstance(record.get("lms"), dict) else ""
+    student = str(record.get("student", ""))
+    return f"{student} ({_short(str(name), 40)})" if name else student
 
 
 def _short(text: str, limit: int = 80) -> str:

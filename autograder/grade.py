@@ -69,7 +69,11 @@ def student_id_for(path: Path) -> str:
     Letters, digits, ``.``, ``_`` and ``-`` are kept; a name that needed changing (spaces, Thai
     letters, a leading dot) also gets a short hash of the original, so distinct names stay distinct.
     """
-    name = path.name[:-4] if path.name.lower().endswith(".zip") else path.name
+    return safe_id(path.name[:-4] if path.name.lower().endswith(".zip") else path.name)
+
+
+def safe_id(name: str) -> str:
+    """``name`` as an id that is also a file name (see :func:`student_id_for`)."""
     safe = re.sub(r"[^A-Za-z0-9._-]", "_", name).strip("._-")[:48]
     if safe != name:
         digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:8]
@@ -196,14 +200,15 @@ def _new_record(path: Path, rubric: Rubric, hidden: HiddenSet, isolation: str) -
 
 
 def grade_bundle(path: Path, rubric: Rubric, hidden: HiddenSet, *, examples: list[dict] = (),
-                 isolation: str = "none", run_unisolated: bool = False, entry_id: str | None = None,
+                 isolation: str = "none", run_unisolated: bool = False, entry_id: str | tuple[str, ...] | None = None,
                  evidence: dict | None = None) -> dict:
     """Grade one bundle; never raises for anything the bundle holds. Returns the full result record.
 
     ``isolation``: how the sandbox isolates the child (:func:`autograder.sandbox.resolve_isolation`).
     Where it does not isolate code (``user``: the network is open; ``none``), a bundle that carries
     code runs only when ``run_unisolated`` (the instructor named the isolation). ``entry_id``: the
-    student's id from the submission's name, to compare with the id in ``meta.json``. ``evidence``, a
+    student's id from the submission's name (or the names an LMS gives: id and name), to compare with the id in
+    ``meta.json``. ``evidence``, a
     dict, receives what model similarity compares (``weights``, ``answers``: :mod:`autograder.similarity`);
     it never enters the record, which students see.
     """
@@ -243,15 +248,23 @@ def _could_not_handle(record: dict, path: Path, error: Exception) -> None:
                          "the instructor's grader.log has the details")
 
 
+def _plain_name(name: str) -> str:
+    """A name as an LMS compares it: case and everything but letters and digits dropped (Canvas writes
+    ``Doe, Jane`` as ``doejane``)."""
+    return re.sub(r"[\W_]", "", name.casefold())
+
+
 def _grade(path: Path, work: Path, rubric: Rubric, hidden: HiddenSet, examples: list[dict], isolation: str,
-           run_unisolated: bool, entry_id: str | None, record: dict, found: dict) -> None:
+           run_unisolated: bool, entry_id: str | tuple[str, ...] | None, record: dict, found: dict) -> None:
     bundle = open_bundle(path, work, max_bytes=int(rubric.bundle_mb * 1_000_000))
     if bundle.meta.get("task") != rubric.task:
         raise BundleError("wrong-task", wrong_task_message(display_name(path), bundle.meta.get("task"), rubric.task))
     claimed = bundle.meta.get("student_id")
-    if entry_id and not GRADESCOPE_ENTRY.fullmatch(entry_id) and isinstance(claimed, str) \
-            and claimed.casefold() != entry_id.casefold():
-        record["notes"].append(f"meta.json names student {clean_message(claimed, 64)!r}; the submission is {entry_id!r}")
+    names = [n for n in ((entry_id,) if isinstance(entry_id, str) else entry_id or ()) if n]
+    if names and not GRADESCOPE_ENTRY.fullmatch(names[0]) and isinstance(claimed, str) \
+            and _plain_name(claimed) not in {_plain_name(n) for n in names}:
+        shown = " or ".join(repr(n) for n in names)
+        record["notes"].append(f"meta.json names student {clean_message(claimed, 64)!r}; the submission is {shown}")
     carries_code = bool(rubric.custom_layers) and bundle.has_custom_layers
     try:
         verdict = check_config(bundle.model_config, allowed_custom=rubric.custom_layers,

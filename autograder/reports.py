@@ -71,6 +71,14 @@ def html_text(value) -> str:
     return html.escape(visible(value))
 
 
+def late_text(record: dict) -> str:
+    """What a late submission lost, for the score's line (empty when nothing)."""
+    late = record.get("late_penalty")
+    if not late:
+        return ""
+    return f"; late: {record['score_before_late']:g} before a penalty of {late['points']:g} ({late['rule']})"
+
+
 def gradescope_results(record: dict, rubric: Rubric) -> dict:
     """The Gradescope autograder results format: score, tests (one per rubric line), leaderboard."""
     tests = []
@@ -80,17 +88,18 @@ def gradescope_results(record: dict, rubric: Rubric) -> dict:
         tests.append({"name": line["label"], "number": str(number), "score": line["points"],
                       "max_score": line["max_points"], "status": "passed" if line["points"] >= line["max_points"] else "failed",
                       "output": output, "output_format": "text", "visibility": "visible"})
-    leaderboard = [{"name": "score", "value": record["score"], "order": "desc"}]
-    leaderboard += [{"name": line["name"], "value": round(line["value"], 6),
-                     "order": "asc" if _lower_is_better(line["name"], rubric) else "desc"}
-                    for line in record["lines"] if line["name"] != "architecture" and line["value"] is not None]
+    values = {"score": record["score"], **{line["name"]: round(line["value"], 6) for line in record["lines"]
+                                           if line["name"] != "architecture" and line["value"] is not None}}
+    columns = rubric.leaderboard if rubric.leaderboard is not None else (
+        ("score", "desc"), *((m.name, "asc" if _lower_is_better(m.name, rubric) else "desc") for m in rubric.metrics))
+    leaderboard = [{"name": name, "value": values[name], "order": order} for name, order in columns if name in values]
     summary = f"{rubric.title}: {record['score']:g} / {record['max_score']:g} ({record['status']})"
     if record["message"]:
         summary += f"\n{record['message']}"
     # whole seconds: the scored run's time is a channel from the hidden inputs to the student, kept coarse
     return {"score": record["score"], "execution_time": round(record.get("sandbox_seconds") or 0), "output": summary,
             "output_format": "text",
-            "tests": tests, "leaderboard": leaderboard, "visibility": "visible", "stdout_visibility": "hidden",
+            "tests": tests, "leaderboard": leaderboard, "visibility": rubric.visibility, "stdout_visibility": "hidden",
             "extra_data": {"attention_lab": record}}
 
 
@@ -129,7 +138,8 @@ def feedback_markdown(record: dict, rubric: Rubric, images: dict[int, str]) -> s
     """A student's feedback as Markdown; ``images`` maps an example's index to its heatmap file name."""
     md = markdown_text
     lines = [f"# {md(rubric.title)}: feedback for {md(record['student'])}", "",
-             f"**Score: {record['score']:g} / {record['max_score']:g}** (status: {md(record['status'])})", ""]
+             f"**Score: {record['score']:g} / {record['max_score']:g}** (status: {md(record['status'])})"
+             + md(late_text(record)), ""]
     if record["message"]:
         lines += [f"> {md(record['message'])}", ""]
     lines += ["## Rubric", "", "| item | your value | rule | points |", "|---|---|---|---|"]
@@ -169,7 +179,8 @@ def feedback_html(record: dict, rubric: Rubric, pngs: dict[int, bytes]) -> str:
             "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto}table{border-collapse:collapse}"
             "td,th{border:1px solid #ccc;padding:.3em .6em}img{max-width:100%}</style></head><body>"
             f"<h1>{e(rubric.title)}: feedback for {e(record['student'])}</h1>"
-            f"<p><strong>Score: {record['score']:g} / {record['max_score']:g}</strong> (status: {e(record['status'])})</p>"
+            f"<p><strong>Score: {record['score']:g} / {record['max_score']:g}</strong> (status: {e(record['status'])})"
+            f"{e(late_text(record))}</p>"
             f"{message}<h2>Rubric</h2><table><tr><th>item</th><th>your value</th><th>rule</th><th>points</th></tr>{rows}"
             f"</table>{example_block}<h2>What to improve</h2><ul>{tips}</ul></body></html>\n")
 
@@ -189,17 +200,26 @@ def write_student_files(record: dict, rubric: Rubric, out: Path) -> None:
     write_json(out / "results" / f"{student}.json", gradescope_results(record, rubric))
 
 
+# What the LMS said of each student (autograder.lms), after the kit's own columns.
+LMS_COLUMNS = ("name", "lms", "lms_id", "late", "submitted", "score_before_late", "late_penalty")
+
+
 def write_gradebook(records: list[dict], rubric: Rubric, out: Path) -> None:
     """``gradebook.csv`` (one row per student) and ``leaderboard.csv`` (graded bundles, best first)."""
     metric_names = [m.name for m in rubric.metrics]
     columns = ["student", "score", "max_score", *metric_names, "parameters", "status", "message", "bundle",
-               "isolation", "notes"]
+               "isolation", "notes", *LMS_COLUMNS]
     rows = []
     for record in sorted(records, key=lambda r: r["student"]):
+        lms, late = record.get("lms") or {}, record.get("late_penalty")
         row = {"student": record["student"], "score": f"{record['score']:g}", "max_score": f"{record['max_score']:g}",
                "parameters": record.get("parameters") or "", "status": record["status"],
                "message": record["message"], "bundle": record["bundle"], "isolation": record.get("isolation", ""),
-               "notes": "; ".join(record.get("notes", []))}
+               "notes": "; ".join(record.get("notes", [])), "name": lms.get("name", ""), "lms": lms.get("lms", ""),
+               "lms_id": lms.get("lms_id", ""), "late": {True: "yes", False: "no"}.get(lms.get("late"), ""),
+               "submitted": lms.get("submitted", ""),
+               "score_before_late": f"{record.get('score_before_late', record['score']):g}",
+               "late_penalty": f"{late['points']:g} ({late['rule']})" if late else ""}
         values = {line["name"]: line["value"] for line in record["lines"]}
         row.update({name: "" if values.get(name) is None else f"{values[name]:.6f}" for name in metric_names})
         rows.append(row)

@@ -6,10 +6,16 @@ registered custom layers it may define), how predictions are made (beam width, s
 the metrics that earn points: each ``[[metric]]`` has ``thresholds``, a list of ``[value,
 points]``, and earns the points of the best threshold reached (``direction = "lower"`` for
 metrics where less is better, such as the character error rate).
+
+Two optional tables: ``[late]``, the penalty for a submission the LMS marks late (``percent`` of the
+maximum off, flat; ``per_day_percent`` for each started day after ``due``, where the LMS gives the
+submission's time; at most ``max_percent``), and ``[gradescope]``, what Gradescope's results carry
+(``visibility``; ``leaderboard``: the columns, each ``"score"`` or a metric, optionally ``"NAME:asc"``).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +55,24 @@ class Metric:
 
 
 @dataclass(frozen=True)
+class LatePolicy:
+    """What a late submission loses, in percent of the maximum score (see the module's docstring)."""
+    percent: float = 0.0
+    per_day_percent: float = 0.0
+    due: dt.datetime | None = None
+    max_percent: float = 100.0
+
+    def describe(self) -> str:
+        parts = [f"{self.percent:g} %"] if self.percent else []
+        if self.per_day_percent:
+            parts.append(f"{self.per_day_percent:g} % a day after {self.due.isoformat()}")
+        return " + ".join(parts) + (f", at most {self.max_percent:g} %" if self.max_percent < 100 else "")
+
+
+GRADESCOPE_VISIBILITY = ("visible", "hidden", "after_due_date", "after_published")
+
+
+@dataclass(frozen=True)
 class Rubric:
     task: str
     title: str
@@ -62,6 +86,9 @@ class Rubric:
     metrics: tuple[Metric, ...] = field(default_factory=tuple)
     path: str = ""
     scoring_seconds: float = 60.0     # the grader's own time to score one bundle's outputs
+    late: LatePolicy | None = None    # no [late] table: lateness is shown, never charged
+    visibility: str = "visible"       # Gradescope's results
+    leaderboard: tuple[tuple[str, str], ...] | None = None   # (name, "asc"|"desc"); None: the score and every metric
 
     @property
     def max_score(self) -> float:
@@ -100,6 +127,54 @@ def _metric(entry: dict, task: str, where: str) -> Metric:
     return Metric(name, str(entry.get("label", name)), points, tuple(pairs), direction)
 
 
+def _late(table: dict, where: str) -> LatePolicy:
+    unknown = set(table) - {"percent", "per_day_percent", "due", "max_percent"}
+    if unknown:
+        raise RubricError(f"{where}: unknown key {sorted(unknown)[0]!r}; [late] takes percent, per_day_percent, "
+                          "due and max_percent")
+    values = {}
+    for key in ("percent", "per_day_percent", "max_percent"):
+        value = float(_need(table, key, (int, float), where, getattr(LatePolicy, key)))
+        if not 0 <= value <= 100:
+            raise RubricError(f"{where}: {key!r} is a percentage of the maximum score, 0 to 100; got {value:g}")
+        values[key] = value
+    due = table.get("due")
+    if isinstance(due, str):
+        try:
+            due = dt.datetime.fromisoformat(due)
+        except ValueError:
+            raise RubricError(f"{where}: 'due' must be a date and time such as 2026-12-01T23:59:00+07:00, "
+                              f"got {due!r}") from None
+    if isinstance(due, dt.date) and not isinstance(due, dt.datetime):
+        due = dt.datetime.combine(due, dt.time(23, 59, 59))
+    if due is not None and not isinstance(due, dt.datetime):
+        raise RubricError(f"{where}: 'due' must be a date and time, got {due!r}")
+    if due is not None and due.tzinfo is None:
+        raise RubricError(f"{where}: 'due' needs its UTC offset (2026-12-01T23:59:00+07:00), or the hour is ambiguous")
+    if values["per_day_percent"] and due is None:
+        raise RubricError(f"{where}: 'per_day_percent' counts days after 'due': give 'due' too")
+    return LatePolicy(due=due, **values)
+
+
+def _gradescope(table: dict, metrics: tuple[Metric, ...], where: str):
+    visibility = _need(table, "visibility", str, where, "visible")
+    if visibility not in GRADESCOPE_VISIBILITY:
+        raise RubricError(f"{where}: 'visibility' must be one of {', '.join(GRADESCOPE_VISIBILITY)}; got {visibility!r}")
+    if "leaderboard" not in table:
+        return visibility, None
+    directions = {"score": "desc", **{m.name: "asc" if m.direction == "lower" else "desc" for m in metrics}}
+    columns = []
+    for entry in _need(table, "leaderboard", list, where):
+        name, _, order = str(entry).partition(":")
+        if name not in directions:
+            raise RubricError(f"{where}: the leaderboard's {name!r} is neither 'score' nor a metric of this rubric "
+                              f"({', '.join(directions)})")
+        if order not in ("", "asc", "desc"):
+            raise RubricError(f"{where}: {entry!r}: the order after ':' is 'asc' or 'desc'")
+        columns.append((name, order or directions[name]))
+    return visibility, tuple(columns)
+
+
 def load_rubric(path: str | Path | None = None, task: str | None = None) -> Rubric:
     """Load a rubric file, or the default one of ``task``."""
     if path is None:
@@ -123,6 +198,8 @@ def load_rubric(path: str | Path | None = None, task: str | None = None) -> Rubr
     architecture = _need(data, "architecture", dict, where)
     metrics = tuple(_metric(entry, rubric_task, f"{where} [[metric]] #{i + 1}")
                     for i, entry in enumerate(_need(data, "metric", list, where)))
+    late = _late(_need(data, "late", dict, where), f"{where} [late]") if "late" in data else None
+    visibility, leaderboard = _gradescope(_need(data, "gradescope", dict, where, {}), metrics, f"{where} [gradescope]")
     return Rubric(
         task=rubric_task, title=str(data.get("title", rubric_task)),
         limits=Limits(wall_seconds=float(_need(limits, "wall_seconds", (int, float), f"{where} [limits]")),
@@ -136,4 +213,5 @@ def load_rubric(path: str | Path | None = None, task: str | None = None) -> Rubr
         architecture_points=float(_need(architecture, "points", (int, float), f"{where} [architecture]")),
         require=tuple(_need(architecture, "require", list, f"{where} [architecture]")),
         custom_layers=tuple(architecture.get("custom_layers", [])),
-        grading=dict(data.get("grading", {})), metrics=metrics, path=where)
+        grading=dict(data.get("grading", {})), metrics=metrics, path=where, late=late, visibility=visibility,
+        leaderboard=leaderboard)

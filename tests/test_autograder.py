@@ -493,17 +493,22 @@ def test_no_entry_can_be_named_into_another_entrys_id():
     rows; every entry now keeps an id its own name gives, and a de-duplicated id is one no name gives."""
     from autograder.batch import _unique_ids
     from autograder.grade import student_id_for
+    from autograder.lms import Entry
+
+    def ids_of(names: list[str]) -> dict[Path, str]:
+        entries = [Path(name) for name in sorted(names)]
+        ids = _unique_ids([Entry(path, student_id_for(path), "folder") for path in entries])
+        return {path: ids[index] for index, path in enumerate(entries)}
 
     for names in (["x", "x-2.zip", "x.zip"], ["x", "x.zip", "x-2"], ["X.zip", "x-2", "x.zip", "x-3.zip"]):
-        entries = [Path(name) for name in sorted(names)]
-        ids = _unique_ids(entries)
-        assert len({i.casefold() for i in ids.values()}) == len(entries)
-        for entry in entries:   # the entry its own name names keeps that id; the others are marked apart
+        ids = ids_of(names)
+        assert len({i.casefold() for i in ids.values()}) == len(names)
+        for entry in ids:   # the entry its own name names keeps that id; the others are marked apart
             plain = student_id_for(entry)
             assert ids[entry] == plain or (ids[entry].startswith(plain + "+") and "+" not in plain)
         assert ids[Path("x-2" + (".zip" if "x-2.zip" in names else ""))] == "x-2"
-        again = _unique_ids([Path(n) for n in sorted([*names, "x-4.zip", "x.ZIP"])])   # more entries: ids stand
-        assert all(again[entry] == ids[entry] for entry in entries)
+        again = ids_of([*names, "x-4.zip", "x.ZIP"])   # more entries: ids stand
+        assert all(again[entry] == ids[entry] for entry in ids)
 
 
 def test_invisible_and_bidi_characters_are_shown_escaped_in_every_report(lab2_graded):

@@ -45,7 +45,7 @@ def fabricated_class(rubric) -> list[dict]:
             "sandbox_seconds": None if status == "malformed" else 2.0 + (5 * k % 13) * 1.5,
             "peak_memory_mb": None if status == "malformed" else 300 + (7 * k % 13) * 20,
             "bundle_bytes": None if status == "malformed" else 400_000 + (3 * k % 13) * 37_000,
-            "notes": NOTES if k == 3 else []})
+            "notes": NOTES if k == 3 else [], "lms": {"lms": "canvas", "name": THAI.replace(" ", "")} if k == 3 else {}})
     return records
 
 
@@ -113,7 +113,7 @@ def test_the_instructors_notes_are_listed_with_their_student_and_escaped(report,
     page = report.read_text(encoding="utf-8")
     section = page[page.index("<h2>Notes for the instructor</h2>"):]
     section = section[:section.index("<h2>", 5)]
-    assert "1 submission with something to read" in section and "<td>s003</td>" in section
+    assert "1 submission with something to read" in section and "<td>s003 (สมชายใจดี)</td>" in section   # LMS name
     assert html.escape(NOTES[0]) in section
     assert "&lt;U+202E&gt;" + html.escape(HOSTILE) in section and "\u202e" not in page
     quiet = [dict(record, notes=[]) for record in fabricated_class(homework)]
