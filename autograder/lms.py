@@ -161,14 +161,11 @@ def _copy_member(opened: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path, l
 
 def detect(folder: Path) -> str:
     """The LMS whose naming the folder's entries follow (``folder`` where none fits most of them)."""
-    names = [p.name for p in _children(folder)]
-    if (folder / GRADESCOPE_INDEX).is_file() or (names and all(GRADESCOPE.fullmatch(n) for n in names)):
-        return "gradescope"
-    canvas = sum(bool(CANVAS.fullmatch(_unrefused(n))) for n in names)
-    moodle = sum(bool(MOODLE.fullmatch(_unrefused(n))) for n in names)
-    if max(canvas, moodle) * 2 <= len(names) or max(canvas, moodle) == 0:
-        return "folder"
-    return "moodle" if moodle >= canvas else "canvas"
+    names = [_unrefused(p.name) for p in _children(folder)]
+    fits = {lms: sum(bool(pattern.fullmatch(n)) for n in names)
+            for lms, pattern in (("gradescope", GRADESCOPE), ("moodle", MOODLE), ("canvas", CANVAS))}
+    best = max(fits, key=lambda lms: fits[lms])              # ties: Gradescope's, Moodle's, then Canvas's names
+    return best if fits[best] * 2 > len(names) else "folder"
 
 
 def _unrefused(name: str) -> str:
@@ -240,14 +237,21 @@ def _moodle(folder: Path) -> list[Entry]:
             entries.append(_unnamed(path, "moodle"))
             continue
         name = "" if match["name"] == MOODLE_BLIND else match["name"]
-        if path.is_dir() and not match["file"]:
+        if _is_folder(path) and not match["file"]:
             files = _children(path)
-            if not (path / "meta.json").exists() and files:    # the student's files in Moodle's folder
+            if not os.path.lexists(path / "meta.json") and files:    # the student's files in Moodle's folder
                 for file in files:
                     entries.append(_moodle_entry(file, match, name))
                 continue
         entries.append(_moodle_entry(path, match, name))
     return entries
+
+
+def _is_folder(path: Path) -> bool:
+    """A folder itself, not a link to one."""
+    with contextlib.suppress(OSError):
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    return False
 
 
 def _moodle_entry(path: Path, match: re.Match, name: str) -> Entry:

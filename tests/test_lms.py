@@ -97,9 +97,12 @@ def test_gradescope_export_names_its_submitters(tmp_path):
 
 
 def test_a_plain_folder_stays_one_entry_per_student(tmp_path):
-    folder = _files(tmp_path, {"alice.zip": b"a", "bob/meta.json": b"{}"})
-    lms, entries = read_entries(folder)
-    assert lms == "folder" and [e.id for e in entries] == ["alice", "bob"]
+    folder = _files(tmp_path, {"alice.zip": b"a", "bob/meta.json": b"{}", "submission_metadata.yml": b"x: 1\n",
+                               "carol_1_2_hw.zip": b"c"})
+    lms, entries = read_entries(folder)                # one Canvas-like name among three is not Canvas
+    assert lms == "folder" and [e.id for e in entries] == ["alice", "bob", "carol_1_2_hw"]
+    assert not any(e.notes for e in entries)
+    folder = _files(tmp_path / "two", {"alice.zip": b"a", "bob/meta.json": b"{}"})
     lms, entries = read_entries(folder, "canvas")     # forced: each name is noted, none is lost
     assert lms == "canvas" and len(entries) == 2 and all("no Canvas convention" in e.notes[0] for e in entries)
 
