@@ -213,13 +213,20 @@ def _folder(folder: Path) -> list[Entry]:
     return [_plain(path, student_id_for(Path(_unrefused(path.name)))) for path in _children(folder)]
 
 
+def _named(folder: Path, pattern: re.Pattern, lms: str, entries: list[Entry]):
+    """Each entry of ``folder`` whose name fits ``pattern``, with its match; the others go to ``entries``, graded
+    under their file names with a note (:func:`_unnamed`)."""
+    for path in _children(folder):
+        match = pattern.fullmatch(_unrefused(path.name))
+        if match is None:
+            entries.append(_unnamed(path, lms))
+        else:
+            yield path, match
+
+
 def _canvas(folder: Path) -> list[Entry]:
     entries = []
-    for path in _children(folder):
-        match = CANVAS.fullmatch(_unrefused(path.name))
-        if match is None:
-            entries.append(_unnamed(path, "canvas"))
-            continue
+    for path, match in _named(folder, CANVAS, "canvas", entries):
         anonymous = match["anon"] is not None
         entry = _plain(path, f"anon_{match['anon']}" if anonymous else match["user"])
         entry.lms, entry.name = "canvas", "" if anonymous else match["name"]
@@ -231,11 +238,7 @@ def _canvas(folder: Path) -> list[Entry]:
 
 def _moodle(folder: Path) -> list[Entry]:
     entries = []
-    for path in _children(folder):
-        match = MOODLE.fullmatch(_unrefused(path.name))
-        if match is None:
-            entries.append(_unnamed(path, "moodle"))
-            continue
+    for path, match in _named(folder, MOODLE, "moodle", entries):
         name = "" if match["name"] == MOODLE_BLIND else match["name"]
         if _is_folder(path) and not match["file"]:
             files = _children(path)
@@ -267,11 +270,7 @@ def _moodle_entry(path: Path, match: re.Match, name: str) -> Entry:
 def _gradescope(folder: Path) -> list[Entry]:
     submitters = _gradescope_index(folder / GRADESCOPE_INDEX)
     entries = []
-    for path in _children(folder):
-        match = GRADESCOPE.fullmatch(path.name)
-        if match is None:
-            entries.append(_unnamed(path, "gradescope"))
-            continue
+    for path, match in _named(folder, GRADESCOPE, "gradescope", entries):
         who = submitters.get(path.name, {})
         entry = _plain(path, who.get("sid") or who.get("email") or path.name)
         when = parse_time(who.get("created_at", ""))

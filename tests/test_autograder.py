@@ -252,6 +252,26 @@ def test_hidden_set_refuses_a_short_secret(tmp_path):
 
 # ---- bundles, hostile and honest ----
 
+TINY_CONFIGS = {"date-translation": ("labs.date_translation", "DateTranslationConfig"),
+                "name-transliteration": ("labs.name_transliteration", "NameTransliterationConfig")}
+
+
+def tiny_model_and_hidden_set(task: str, root: Path, n: int = 20):
+    """``root/secret.txt``, a hidden set of ``n`` rows in ``root/hidden``, and ``task``'s tiny model (seed 0) with
+    its vocabularies: what a test needs to grade bundles of its own making."""
+    import importlib
+
+    import keras
+
+    package, config = TINY_CONFIGS[task]
+    (root / "secret.txt").write_text(SECRET)
+    make_hidden_set(task, root / "secret.txt", root / "hidden", n=n)
+    keras.utils.set_random_seed(0)
+    vocabs = importlib.import_module(f"{package}.data").vocabularies()
+    build_model = importlib.import_module(f"{package}.model").build_model
+    tiny = getattr(importlib.import_module(f"{package}.config"), config).tiny()
+    return build_model(tiny, len(vocabs["source"]), len(vocabs["target"])), vocabs
+
 def _lab2_model(config=None):
     import keras
 

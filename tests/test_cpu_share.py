@@ -17,12 +17,11 @@ import autograder.batch
 import autograder.sandbox
 from autograder.batch import grade_folder
 from autograder.grade import missing_bundle
-from autograder.hidden import make_hidden_set
 from autograder.process_tree import Cgroup, TreeLimits
 from autograder.rubric import load_rubric
 from labs.common.submission import export
 from tests.conftest import REPO_ROOT
-from tests.test_autograder import SECRET, _rubric
+from tests.test_autograder import _rubric, tiny_model_and_hidden_set
 from tests.test_grader_attacks import PRELUDE, needs_namespaces
 
 # The attack that worked: busy processes, each in a session of its own (the scheduler shares the
@@ -66,18 +65,8 @@ def containment(request, monkeypatch):
 def homework(tmp_path_factory):
     """A hidden set, a rubric with small time limits, a maker of homework bundles and the honest bundle's result
     graded alone."""
-    import keras
-
-    from labs.name_transliteration.config import NameTransliterationConfig
-    from labs.name_transliteration.data import vocabularies
-    from labs.name_transliteration.model import build_model
-
     root = tmp_path_factory.mktemp("cpu-share")
-    (root / "secret.txt").write_text(SECRET)
-    make_hidden_set("name-transliteration", root / "secret.txt", root / "hidden", n=20)
-    keras.utils.set_random_seed(0)
-    vocabs = vocabularies()
-    model = build_model(NameTransliterationConfig.tiny(), len(vocabs["source"]), len(vocabs["target"]))
+    model, vocabs = tiny_model_and_hidden_set("name-transliteration", root)
     layer = (REPO_ROOT / "homework" / "kv_attention.py").read_text(encoding="utf-8")
 
     def bundle(folder, name, attack=""):
@@ -150,18 +139,8 @@ def _first_run_times_out(monkeypatch, out_of_time: set[str], jobs: int) -> list[
 @pytest.fixture(scope="module")
 def lab2(tmp_path_factory):
     """Two lab-2 bundles (Keras layers only: graded anywhere) and a hidden set."""
-    import keras
-
-    from labs.date_translation.config import DateTranslationConfig
-    from labs.date_translation.data import vocabularies
-    from labs.date_translation.model import build_model
-
     root = tmp_path_factory.mktemp("lab2")
-    (root / "secret.txt").write_text(SECRET)
-    make_hidden_set("date-translation", root / "secret.txt", root / "hidden", n=20)
-    keras.utils.set_random_seed(0)
-    vocabs = vocabularies()
-    model = build_model(DateTranslationConfig.tiny(), len(vocabs["source"]), len(vocabs["target"]))
+    model, vocabs = tiny_model_and_hidden_set("date-translation", root)
     for name in ("slow", "slow-always"):
         export(model, vocabs, task="date-translation", student_id=name, out=root / "subs" / name)
     return root

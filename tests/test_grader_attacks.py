@@ -552,19 +552,11 @@ def _processes_of_users_from(first_uid: int) -> list[int]:
 @needs_namespaces
 def test_without_a_cgroup_the_watchdog_stops_memory_in_files_and_fork_bombs(tmp_path, monkeypatch):
     """Where the grader may create no cgroup (a user's laptop), the watchdog keeps the same limits."""
-    import keras
-
     import autograder.sandbox
-    from labs.name_transliteration.config import NameTransliterationConfig
-    from labs.name_transliteration.data import vocabularies
-    from labs.name_transliteration.model import build_model
+    from tests.test_autograder import tiny_model_and_hidden_set
 
     monkeypatch.setattr(autograder.sandbox.Cgroup, "create", classmethod(lambda cls, name, limits: None))
-    (tmp_path / "secret.txt").write_text(SECRET)
-    make_hidden_set("name-transliteration", tmp_path / "secret.txt", tmp_path / "hidden", n=20)
-    keras.utils.set_random_seed(0)
-    vocabs = vocabularies()
-    model = build_model(NameTransliterationConfig.tiny(), len(vocabs["source"]), len(vocabs["target"]))
+    model, vocabs = tiny_model_and_hidden_set("name-transliteration", tmp_path)
     layer = (REPO_ROOT / "homework" / "kv_attention.py").read_text(encoding="utf-8")
     memfds = r'''
 files = []
