@@ -49,6 +49,7 @@ import json
 import re
 import shutil
 import sys
+import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -235,11 +236,14 @@ def main() -> None:
     else:
         kept = json.loads((root / "training.json").read_text())
         seconds, reordered = kept["seconds"], kept["reordered"]
-    (root / "secret.txt").write_text("calibration-secret-0123456789abcdef")
-    shutil.rmtree(root / "hidden", ignore_errors=True)
     shutil.rmtree(root / "grades", ignore_errors=True)
-    make_hidden_set(rubric.task, root / "secret.txt", root / "hidden")
-    records = grade_folder(subs, rubric, root / "hidden", root / "grades", progress=False)
+    shutil.rmtree(root / "hidden", ignore_errors=True)    # where earlier runs kept them, before the grader refused
+    (root / "secret.txt").unlink(missing_ok=True)
+    with tempfile.TemporaryDirectory(prefix="attention-lab-calibration-") as private:   # outside the kit: grade
+        secret = Path(private) / "secret.txt"                                         # refuses a kit holding them
+        secret.write_text("calibration-secret-0123456789abcdef")
+        make_hidden_set(rubric.task, secret, Path(private) / "hidden")
+        records = grade_folder(subs, rubric, Path(private) / "hidden", root / "grades", progress=False)
     t = time.perf_counter()
     similarity.write_similarity(root / "grades", records)               # the whole batch, as grading compares it
     compare_seconds = time.perf_counter() - t

@@ -3,8 +3,9 @@
 1. Build the public datasets and check them byte for byte against the shipped ones.
 2. Train the three reference models in a demo configuration (on the GPU when there is one).
 3. Export each as a submission bundle, as a student would.
-4. Grade the bundles with the autograder against freshly drawn hidden sets (a new secret each run),
-   each beside a copy of itself under another id (``reference-copy``), so that the class report
+4. Grade the bundles with the autograder against freshly drawn hidden sets (a new secret each run,
+   kept with the hidden sets in a temporary folder outside the kit, as the README asks of an
+   instructor: the grader refuses to run while the kit's folder holds them), each beside a copy of itself under another id (``reference-copy``), so that the class report
    (``grading/TASK/grades/class-report.html``) shows a pair that model similarity flags.
 5. Write ``runs/demo/report.html`` and ``report.md``: metrics per lab, samples, attention heatmaps,
    training curves and the gradebook; and ``summary.json``, the times and grades for scripts.
@@ -19,6 +20,7 @@ import filecmp
 import html
 import secrets
 import shutil
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,7 +72,8 @@ def _lab(task: tasks.Task, out: Path, tiny: bool):
 
 
 def _grade(task: str, run, out: Path, secret: Path, tiny: bool) -> dict:
-    """Grade the reference bundle and a copy of it under another id: the reference's record, the flagged pairs."""
+    """Grade the reference bundle and a copy of it under another id: the reference's record, the flagged pairs.
+    The hidden set is drawn beside ``secret``, outside the kit."""
     from autograder.batch import grade_folder
     from autograder.hidden import make_hidden_set
     from autograder.rubric import load_rubric
@@ -81,8 +84,9 @@ def _grade(task: str, run, out: Path, secret: Path, tiny: bool) -> dict:
     bundle = export(run.model, run.vocabs, task=task, student_id="reference",
                     out=folder / "submissions" / "reference.zip")
     shutil.copyfile(bundle, folder / "submissions" / "reference-copy.zip")   # a student who hands in a friend's model
-    make_hidden_set(task, secret, folder / "hidden", n=200 if tiny else None)
-    records = grade_folder(folder / "submissions", load_rubric(task=task), folder / "hidden", folder / "grades",
+    hidden = secret.parent / task
+    make_hidden_set(task, secret, hidden, n=200 if tiny else None)
+    records = grade_folder(folder / "submissions", load_rubric(task=task), hidden, folder / "grades",
                            progress=False)
     flagged = [row for row in read_csv(folder / "grades" / "similarity.csv") if row["flagged"] == "yes"]
     return {"record": next(r for r in records if r["student"] == "reference"), "flagged": flagged,
@@ -151,10 +155,10 @@ def run(tiny: bool = False, out: Path = DEMO_DIR, log=print) -> Path:
         labs.append(result)
         log(f"  trained in {result.seconds:.0f} s; " + result.lines[0].strip())
     log(f"[{steps}/{steps}] exporting the models as bundles and grading them against fresh hidden sets")
-    secret = out / "grading" / "secret.txt"
-    secret.parent.mkdir(parents=True)
-    secret.write_text(secrets.token_hex(32))
-    grades = {task: _grade(task, run, out, secret, tiny) for task, run in runs.items()}
+    with tempfile.TemporaryDirectory(prefix="attention-lab-demo-grading-") as private:   # outside the kit
+        secret = Path(private) / "secret.txt"
+        secret.write_text(secrets.token_hex(32))
+        grades = {task: _grade(task, run, out, secret, tiny) for task, run in runs.items()}
     for task, graded in grades.items():
         record = graded["record"]
         log(f"  {task}: {record['score']:g} / {record['max_score']:g} ({record['status']}); model similarity flags "
