@@ -19,7 +19,10 @@ bundle of another task than its ``--task``.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import signal
+import stat
 import sys
 import threading
 import time
@@ -200,10 +203,14 @@ def _export_grades(args) -> None:
     from autograder.batch import graded_records, latest_hidden_set
     from autograder.lms import canvas_rows, moodle_rows
     from autograder.reports import csv_cell
-    from labs.common.files import write_csv
+    from labs.common.files import read_csv, write_csv
 
     grades = Path(args.grades)
     records, left_out = latest_hidden_set(graded_records(grades))
+    with contextlib.suppress(OSError, KeyError, ValueError):   # the last batch's students, as gradebook.csv lists them
+        current = {row["student"] for row in read_csv(grades / "gradebook.csv")}
+        left_out += sum(r["student"] not in current for r in records)
+        records = [r for r in records if r["student"] in current]
     records.sort(key=lambda r: r["student"])
     title = args.assignment or tasks.get(records[0]["task"]).title
     if args.lms == "canvas":
@@ -214,6 +221,8 @@ def _export_grades(args) -> None:
     else:
         columns, rows, skipped = moodle_rows(records, title, dt.datetime.now(dt.timezone.utc).astimezone())
     out = Path(args.out) if args.out else grades / f"{'canvas-grades' if args.lms == 'canvas' else 'moodle-worksheet'}.csv"
+    if os.path.lexists(out) and not stat.S_ISREG(os.lstat(out).st_mode):
+        raise InputError(f"--out {str(out)!r} is not a plain file (a link, a folder or a device): name a .csv file")
     if len(rows) == (1 if args.lms == "canvas" else 0):
         raise InputError(f"none of the {len(records)} graded submission(s) in {grades} came from a {args.lms.title()} "
                          f"download (grade what {args.lms.title()} gave, or use the gradebook.csv as it is)")
@@ -227,7 +236,8 @@ def _export_grades(args) -> None:
               f"{args.lms.title()} convention): {', '.join(skipped[:8])}{', ...' if len(skipped) > 8 else ''}; "
               "enter their grades by hand", file=sys.stderr)
     if left_out:
-        print(f"left out {left_out} result(s) graded on another hidden set", file=sys.stderr)
+        print(f"left out {left_out} result(s) of earlier batches (another hidden set, or students that gradebook.csv "
+              "no longer lists)", file=sys.stderr)
 
 
 def _interrupt(signum, frame):

@@ -16,11 +16,11 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import replace
 from pathlib import Path
 
-from autograder.grade import (HiddenSet, bundle_digest, cached_result, find_bundle, grade_bundle, grader_digest, log,
-                              missing_bundle, public_examples, safe_id)
+from autograder.grade import (HiddenSet, bundle_digest, cached_result, display_name, find_bundle, grade_bundle,
+                              grader_digest, log, missing_bundle, public_examples, safe_id)
 from autograder.hidden import load_hidden_set, secrets_inside
 from autograder.lms import LMS_NAMES, Entry, apply_late, read_entries, unpack_download
-from autograder.reports import write_gradebook, write_student_files
+from autograder.reports import write_gradebook, write_results, write_student_files
 from autograder.rubric import Rubric, load_rubric
 from autograder.sandbox import (KIT_ROOT, clean_stale_folders, cpu_share, is_user_isolation, package_folders,
                                 readable_by_others, resolve_isolation, sandbox_uid)
@@ -50,19 +50,22 @@ def _unique_ids(entries: list[Entry]) -> dict[int, str]:
 
 @contextlib.contextmanager
 def _download(submissions: Path, out: Path, max_bytes: int):
-    """The folder of submissions: ``submissions`` itself, or the LMS's download zip unpacked into a temporary
-    folder of ``out`` (private to the instructor with it), removed after grading."""
-    if submissions.is_dir():
-        yield submissions
-        return
-    if not submissions.is_file():
+    """``(folder, scratch)``: the folder of submissions (``submissions`` itself, or the LMS's download zip unpacked)
+    and a folder for bundles put together from loose files, both in a temporary folder of ``out`` (private to the
+    instructor with it), removed after grading; an ``out`` this made and left empty is removed too."""
+    if not submissions.is_dir() and not submissions.is_file():
         raise InputError(f"{str(submissions)!r} is neither a folder of submissions nor an LMS's download zip")
+    made = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=".download-", dir=out))
     try:
-        yield unpack_download(submissions, scratch / "submissions", max_bytes)
+        folder = submissions if submissions.is_dir() else unpack_download(submissions, scratch / "submissions",
+                                                                          max_bytes)
+        yield folder, scratch / "assembled"
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+        if made and not any(out.iterdir()):
+            out.rmdir()
 
 
 def check_private(paths: list[Path]) -> None:
@@ -137,10 +140,14 @@ def grade_folder(submissions: str | Path, rubric: Rubric, hidden_dir: str | Path
         os.chmod(out, 0o700)
         beside = [path for path, _ in secrets_inside(hidden_dir.resolve().parent, manifest, recursive=False)]
         check_private([hidden_dir, submissions, out, *beside])   # the secret, where the README keeps it
-    with _download(submissions, out, int(rubric.bundle_mb * 1_000_000)) as folder:
-        _, entries = read_entries(folder, lms)
+    with _download(submissions, out, int(rubric.bundle_mb * 1_000_000)) as (folder, scratch):
+        found, entries = read_entries(folder, lms, scratch)
         if not entries:
             raise InputError(f"{str(submissions)!r} holds no submissions (zips or folders)")
+        unnamed = sum(any("follows no" in note for note in e.notes) for e in entries)
+        if lms != "auto" and unnamed * 2 > len(entries):
+            print(f"warning: {unnamed} of the {len(entries)} submissions follow no {found.title()} naming: is the "
+                  f"folder what {found.title()} gave? (they are graded under their file names)", file=sys.stderr)
         return _grade_entries(entries, rubric, hidden, out, jobs=jobs, force=force, progress=progress,
                               isolation=isolation, used=used)
 
@@ -153,7 +160,7 @@ def _grade_entries(entries: list[Entry], rubric: Rubric, hidden: HiddenSet, out:
     ids = _unique_ids(entries)
     for folder in ("results", "feedback"):
         (out / folder).mkdir(parents=True, exist_ok=True)
-    rubric_digest = hashlib.sha256(Path(rubric.path).read_bytes()).hexdigest()
+    rubric_digest = rubric.grading_digest()   # [late] and [gradescope] change no model's run: not in the key
     grader = grader_digest()   # a re-run keeps only the grades this very grader gave
     examples = public_examples(rubric.task)
     records, todo = [], []
@@ -167,11 +174,14 @@ def _grade_entries(entries: list[Entry], rubric: Rubric, hidden: HiddenSet, out:
                 if previous is not None and not evidence_path(out, ids[index]).is_file():
                     previous = None   # graded before the grader kept what similarity compares
         if previous is not None:
-            before = (previous.get("lms"), previous.get("score"))
+            before = (previous.get("lms"), previous.get("score"), previous.get("bundle"))
             previous["lms"] = entry.identity()          # the LMS may say otherwise now (late, another name)
+            previous["bundle"] = display_name(bundle)
             apply_late(previous, rubric.late)
-            if (previous["lms"], previous["score"]) != before:
+            if (previous["lms"], previous["score"], previous["bundle"]) != before:
                 _write_student_files(previous, rubric, out)
+            else:
+                write_results(previous, rubric, out)     # the rubric's [gradescope] table may have changed
             records.append(previous)
         else:
             todo.append(index)

@@ -30,6 +30,7 @@ earns (partial credit).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import logging
 import os
@@ -82,20 +83,23 @@ def safe_id(name: str) -> str:
 
 
 def bundle_digest(path: Path, max_bytes: int) -> str:
-    """SHA-256 of a zip, or of a folder's bundle files (names and contents): what "the same bundle" means.
+    """SHA-256 of a zip's bytes (whatever the file is called: an LMS renames it), or of a folder's bundle files
+    (names and contents): what "the same bundle" means.
 
     Links and anything but plain files are never opened (a link to ``/dev/zero`` would never end).
     """
     digest = hashlib.sha256()
     if stat.S_ISREG(os.lstat(path).st_mode):
-        files = [path]
+        files, named = [path], False
     elif stat.S_ISDIR(os.lstat(path).st_mode):
         files = sorted(p for p in path.iterdir() if p.name in REQUIRED + OPTIONAL and stat.S_ISREG(os.lstat(p).st_mode))
+        named = True
     else:
         return ""
     remaining = max_bytes
     for file in files:
-        digest.update(file.name.encode("utf-8", "surrogateescape") + b"\0")
+        if named:
+            digest.update(file.name.encode("utf-8", "surrogateescape") + b"\0")
         fd = os.open(file, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         with os.fdopen(fd, "rb") as handle:
             while remaining > 0 and (chunk := handle.read(min(1 << 20, remaining))):
@@ -254,6 +258,12 @@ def _plain_name(name: str) -> str:
     return re.sub(r"[\W_]", "", name.casefold())
 
 
+def _name_forms(name: str) -> set[str]:
+    """``name`` as an LMS may write it: its words in any order (Moodle's ``Jane Doe`` is Canvas's ``doejane``)."""
+    words = name.split()[:4]
+    return {_plain_name(name)} | {_plain_name("".join(order)) for order in itertools.permutations(words)}
+
+
 def _grade(path: Path, work: Path, rubric: Rubric, hidden: HiddenSet, examples: list[dict], isolation: str,
            run_unisolated: bool, entry_id: str | tuple[str, ...] | None, record: dict, found: dict) -> None:
     bundle = open_bundle(path, work, max_bytes=int(rubric.bundle_mb * 1_000_000))
@@ -262,7 +272,7 @@ def _grade(path: Path, work: Path, rubric: Rubric, hidden: HiddenSet, examples: 
     claimed = bundle.meta.get("student_id")
     names = [n for n in ((entry_id,) if isinstance(entry_id, str) else entry_id or ()) if n]
     if names and not GRADESCOPE_ENTRY.fullmatch(names[0]) and isinstance(claimed, str) \
-            and _plain_name(claimed) not in {_plain_name(n) for n in names}:
+            and _plain_name(claimed) not in {form for n in names for form in _name_forms(n)}:
         shown = " or ".join(repr(n) for n in names)
         record["notes"].append(f"meta.json names student {clean_message(claimed, 64)!r}; the submission is {shown}")
     carries_code = bool(rubric.custom_layers) and bundle.has_custom_layers

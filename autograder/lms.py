@@ -16,9 +16,10 @@
 - **folder**: the kit's own layout, one zip or folder per student, named by the student.
 
 Each becomes one :class:`Entry` per student: the LMS's id and name are the row's identity, Canvas's
-``LATE`` and a submission time (where the LMS gives one) go to the gradebook. A student with two
-files keeps the newest (Canvas: the higher attachment id; Moodle: the later file time) and a note
-names the others. An entry whose name fits no convention is graded under its file stem, with a note.
+``LATE`` and a submission time (where the LMS gives one) go to the gradebook. A student with several
+files (the download holds the last submission only: they are its parts) has the bundle among them
+graded (a zip; the newest where there are more), or their loose bundle files put together into one;
+a note names the others. An entry whose name fits no convention is graded under its file stem, with a note.
 
 ``export-grades`` writes the grades back: Canvas's gradebook import CSV and Moodle's offline grading
 worksheet (:func:`canvas_rows`, :func:`moodle_rows`).
@@ -31,6 +32,7 @@ import datetime as dt
 import hashlib
 import os
 import re
+import shutil
 import stat
 import zipfile
 from dataclasses import dataclass, field
@@ -72,6 +74,8 @@ class Entry:
     notes: list[str] = field(default_factory=list)
     problem: str = ""
     order: tuple = ()                  # the LMS's own order of one student's files: the highest is the newest
+    file: str = ""                     # the student's own name for the file (Canvas and Moodle keep it)
+    parts: list[Path] = field(default_factory=list)   # the loose files a bundle folder was put together from
 
     def identity(self) -> dict:
         """What the record keeps of the LMS (the gradebook's columns, export-grades' rows)."""
@@ -95,12 +99,13 @@ def unpack_download(archive: Path, into: Path, max_member_bytes: int) -> Path:
     into.mkdir(parents=True)
     with opened:
         for info in opened.infolist():
-            name = info.filename.replace("\\", "/")
+            name = _utf8_name(info).replace("\\", "/")
             parts = [p for p in name.split("/") if p not in ("", ".")]
             if not parts or info.is_dir():
                 continue
             why = _refused_member(info, parts, max_member_bytes)
-            target = into.joinpath(*parts) if why is None else into / _placeholder(parts)
+            outside = why is not None and "outside" in why      # its folders are not the download's: keep the name
+            target = into.joinpath(*parts) if why is None else into / _placeholder(parts[-1:] if outside else parts)
             if not target.resolve().is_relative_to(into.resolve()):   # a folder of the download that is a link
                 target, why = into / _placeholder(parts[-1:]), "the download names this file outside its own folder"
             try:
@@ -121,6 +126,18 @@ def unpack_download(archive: Path, into: Path, max_member_bytes: int) -> Path:
 
 
 REFUSED = ".refused.txt"
+UTF8_FLAG = 0x800
+
+
+def _utf8_name(info: zipfile.ZipInfo) -> str:
+    """A member's name: zips without the UTF-8 flag (rubyzip's default, hence Canvas's) still hold UTF-8 names
+    (Thai ones, say), which Python reads as cp437; read them back as UTF-8 where they are that."""
+    if info.flag_bits & UTF8_FLAG:
+        return info.filename
+    try:
+        return info.filename.encode("cp437").decode("utf-8")
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        return info.filename
 
 
 def _placeholder(parts: list[str]) -> str:
@@ -176,12 +193,13 @@ def _children(folder: Path) -> list[Path]:
     return [p for p in sorted(folder.iterdir()) if p.name not in NOT_SUBMISSIONS]
 
 
-def read_entries(folder: Path, lms: str = "auto") -> tuple[str, list[Entry]]:
-    """The LMS (``lms``, or the one :func:`detect` finds) and one :class:`Entry` per student of ``folder``."""
+def read_entries(folder: Path, lms: str = "auto", scratch: Path | None = None) -> tuple[str, list[Entry]]:
+    """The LMS (``lms``, or the one :func:`detect` finds) and one :class:`Entry` per student of ``folder``
+    (:func:`_one_per_student`; loose bundle files are put together under ``scratch``, when given)."""
     if lms == "auto":
         lms = detect(folder)
     reader = {"canvas": _canvas, "moodle": _moodle, "gradescope": _gradescope, "folder": _folder}[lms]
-    return lms, _newest_per_student(reader(folder))
+    return lms, _one_per_student(reader(folder), scratch)
 
 
 def _unnamed(path: Path, lms: str) -> Entry:
@@ -195,8 +213,10 @@ def _unnamed(path: Path, lms: str) -> Entry:
 
 
 def _plain(path: Path, student: str) -> Entry:
+    """An entry for ``path``; a note the download left in place of a refused file (``NAME.refused.txt``) makes an
+    entry with its ``problem``, which gets its row and is never opened as a bundle."""
     if path.name.endswith(REFUSED):
-        return Entry(None, student, "folder", problem=_read_problem(path))
+        return Entry(path, student, "folder", problem=_read_problem(path))
     return Entry(path, student, "folder")
 
 
@@ -231,7 +251,7 @@ def _canvas(folder: Path) -> list[Entry]:
         entry = _plain(path, f"anon_{match['anon']}" if anonymous else match["user"])
         entry.lms, entry.name = "canvas", "" if anonymous else match["name"]
         entry.late = bool(match["anon_late"] if anonymous else match["late"])
-        entry.order = (int(match["attachment"]),)
+        entry.order, entry.file = (int(match["attachment"]),), match["file"]
         entries.append(entry)
     return entries
 
@@ -259,7 +279,7 @@ def _is_folder(path: Path) -> bool:
 
 def _moodle_entry(path: Path, match: re.Match, name: str) -> Entry:
     entry = _plain(path, match["participant"])
-    entry.lms, entry.name = "moodle", name
+    entry.lms, entry.name, entry.file = "moodle", name, match["file"] or _unrefused(path.name)
     if match["plugin"] != "file":
         entry.problem = entry.problem or f"Moodle's {match['plugin']} submission, not a file"
     with contextlib.suppress(OSError):
@@ -304,22 +324,59 @@ def _gradescope_index(path: Path) -> dict[str, dict[str, str]]:
     return index
 
 
-def _newest_per_student(entries: list[Entry]) -> list[Entry]:
-    """One entry per LMS id: the newest file of a student who left several, with a note naming the others."""
+def _one_per_student(entries: list[Entry], scratch: Path | None) -> list[Entry]:
+    """One entry per LMS id. A download holds a student's last submission only, so several files of one student
+    are parts of it, not attempts: the bundle among them is graded (a zip, the newest where there are more),
+    and loose bundle files (``meta.json``, ``model.keras``, ...) are put together into one bundle folder under
+    ``scratch``; a note names what was not graded."""
     by_id: dict[tuple[str, str], list[Entry]] = {}
     for entry in entries:
         key = (entry.lms, entry.id) if entry.lms != "folder" and not entry.notes else ("", str(entry.path))
         by_id.setdefault(key, []).append(entry)
     kept = []
     for group in by_id.values():
-        group.sort(key=lambda e: (e.problem == "", e.order))
-        newest, older = group[-1], group[:-1]
-        if older:
-            names = ", ".join(repr(_shown(e)) for e in older)
-            newest.notes.append(f"{len(group)} files for this student: graded the newest, {_shown(newest)!r}; "
-                                f"not graded: {names}")
-        kept.append(newest)
+        if len(group) == 1:
+            kept.append(group[0])
+            continue
+        chosen = _assembled(group, scratch) or max(group, key=_preference)
+        left = [e for e in group if e is not chosen and e.path not in chosen.parts]
+        if left:
+            chosen.notes.append(f"{len(group)} files for this student: graded {_shown(chosen)!r}; not graded: "
+                                + ", ".join(repr(_shown(e)) for e in sorted(left, key=_shown)))
+        kept.append(chosen)
     return sorted(kept, key=lambda e: (e.id, _shown(e)))
+
+
+def _preference(entry: Entry) -> tuple:
+    """Which of a student's files to grade: a readable one, a zip or bundle folder, then the LMS's newest."""
+    bundle_like = entry.path is not None and (entry.path.suffix.lower() == ".zip" or _is_folder(entry.path))
+    return entry.problem == "", bundle_like, entry.order
+
+
+def _assembled(group: list[Entry], scratch: Path | None) -> Entry | None:
+    """The student's loose bundle files (at least ``meta.json`` and ``model.keras``) copied into one folder."""
+    from autograder.bundle import OPTIONAL, REQUIRED
+
+    loose = {e.file: e for e in sorted(group, key=lambda e: e.order)
+             if e.file in REQUIRED + OPTIONAL and not e.problem and _is_file(e.path)}
+    if scratch is None or not {"meta.json", "model.keras"} <= set(loose):
+        return None
+    first = group[0]
+    folder = scratch / f"{first.lms}-{hashlib.sha256(first.id.encode()).hexdigest()[:12]}" / "submission"
+    folder.mkdir(parents=True)
+    for name, entry in loose.items():
+        shutil.copyfile(entry.path, folder / name, follow_symlinks=False)
+    entry = Entry(folder, first.id, first.lms, first.name, first.late, first.submitted, [], "", first.order,
+                  "submission")
+    entry.parts = [e.path for e in loose.values()]
+    entry.notes.append(f"a bundle put together from {len(loose)} loose files: {', '.join(sorted(loose))}")
+    return entry
+
+
+def _is_file(path: Path | None) -> bool:
+    with contextlib.suppress(OSError, TypeError):
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    return False
 
 
 def _shown(entry: Entry) -> str:
@@ -339,17 +396,20 @@ def apply_late(record: dict, policy) -> None:
     late = bool(lms.get("late")) or bool(days)
     if policy is None or not late or record["status"] != "graded":
         return
-    percent = policy.percent + policy.per_day_percent * (days or 0)
-    rule = f"{policy.percent:g} %" if policy.percent else ""
+    if days:
+        lms["late"] = True                                  # late by its time, where the LMS set no mark
+    parts = [f"{policy.percent:g} %"] if policy.percent else []
     if policy.per_day_percent:
-        if days is None:
-            rule += (" + " if rule else "") + "days late unknown (the LMS gave no submission time): no daily penalty"
-        else:
-            rule += (" + " if rule else "") + f"{days} day{'' if days == 1 else 's'} x {policy.per_day_percent:g} %"
-    percent = min(percent, policy.max_percent)
+        parts.append("days late unknown (the LMS gave no submission time): no daily penalty" if days is None else
+                     f"{days} day{'' if days == 1 else 's'} x {policy.per_day_percent:g} %")
+    percent = policy.percent + policy.per_day_percent * (days or 0)
+    rule = " + ".join(parts)
+    if percent > policy.max_percent:
+        percent, rule = policy.max_percent, f"{rule}, at most {policy.max_percent:g} %"
     points = round(record["max_score"] * percent / 100, 4)
     record["score"] = max(0.0, round(before - points, 4))
-    record["late_penalty"] = {"points": before - record["score"], "percent": percent, "rule": rule}
+    record["late_penalty"] = {"points": round(before - record["score"], 4), "percent": percent,
+                              "rule": f"{rule} of {record['max_score']:g}"}
 
 
 def parse_time(text: str) -> dt.datetime | None:

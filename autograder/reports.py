@@ -76,7 +76,7 @@ def late_text(record: dict) -> str:
     late = record.get("late_penalty")
     if not late:
         return ""
-    return f"; late: {record['score_before_late']:g} before a penalty of {late['points']:g} ({late['rule']})"
+    return f"; late: {late['points']:g} points off ({late['rule']}), {record['score_before_late']:g} before"
 
 
 def gradescope_results(record: dict, rubric: Rubric) -> dict:
@@ -197,7 +197,12 @@ def write_student_files(record: dict, rubric: Rubric, out: Path) -> None:
         images[index] = name
     write_text(out / "feedback" / f"{student}.md", feedback_markdown(record, rubric, images))
     write_text(out / "feedback" / f"{student}.html", feedback_html(record, rubric, pngs))
-    write_json(out / "results" / f"{student}.json", gradescope_results(record, rubric))
+    write_results(record, rubric, out)
+
+
+def write_results(record: dict, rubric: Rubric, out: Path) -> None:
+    """``results/<student>.json``: Gradescope's results format, with the whole record in ``extra_data``."""
+    write_json(out / "results" / f"{record['student']}.json", gradescope_results(record, rubric))
 
 
 # What the LMS said of each student (autograder.lms), after the kit's own columns.

@@ -16,6 +16,8 @@ submission's time; at most ``max_percent``), and ``[gradescope]``, what Gradesco
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -94,6 +96,13 @@ class Rubric:
     def max_score(self) -> float:
         return self.architecture_points + sum(m.points for m in self.metrics)
 
+    def grading_digest(self) -> str:
+        """SHA-256 of what decides a bundle's run and points: the rubric file's tables but ``[late]`` and
+        ``[gradescope]`` (a late penalty or a leaderboard added later needs no model to run again)."""
+        data = tomllib.loads(Path(self.path).read_text(encoding="utf-8"))
+        kept = {key: value for key, value in data.items() if key not in ("late", "gradescope")}
+        return hashlib.sha256(json.dumps(kept, sort_keys=True, default=str).encode()).hexdigest()
+
 
 def _need(table: dict, key: str, kind, where: str, default=None):
     if key not in table:
@@ -102,8 +111,21 @@ def _need(table: dict, key: str, kind, where: str, default=None):
         raise RubricError(f"{where}: missing {key!r}")
     value = table[key]
     if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
-        raise RubricError(f"{where}: {key!r} must be {getattr(kind, '__name__', kind)}, got {value!r}")
+        raise RubricError(f"{where}: {key!r} must be {_KINDS.get(kind, getattr(kind, '__name__', kind))}, "
+                          f"got {value!r}")
     return value
+
+
+_KINDS = {(int, float): "a number", int: "a whole number", float: "a number", str: "text (in quotes)",
+          list: "a list [...]", dict: "a table", bool: "true or false"}
+TABLES = ("task", "title", "limits", "architecture", "grading", "metric", "late", "gradescope")
+
+
+def _known_keys(table: dict, known: tuple[str, ...], where: str) -> None:
+    """A key the rubric does not use is a typo to say, not to ignore (``leaderbord`` would leave no leaderboard)."""
+    unknown = sorted(set(table) - set(known))
+    if unknown:
+        raise RubricError(f"{where}: unknown key {unknown[0]!r}; it takes {', '.join(known)}")
 
 
 def _metric(entry: dict, task: str, where: str) -> Metric:
@@ -128,10 +150,7 @@ def _metric(entry: dict, task: str, where: str) -> Metric:
 
 
 def _late(table: dict, where: str) -> LatePolicy:
-    unknown = set(table) - {"percent", "per_day_percent", "due", "max_percent"}
-    if unknown:
-        raise RubricError(f"{where}: unknown key {sorted(unknown)[0]!r}; [late] takes percent, per_day_percent, "
-                          "due and max_percent")
+    _known_keys(table, ("percent", "per_day_percent", "due", "max_percent"), where)
     values = {}
     for key in ("percent", "per_day_percent", "max_percent"):
         value = float(_need(table, key, (int, float), where, getattr(LatePolicy, key)))
@@ -157,6 +176,7 @@ def _late(table: dict, where: str) -> LatePolicy:
 
 
 def _gradescope(table: dict, metrics: tuple[Metric, ...], where: str):
+    _known_keys(table, ("visibility", "leaderboard"), where)
     visibility = _need(table, "visibility", str, where, "visible")
     if visibility not in GRADESCOPE_VISIBILITY:
         raise RubricError(f"{where}: 'visibility' must be one of {', '.join(GRADESCOPE_VISIBILITY)}; got {visibility!r}")
@@ -171,7 +191,12 @@ def _gradescope(table: dict, metrics: tuple[Metric, ...], where: str):
                               f"({', '.join(directions)})")
         if order not in ("", "asc", "desc"):
             raise RubricError(f"{where}: {entry!r}: the order after ':' is 'asc' or 'desc'")
+        if any(name == taken for taken, _ in columns):
+            raise RubricError(f"{where}: the leaderboard names {name!r} twice")
         columns.append((name, order or directions[name]))
+    if not columns:
+        raise RubricError(f"{where}: the leaderboard names no column; leave 'leaderboard' out for the score and "
+                          "every metric")
     return visibility, tuple(columns)
 
 
@@ -189,6 +214,7 @@ def load_rubric(path: str | Path | None = None, task: str | None = None) -> Rubr
     except tomllib.TOMLDecodeError as error:
         raise RubricError(f"{path}: not valid TOML ({error})") from None
     where = str(path)
+    _known_keys(data, TABLES, where)
     rubric_task = _need(data, "task", str, where)
     if rubric_task not in tasks.names():
         raise RubricError(f"{where}: unknown task {rubric_task!r}; choose one of: {', '.join(tasks.names())}")

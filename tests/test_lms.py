@@ -20,6 +20,7 @@ from tests.test_autograder import _rubric, run_autograder
 
 FIXTURES = Path(__file__).parent / "fixtures"
 LAB2 = "date-translation"
+THAI_NAME = "ใจดีสมชาย_34567_600_งาน.zip".encode("utf-8")   # UTF-8 bytes in a zip without the UTF-8 flag (rubyzip)
 LATE_RUBRIC = "\n[late]\npercent = 10\n\n[gradescope]\nvisibility = \"after_published\"\nleaderboard = [\"exact_match\", \"score\"]\n"
 
 
@@ -58,11 +59,35 @@ def test_canvas_names_give_the_id_the_name_and_late_and_the_newest_file_of_each_
     assert (by_id["12345"].name, by_id["12345"].late) == ("doejane", False)
     john = by_id["23456"]
     assert john.late and john.path.name == "smithjohn_LATE_23456_78901_hw31-2.zip"   # attachment 78901 > 78800
-    assert "2 files for this student" in john.notes[0] and "smithjohn_LATE_23456_78800_hw31.zip" in john.notes[0]
+    assert "2 files for this student" in john.notes[0] and "not graded: 'smithjohn_LATE_23456_78800_hw31.zip'" \
+        in john.notes[0]
     assert by_id["anon_Xy12z"].name == "" and not by_id["anon_Xy12z"].late and by_id["anon_Qq9"].late
     assert by_id["34567"].name == "ใจดีสมชาย"
     stray = next(e for e in entries if e.id.startswith("my_homework"))
     assert stray.lms == "canvas" and "follows no Canvas convention" in stray.notes[0]
+
+
+def test_a_students_files_are_parts_of_one_submission_the_bundle_is_graded_and_loose_files_put_together(tmp_path):
+    folder = _files(tmp_path / "in", {
+        "blackkate_99999_10001_submission.zip": b"zip", "blackkate_99999_10002_screenshot.png": b"png",
+        "whitetom_67890_55555_meta.json": b"{}", "whitetom_67890_55556_model.keras": b"k",
+        "whitetom_67890_55557_vocab.json": b"v", "whitetom_67890_55558_notes.txt": b"n",
+        "greenamy_11111_1_a.zip": b"a", "greenamy_11111_2_b.zip": b"b"})
+    _, entries = read_entries(folder, scratch=tmp_path / "scratch")
+    by_id = {e.id: e for e in entries}
+    assert by_id["99999"].path.name == "blackkate_99999_10001_submission.zip"      # not the newer screenshot
+    assert "not graded: 'blackkate_99999_10002_screenshot.png'" in by_id["99999"].notes[0]
+    tom = by_id["67890"]
+    assert tom.path.is_dir() and sorted(p.name for p in tom.path.iterdir()) == ["meta.json", "model.keras", "vocab.json"]
+    assert (tom.path / "model.keras").read_bytes() == b"k" and tom.path.is_relative_to(tmp_path / "scratch")
+    assert "put together from 3 loose files" in tom.notes[0] and "not graded: 'whitetom_67890_55558_notes.txt'" in \
+        tom.notes[1] and tom.name == "whitetom"
+    assert by_id["11111"].path.name == "greenamy_11111_2_b.zip"                    # the newer of two zips
+    flat = _files(tmp_path / "moodle", {"Amy Green_104_assignsubmission_file_meta.json": b"{}",
+                                        "Amy Green_104_assignsubmission_file_model.keras": b"k",
+                                        "Amy Green_104_assignsubmission_file_vocab.json": b"v"})
+    _, entries = read_entries(flat, scratch=tmp_path / "scratch2")
+    assert len(entries) == 1 and entries[0].path.is_dir() and entries[0].name == "Amy Green"
 
 
 def test_moodle_folders_prefixes_and_blind_marking(tmp_path):
@@ -119,11 +144,15 @@ def test_a_download_zip_is_unpacked_without_trusting_its_names_links_or_sizes(tm
         archive.writestr(link, "/etc/passwd")
         archive.writestr("big_7_8_w.zip", b"x" * 5000)
         archive.writestr("x" * 300 + "_9_10_v.zip", b"long")
+        archive.writestr("Q" * len(THAI_NAME), b"thai")            # its name's bytes put in below, with no flag
         with pytest.warns(UserWarning, match="Duplicate name"):
             archive.writestr("doejane_12345_67890_submission.zip", b"again")
+    download.write_bytes(download.read_bytes().replace(b"Q" * len(THAI_NAME), THAI_NAME))   # as rubyzip writes
     folder = unpack_download(download, tmp_path / "in", max_member_bytes=1000)
     written = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
     assert (folder / "doejane_12345_67890_submission.zip").read_bytes() == b"ok"
+    assert (folder / "ใจดีสมชาย_34567_600_งาน.zip").read_bytes() == b"thai"
+    assert all(p.parent == folder for p in folder.rglob("*"))                # '/abs...' and '../' made no folder
     assert not (tmp_path / "evil_1_2_x.zip").exists() and not any(p.is_symlink() for p in folder.rglob("*"))
     refused = {name: (folder / name).read_text() for name in written if name.endswith(".refused.txt")}
     assert len(refused) == 6, written
@@ -155,7 +184,8 @@ def test_the_late_penalty_follows_the_rubric_and_is_idempotent(tmp_path):
     flat = policy("percent = 10\n")
     record = _record()
     apply_late(record, flat)
-    assert (record["score_before_late"], record["score"], record["late_penalty"]["rule"]) == (80.0, 70.0, "10 %")
+    assert (record["score_before_late"], record["score"], record["late_penalty"]["rule"]) == (80.0, 70.0,
+                                                                                               "10 % of 100")
     apply_late(record, flat)                                  # a cached record again: the same, not 60
     assert record["score"] == 70.0
     on_time = _record(late=False)
@@ -168,10 +198,11 @@ def test_the_late_penalty_follows_the_rubric_and_is_idempotent(tmp_path):
     daily = policy("percent = 5\nper_day_percent = 10\ndue = 2026-12-01T23:59:00+07:00\nmax_percent = 30\n")
     two_days = _record(late=None, submitted="2026-12-03T10:00:00+07:00")   # 1 day 10 h after: 2 started days
     apply_late(two_days, daily)
+    assert two_days["lms"]["late"] is True                    # late by its time: the gradebook's late column
     assert two_days["score"] == 80.0 - 25.0 and "2 days x 10 %" in two_days["late_penalty"]["rule"]
     ten_days = _record(late=None, submitted="2026-12-11T00:00:00+07:00")
     apply_late(ten_days, daily)
-    assert ten_days["score"] == 50.0                          # at most 30 %
+    assert ten_days["score"] == 50.0 and "at most 30 %" in ten_days["late_penalty"]["rule"]
     early = _record(late=None, submitted="2026-12-01T23:00:00+07:00")
     apply_late(early, daily)
     assert early["score"] == 80.0
@@ -191,12 +222,35 @@ def test_the_late_penalty_follows_the_rubric_and_is_idempotent(tmp_path):
     ("gradescope", 'visibility = "students"\n', "'visibility' must be one of"),
     ("gradescope", 'leaderboard = ["accuracy"]\n', "neither 'score' nor a metric"),
     ("gradescope", 'leaderboard = ["score:up"]\n', "'asc' or 'desc'"),
+    ("gradescope", 'leaderbord = ["score"]\n', "unknown key 'leaderbord'"),
+    ("gradescope", 'leaderboard = []\n', "names no column"),
+    ("gradescope", 'leaderboard = ["score", "score:asc"]\n', "names 'score' twice"),
+    ("late", 'percent = "10"\n', "'percent' must be a number, got '10'"),
 ])
 def test_a_bad_late_or_gradescope_table_names_the_field(tmp_path, table, text, error):
     path = _rubric(tmp_path, LAB2)
     path.write_text(path.read_text(encoding="utf-8") + f"\n[{table}]\n" + text, encoding="utf-8")
     with pytest.raises(RubricError, match=rf"\[{table}\]: .*{re.escape(error)}"):
         load_rubric(path)
+
+
+def test_a_key_the_rubric_does_not_use_is_named_not_ignored(tmp_path):
+    path = _rubric(tmp_path, LAB2)
+    path.write_text("late = 10\n" + path.read_text(encoding="utf-8"), encoding="utf-8")
+    with pytest.raises(RubricError, match="unknown key 'late'|'late' must be a table"):
+        load_rubric(path)
+    path.write_text(path.read_text(encoding="utf-8").replace("late = 10\n", "tittle = 'x'\n"), encoding="utf-8")
+    with pytest.raises(RubricError, match="unknown key 'tittle'"):
+        load_rubric(path)
+
+
+def test_late_and_gradescope_tables_do_not_change_what_decides_a_run(tmp_path):
+    plain = _rubric(tmp_path, LAB2)
+    digest = load_rubric(plain).grading_digest()
+    plain.write_text(plain.read_text(encoding="utf-8") + LATE_RUBRIC, encoding="utf-8")
+    assert load_rubric(plain).grading_digest() == digest
+    plain.write_text(plain.read_text(encoding="utf-8").replace("beam", "beam = 2\n#"), encoding="utf-8")
+    assert load_rubric(plain).grading_digest() != digest
 
 
 def test_gradescope_results_carry_the_rubrics_leaderboard_and_visibility(tmp_path):
@@ -264,6 +318,10 @@ def test_a_canvas_download_is_graded_as_it_comes_and_its_grades_go_back(tmp_path
         archive.writestr("smithjohn_LATE_23456_78800_hw31.zip", b"not a zip: the older upload")
         archive.writestr("smithjohn_LATE_23456_78901_hw31-2.zip", _bundle("6401234"))
         archive.writestr("anon_Xy12z_555_notes.txt", b"my answers are in my head")
+        archive.writestr("doejane_12345_67891_screenshot.png", b"a picture of my loss curve")
+        loose = zipfile.ZipFile(io.BytesIO(_bundle("greenamy")))
+        for number, name in enumerate(("meta.json", "model.keras", "vocab.json")):   # the bundle's files, not its zip
+            archive.writestr(f"greenamy_45678_{900 + number}_{name}", loose.read(name))
         link = zipfile.ZipInfo("leelisa_34567_600_link.zip")
         link.external_attr = (stat.S_IFLNK | 0o777) << 16
         archive.writestr(link, "/etc/passwd")
@@ -272,19 +330,21 @@ def test_a_canvas_download_is_graded_as_it_comes_and_its_grades_go_back(tmp_path
     assert graded.returncode == 0, graded.stderr
     with open(tmp_path / "grades" / "gradebook.csv", encoding="utf-8") as handle:
         book = {row["student"]: row for row in csv.DictReader(handle)}
-    assert sorted(book) == ["12345", "23456", "34567", "anon_Xy12z"]
+    assert sorted(book) == ["12345", "23456", "34567", "45678", "anon_Xy12z"]
+    assert book["45678"]["status"] == "graded" and "put together from 3 loose files" in book["45678"]["notes"]
+    assert "not graded: 'doejane_12345_67891_screenshot.png'" in book["12345"]["notes"]
     jane, john = book["12345"], book["23456"]
     assert (jane["name"], jane["lms"], jane["late"], jane["status"]) == ("doejane", "canvas", "no", "graded")
     assert "meta.json names student" not in jane["notes"]                  # "Doe, Jane" is doejane
     assert john["late"] == "yes" and john["status"] == "graded" and john["bundle"] == "smithjohn_LATE_23456_78901_hw31-2.zip"
-    assert float(john["score"]) == float(john["score_before_late"]) - 10 and john["late_penalty"].startswith("10 (10 %")
+    assert float(john["score"]) == float(john["score_before_late"]) - 10 and john["late_penalty"] == "10 (10 % of 100)"
     assert "2 files for this student" in john["notes"] and "meta.json names student '6401234'" in john["notes"]
     assert float(jane["score"]) == float(john["score_before_late"])        # the same bundle
     assert book["anon_Xy12z"]["status"] == "malformed" and book["34567"]["status"] == "malformed"
     assert "as a link" in book["34567"]["message"]
     assert not list((tmp_path / "grades").glob(".download-*"))             # the unpacked download is gone
     feedback = (tmp_path / "grades" / "feedback" / "23456.md").read_text(encoding="utf-8")
-    assert "late: 10 before a penalty of 10" in feedback
+    assert "late: 10 points off \\(10 % of 100\\), 10 before" in feedback
     results = json.loads((tmp_path / "grades" / "results" / "23456.json").read_text(encoding="utf-8"))
     assert results["visibility"] == "after_published" and [e["name"] for e in results["leaderboard"]] == [
         "exact_match", "score"]
@@ -292,25 +352,44 @@ def test_a_canvas_download_is_graded_as_it_comes_and_its_grades_go_back(tmp_path
     exported = run_autograder("export-grades", str(tmp_path / "grades"), "--lms", "canvas", "--assignment",
                               "Homework 3.1 (778)")
     assert exported.returncode == 0, exported.stderr
-    assert "3 grade(s)" in exported.stdout and "anon_Xy12z" in exported.stderr
+    assert "4 grade(s)" in exported.stdout and "anon_Xy12z" in exported.stderr
     with open(tmp_path / "grades" / "canvas-grades.csv", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
     assert rows[0]["Student"] == "Points Possible" and rows[0]["Homework 3.1 (778)"] == "100"
     assert {r["ID"]: r["Homework 3.1 (778)"] for r in rows[1:]} == {
-        "12345": jane["score"], "23456": john["score"], "34567": "0"}
+        "12345": jane["score"], "23456": john["score"], "34567": "0", "45678": book["45678"]["score"]}
     nothing = run_autograder("export-grades", str(tmp_path / "grades"), "--lms", "moodle")
     assert nothing.returncode == 2 and "came from a Moodle download" in nothing.stderr
     assert nothing.stderr.count("\n") == 1
+    (tmp_path / "link.csv").symlink_to(tmp_path / "elsewhere.csv")
+    linked = run_autograder("export-grades", str(tmp_path / "grades"), "--lms", "canvas", "--assignment", "HW",
+                            "--out", str(tmp_path / "link.csv"))
+    assert linked.returncode == 2 and "not a plain file" in linked.stderr and not (tmp_path / "elsewhere.csv").exists()
+
+    # The next download, unpacked by hand: John is on time now and Jane is gone. His model is not run again.
+    folder = tmp_path / "second"
+    folder.mkdir()
+    (folder / "smithjohn_23456_78901_hw31-2.zip").write_bytes(_bundle("6401234"))
+    again = run_autograder("grade", str(folder), "--task", LAB2, "--hidden", str(hidden), "--out",
+                           str(tmp_path / "grades"), "--rubric", str(rubric), "--quiet")
+    assert again.returncode == 0, again.stderr
+    results = json.loads((tmp_path / "grades" / "results" / "23456.json").read_text(encoding="utf-8"))
+    assert results["score"] == float(john["score_before_late"])             # no penalty now
+    assert results["extra_data"]["attention_lab"]["lms"]["late"] is False
+    exported = run_autograder("export-grades", str(tmp_path / "grades"), "--lms", "canvas", "--assignment", "HW")
+    assert exported.returncode == 0 and "1 grade(s)" in exported.stdout and "earlier batches" in exported.stderr
 
 
 def test_a_moodle_folder_is_graded_and_its_worksheet_written(tmp_path, hidden):
     rubric = _rubric(tmp_path, LAB2, wall_seconds=120)
     folder = _files(tmp_path / "download", {
-        "Jane Doe_101_assignsubmission_file/submission.zip": _bundle("jane"),
+        "Jane Doe_101_assignsubmission_file/submission.zip": _bundle("doejane"),   # Canvas's form of her name
         "Participant_102_assignsubmission_onlinetext_onlinetext.html": b"<p>no zip</p>"})
     graded = run_autograder("grade", str(folder), "--task", LAB2, "--hidden", str(hidden), "--out",
                             str(tmp_path / "grades"), "--rubric", str(rubric), "--quiet", "--lms", "moodle")
     assert graded.returncode == 0, graded.stderr
+    with open(tmp_path / "grades" / "gradebook.csv", encoding="utf-8") as handle:
+        assert {row["student"]: row["notes"] for row in csv.DictReader(handle)}["101"] == ""
     exported = run_autograder("export-grades", str(tmp_path / "grades"), "--lms", "moodle", "--out",
                               str(tmp_path / "worksheet.csv"))
     assert exported.returncode == 0, exported.stderr
