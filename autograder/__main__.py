@@ -207,9 +207,10 @@ def _export_grades(args) -> None:
 
     grades = Path(args.grades)
     records, left_out = latest_hidden_set(graded_records(grades))
+    earlier = []
     with contextlib.suppress(OSError, KeyError, ValueError):   # the last batch's students, as gradebook.csv lists them
         current = {row["student"] for row in read_csv(grades / "gradebook.csv")}
-        left_out += sum(r["student"] not in current for r in records)
+        earlier = sorted(r["student"] for r in records if r["student"] not in current)
         records = [r for r in records if r["student"] in current]
     records.sort(key=lambda r: r["student"])
     title = args.assignment or tasks.get(records[0]["task"]).title
@@ -222,7 +223,8 @@ def _export_grades(args) -> None:
         columns, rows, skipped = moodle_rows(records, title, dt.datetime.now(dt.timezone.utc).astimezone())
     out = Path(args.out) if args.out else grades / f"{'canvas-grades' if args.lms == 'canvas' else 'moodle-worksheet'}.csv"
     if os.path.lexists(out) and not stat.S_ISREG(os.lstat(out).st_mode):
-        raise InputError(f"--out {str(out)!r} is not a plain file (a link, a folder or a device): name a .csv file")
+        raise InputError(f"{str(out)!r} is not a plain file (a link, a folder or a device): name a .csv file with "
+                         "--out")
     if len(rows) == (1 if args.lms == "canvas" else 0):
         raise InputError(f"none of the {len(records)} graded submission(s) in {grades} came from a {args.lms.title()} "
                          f"download (grade what {args.lms.title()} gave, or use the gradebook.csv as it is)")
@@ -235,9 +237,12 @@ def _export_grades(args) -> None:
         print(f"left out {len(skipped)} submission(s) with no {args.lms.title()} id (anonymous, or named by no "
               f"{args.lms.title()} convention): {', '.join(skipped[:8])}{', ...' if len(skipped) > 8 else ''}; "
               "enter their grades by hand", file=sys.stderr)
+    if earlier:
+        print(f"left out {len(earlier)} result(s) of an earlier batch, students that gradebook.csv no longer lists: "
+              f"{', '.join(earlier[:8])}{', ...' if len(earlier) > 8 else ''} (their files stay in {grades}; grade "
+              "into a new --out folder to keep batches apart)", file=sys.stderr)
     if left_out:
-        print(f"left out {left_out} result(s) of earlier batches (another hidden set, or students that gradebook.csv "
-              "no longer lists)", file=sys.stderr)
+        print(f"left out {left_out} result(s) graded on another hidden set", file=sys.stderr)
 
 
 def _interrupt(signum, frame):

@@ -362,12 +362,12 @@ def _assembled(group: list[Entry], scratch: Path | None) -> Entry | None:
     if scratch is None or not {"meta.json", "model.keras"} <= set(loose):
         return None
     first = group[0]
-    folder = scratch / f"{first.lms}-{hashlib.sha256(first.id.encode()).hexdigest()[:12]}" / "submission"
+    folder = scratch / f"{first.lms}-{hashlib.sha256(first.id.encode()).hexdigest()[:12]}" / "loose-files"
     folder.mkdir(parents=True)
     for name, entry in loose.items():
         shutil.copyfile(entry.path, folder / name, follow_symlinks=False)
     entry = Entry(folder, first.id, first.lms, first.name, first.late, first.submitted, [], "", first.order,
-                  "submission")
+                  "loose-files")
     entry.parts = [e.path for e in loose.values()]
     entry.notes.append(f"a bundle put together from {len(loose)} loose files: {', '.join(sorted(loose))}")
     return entry
@@ -393,23 +393,24 @@ def apply_late(record: dict, policy) -> None:
     before = record.get("score_before_late", record["score"])
     record["score_before_late"], record["score"], record["late_penalty"] = before, before, None
     days = _days_late(lms.get("submitted", ""), policy.due if policy else None)
+    if days is not None and lms.get("late") is None:
+        lms["late"] = days > 0                              # late by its time, where the LMS set no mark
     late = bool(lms.get("late")) or bool(days)
     if policy is None or not late or record["status"] != "graded":
         return
-    if days:
-        lms["late"] = True                                  # late by its time, where the LMS set no mark
     parts = [f"{policy.percent:g} %"] if policy.percent else []
-    if policy.per_day_percent:
-        parts.append("days late unknown (the LMS gave no submission time): no daily penalty" if days is None else
-                     f"{days} day{'' if days == 1 else 's'} x {policy.per_day_percent:g} %")
+    if policy.per_day_percent and days is not None:
+        parts.append(f"{days} day{'' if days == 1 else 's'} x {policy.per_day_percent:g} %")
     percent = policy.percent + policy.per_day_percent * (days or 0)
-    rule = " + ".join(parts)
+    rule = " and ".join(parts)
     if percent > policy.max_percent:
         percent, rule = policy.max_percent, f"{rule}, at most {policy.max_percent:g} %"
+    rule += f" of {record['max_score']:g}"
+    if policy.per_day_percent and days is None:
+        rule += "; no daily penalty: the LMS gave no submission time"
     points = round(record["max_score"] * percent / 100, 4)
     record["score"] = max(0.0, round(before - points, 4))
-    record["late_penalty"] = {"points": round(before - record["score"], 4), "percent": percent,
-                              "rule": f"{rule} of {record['max_score']:g}"}
+    record["late_penalty"] = {"points": round(before - record["score"], 4), "percent": percent, "rule": rule}
 
 
 def parse_time(text: str) -> dt.datetime | None:

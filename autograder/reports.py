@@ -76,7 +76,7 @@ def late_text(record: dict) -> str:
     late = record.get("late_penalty")
     if not late:
         return ""
-    return f"; late: {late['points']:g} points off ({late['rule']}), {record['score_before_late']:g} before"
+    return f". Late: {late['points']:g} points off, {late['rule']}. Before the penalty: {record['score_before_late']:g}"
 
 
 def gradescope_results(record: dict, rubric: Rubric) -> dict:
@@ -93,7 +93,7 @@ def gradescope_results(record: dict, rubric: Rubric) -> dict:
     columns = rubric.leaderboard if rubric.leaderboard is not None else (
         ("score", "desc"), *((m.name, "asc" if _lower_is_better(m.name, rubric) else "desc") for m in rubric.metrics))
     leaderboard = [{"name": name, "value": values[name], "order": order} for name, order in columns if name in values]
-    summary = f"{rubric.title}: {record['score']:g} / {record['max_score']:g} ({record['status']})"
+    summary = f"{rubric.title}: {record['score']:g} / {record['max_score']:g} ({record['status']}){late_text(record)}"
     if record["message"]:
         summary += f"\n{record['message']}"
     # whole seconds: the scored run's time is a channel from the hidden inputs to the student, kept coarse
