@@ -8,12 +8,13 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test browser datasets clean help
+.PHONY: demo test lint browser datasets clean help
 .DEFAULT_GOAL := help
 
 help:
 	@echo "make demo      data, three models, bundles, grading, runs/demo/report.html (creates .venv on first run)"
-	@echo "make test      run the test suite (creates .venv on first run)"
+	@echo "make test      check the code's format (make lint), then run the test suite (creates .venv on first run)"
+	@echo "make lint      ruff: the formatter's check and the linter (settings in pyproject.toml)"
 	@echo "make datasets  rebuild the public splits under datasets/"
 	@echo "make clean     remove .venv and runs/"
 
@@ -29,8 +30,13 @@ $(STAMP): requirements.txt requirements-dev.txt
 demo: $(STAMP)
 	$(PY) -m labs demo
 
-test: $(STAMP) browser
+test: $(STAMP) lint browser
 	$(PY) -m pytest
+
+# The code's habits, kept by CI: ruff's formatter and linter (settings in pyproject.toml).
+lint: $(STAMP)
+	$(PY) -m ruff format --check --diff .
+	$(PY) -m ruff check .
 
 # The class report's browser test opens the page in headless Chromium: as root on Debian/Ubuntu (CI)
 # make installs it; elsewhere the test skips and says why (with CI set, it fails instead).

@@ -1,9 +1,12 @@
 """``python -m autograder``: hidden sets, batch grading, Gradescope packaging, and the students' check.
 
     python -m autograder hidden-set --task date-translation --seed-file secret.txt --out hidden/lab2
-    python -m autograder grade submissions/ --task date-translation --hidden hidden/lab2 --out grades/ --jobs 2
-    python -m autograder grade canvas-download.zip --task name-transliteration --hidden hidden/hw --out grades/
-    python -m autograder export-grades grades/ --lms canvas --assignment "Homework 3.1"   (the LMS's import file)
+    python -m autograder grade submissions/ --task date-translation --hidden hidden/lab2 --out grades/ --jobs
+    2
+    python -m autograder grade canvas-download.zip --task name-transliteration --hidden hidden/hw --out
+    grades/
+    python -m autograder export-grades grades/ --lms canvas --assignment "Homework 3.1"   (the LMS's import
+    file)
     python -m autograder similarity grades/        (compare the graded models again; the class report)
     python -m autograder gradescope --task date-translation --hidden hidden/lab2 --out autograder.zip
     python -m autograder gradescope-selfcheck autograder.zip submission.zip   (as Gradescope runs it; root)
@@ -54,41 +57,72 @@ def _parser() -> argparse.ArgumentParser:
     hidden.add_argument("--task", required=True, choices=TASKS)
     hidden.add_argument("--seed-file", required=True, help="a private file whose bytes seed the set")
     hidden.add_argument("--out", required=True, help="a new or empty folder")
-    hidden.add_argument("--n", type=int, default=None, help="rows (default: 2,000 dates or 1,000 pairs/names)")
-    hidden.add_argument("--words", default=None, metavar="FILE",
-                        help="name-transliteration: a private list of Thai words, one a line (optionally "
-                             "WORD,Spelling|Alternative), for the unseen names, instead of the kit's hidden words, "
-                             "which students can rebuild from public tools")
+    hidden.add_argument(
+        "--n", type=int, default=None, help="rows (default: 2,000 dates or 1,000 pairs/names)"
+    )
+    hidden.add_argument(
+        "--words",
+        default=None,
+        metavar="FILE",
+        help="name-transliteration: a private list of Thai words, one a line (optionally "
+        "WORD,Spelling|Alternative), for the unseen names, instead of the kit's hidden words, "
+        "which students can rebuild from public tools",
+    )
 
     grade = commands.add_parser("grade", help="grade a folder of submission bundles")
-    grade.add_argument("submissions", help="what the LMS gave: Canvas's or Moodle's download (the zip or its folder), a "
-                                           "Gradescope export, or a folder with one zip or folder per student")
-    grade.add_argument("--lms", default="auto", choices=("auto", *LMS_NAMES),
-                       help="whose file names the submissions follow (default auto: found from the names)")
+    grade.add_argument(
+        "submissions",
+        help="what the LMS gave: Canvas's or Moodle's download (the zip or its folder), a "
+        "Gradescope export, or a folder with one zip or folder per student",
+    )
+    grade.add_argument(
+        "--lms",
+        default="auto",
+        choices=("auto", *LMS_NAMES),
+        help="whose file names the submissions follow (default auto: found from the names)",
+    )
     grade.add_argument("--task", required=True, choices=TASKS)
     grade.add_argument("--hidden", required=True, help="hidden-set folder (from `hidden-set`)")
-    grade.add_argument("--out", required=True, help="folder for gradebook.csv, leaderboard.csv, feedback/, results/")
+    grade.add_argument(
+        "--out", required=True, help="folder for gradebook.csv, leaderboard.csv, feedback/, results/"
+    )
     grade.add_argument("--rubric", default=None, help="rubric TOML (default: autograder/rubrics/TASK.toml)")
     grade.add_argument("--jobs", type=int, default=1, help="bundles graded at once (default 1)")
     grade.add_argument("--force", action="store_true", help="grade again bundles that were already graded")
     grade.add_argument("--quiet", action="store_true", help="no progress bar")
-    grade.add_argument("--isolation", default="auto", choices=("auto", *ISOLATIONS),
-                       help="how student code is isolated (default auto: the strongest this machine offers); only "
-                            "an explicit 'user' (where no seccomp filter cuts the network) or 'none' runs bundles that "
-                            "carry code without full isolation")
+    grade.add_argument(
+        "--isolation",
+        default="auto",
+        choices=("auto", *ISOLATIONS),
+        help="how student code is isolated (default auto: the strongest this machine offers); only "
+        "an explicit 'user' (where no seccomp filter cuts the network) or 'none' runs bundles that "
+        "carry code without full isolation",
+    )
 
-    export = commands.add_parser("export-grades", help="the grades of a graded batch as the LMS imports them "
-                                 "(Canvas's gradebook CSV, Moodle's offline grading worksheet)")
+    export = commands.add_parser(
+        "export-grades",
+        help="the grades of a graded batch as the LMS imports them "
+        "(Canvas's gradebook CSV, Moodle's offline grading worksheet)",
+    )
     export.add_argument("grades", help="the --out folder of `grade`")
     export.add_argument("--lms", required=True, choices=("canvas", "moodle"))
-    export.add_argument("--assignment", default=None,
-                        help="Canvas: the assignment's name as in its gradebook (e.g. \"Homework 3.1\", or \"Homework "
-                             "3.1 (12345)\" with its id); Moodle: the title for the feedback (default: the rubric's)")
-    export.add_argument("--out", default=None, help="the CSV to write (default: GRADES/canvas-grades.csv or "
-                                                    "GRADES/moodle-worksheet.csv)")
+    export.add_argument(
+        "--assignment",
+        default=None,
+        help='Canvas: the assignment\'s name as in its gradebook (e.g. "Homework 3.1", or "Homework '
+        "3.1 (12345)\" with its id); Moodle: the title for the feedback (default: the rubric's)",
+    )
+    export.add_argument(
+        "--out",
+        default=None,
+        help="the CSV to write (default: GRADES/canvas-grades.csv or GRADES/moodle-worksheet.csv)",
+    )
 
-    similar = commands.add_parser("similarity", help="compare a graded batch's models again (similarity.csv, "
-                                                      "class-report.html), without running them")
+    similar = commands.add_parser(
+        "similarity",
+        help="compare a graded batch's models again (similarity.csv, "
+        "class-report.html), without running them",
+    )
     similar.add_argument("grades", help="the --out folder of `grade`")
     similar.add_argument("--rubric", default=None, help="rubric TOML (default: the task's)")
 
@@ -98,18 +132,29 @@ def _parser() -> argparse.ArgumentParser:
     package.add_argument("--out", required=True, help="the zip to write (e.g. autograder.zip)")
     package.add_argument("--rubric", default=None, help="rubric TOML (default: autograder/rubrics/TASK.toml)")
 
-    selfcheck = commands.add_parser("gradescope-selfcheck", help="run a Gradescope package on one bundle as "
-                                    "Gradescope does (root, no user namespaces, no cgroup), before uploading it")
+    selfcheck = commands.add_parser(
+        "gradescope-selfcheck",
+        help="run a Gradescope package on one bundle as "
+        "Gradescope does (root, no user namespaces, no cgroup), before uploading it",
+    )
     selfcheck.add_argument("package", help="the autograder.zip that `gradescope` wrote")
     selfcheck.add_argument("bundle", help="a submission: a bundle zip or folder")
-    selfcheck.add_argument("--keep", default=None, help="a new folder to keep the /autograder layout in (to look at)")
+    selfcheck.add_argument(
+        "--keep", default=None, help="a new folder to keep the /autograder layout in (to look at)"
+    )
 
-    check = commands.add_parser("check", help="validate your bundle and score it on the public dev set; exit "
-                                "status 0 only when it is graded")
+    check = commands.add_parser(
+        "check",
+        help="validate your bundle and score it on the public dev set; exit status 0 only when it is graded",
+    )
     check.add_argument("bundle", help="submission.zip or a bundle folder")
-    check.add_argument("--task", default=None, choices=TASKS,
-                       help="the task the bundle must be for (a bundle for another fails at once; default: the "
-                            "one its meta.json names)")
+    check.add_argument(
+        "--task",
+        default=None,
+        choices=TASKS,
+        help="the task the bundle must be for (a bundle for another fails at once; default: the "
+        "one its meta.json names)",
+    )
     check.add_argument("--rubric", default=None, help="rubric TOML (default: the task's)")
     return parser
 
@@ -130,36 +175,57 @@ def _check(args) -> int:
 
     path = Path(args.bundle)
     if not path.exists():
-        raise InputError(f"no bundle at {str(path)!r}; export one first (python -m labs export --model RUN_FOLDER "
-                         f"--student-id YOUR_ID --out {path})")
+        raise InputError(
+            f"no bundle at {str(path)!r}; export one first (python -m labs export --model RUN_FOLDER "
+            f"--student-id YOUR_ID --out {path})"
+        )
     found = bundle_task(path)
     if args.task and found is not None and found != args.task:
-        # Not graded against the wrong rubric: the student handed in the wrong file (exit 1, as any bundle not graded).
-        print(f"python -m autograder: error: {wrong_task_message(path.name, found, args.task)} "
-              f"(or, if this is the bundle you meant, check it with --task {found})"
-              if found in TASKS else f"python -m autograder: error: {wrong_task_message(path.name, found, args.task)}",
-              file=sys.stderr)
+        # Not graded against the wrong rubric: the student handed in the wrong file (exit 1, as any bundle not
+        # graded).
+        print(
+            f"python -m autograder: error: {wrong_task_message(path.name, found, args.task)} "
+            f"(or, if this is the bundle you meant, check it with --task {found})"
+            if found in TASKS
+            else f"python -m autograder: error: {wrong_task_message(path.name, found, args.task)}",
+            file=sys.stderr,
+        )
         return 1
     task = args.task or (found if found in TASKS else None)
     if task is None and args.rubric is None:
-        raise InputError(f"{path} has no readable meta.json naming a task of this kit; export it with "
-                         "labs.common.submission.export(...), or name the task with --task")
+        raise InputError(
+            f"{path} has no readable meta.json naming a task of this kit; export it with "
+            "labs.common.submission.export(...), or name the task with --task"
+        )
     rubric = load_rubric(args.rubric, task)
     title = tasks.get(rubric.task).title
-    what = (f": a {rubric.task} bundle ({title})" if found == rubric.task
-            else f" as a {rubric.task} bundle ({title}; its meta.json names no task of this kit)")
+    what = (
+        f": a {rubric.task} bundle ({title})"
+        if found == rubric.task
+        else f" as a {rubric.task} bundle ({title}; its meta.json names no task of this kit)"
+    )
     against = "its rubric" if args.rubric is None else f"the rubric {args.rubric}"
     print(f"Checking {path}{what}, against {against} on the public dev set ...", flush=True)
     record = check_bundle(path, rubric)
-    print(f"status: {record['status']}" + (f": {record['message']}" if record["message"] else "")
-          + f"  (isolation: {record['isolation']})")
+    print(
+        f"status: {record['status']}"
+        + (f": {record['message']}" if record["message"] else "")
+        + f"  (isolation: {record['isolation']})"
+    )
     ran = record["sandbox_seconds"] is not None
-    for line in record["lines"] if ran else []:   # a bundle refused before it ran has no line worth showing
+    for line in record["lines"] if ran else []:  # a bundle refused before it ran has no line worth showing
         note = f"  ({line['message']})" if line["message"] else ""
-        print(f"  {line['points']:5g} / {line['max_points']:<4g} {line['label']}: {line['shown']}{note}".rstrip())
-    print(f"score on the public dev set: {record['score']:g} / {record['max_score']:g} "
-          "(the hidden test set decides the grade)")
-    return 0 if record["status"] == "graded" else 1   # every status but graded: the bundle is not ready to hand in
+        print(
+            f"  {line['points']:5g} / {line['max_points']:<4g} {line['label']}: "
+            f"{line['shown']}{note}".rstrip()
+        )
+    print(
+        f"score on the public dev set: {record['score']:g} / {record['max_score']:g} "
+        "(the hidden test set decides the grade)"
+    )
+    return (
+        0 if record["status"] == "graded" else 1
+    )  # every status but graded: the bundle is not ready to hand in
 
 
 def _flagged(grades: Path) -> str:
@@ -180,7 +246,7 @@ def _similarity(args) -> None:
 
     grades = Path(args.grades)
     records, left_out = latest_hidden_set(graded_records(grades))
-    kept = KIT_ROOT / str(records[0].get("rubric"))    # a rubric of the kit's, as the records name it
+    kept = KIT_ROOT / str(records[0].get("rubric"))  # a rubric of the kit's, as the records name it
     rubric_path = args.rubric or (kept if kept.is_file() else None)
     pairs = compare_class(records, load_rubric(rubric_path, records[0]["task"]), grades)
     flagged = [p for p in pairs if p["flagged"]]
@@ -189,12 +255,20 @@ def _similarity(args) -> None:
     for pair in flagged:
         print(f"  {pair['student_a']} and {pair['student_b']}: {pair['why']}")
     if left_out:
-        print(f"left out {left_out} result(s) graded on another hidden set (students no longer in the batch?)")
+        print(
+            f"left out {left_out} result(s) graded on another hidden set (students no longer in the batch?)"
+        )
     if without:
-        print(f"{len(without)} submission(s) have nothing to compare ({', '.join(without[:5])}"
-              f"{', ...' if len(without) > 5 else ''}): they could not be read, or were graded by an older grader "
-              f"(grade again with --force)")
-    print(f"wrote {grades / 'similarity.csv'} and {grades / 'class-report.html'} (for you only: not for students)")
+        print(
+            f"{len(without)} submission(s) have nothing to compare ({', '.join(without[:5])}"
+            f"{', ...' if len(without) > 5 else ''}): they could not be read, or were graded by an older "
+            f"grader "
+            f"(grade again with --force)"
+        )
+    print(
+        f"wrote {grades / 'similarity.csv'} and {grades / 'class-report.html'} (for you only: not for "
+        f"students)"
+    )
 
 
 def _export_grades(args) -> None:
@@ -208,7 +282,9 @@ def _export_grades(args) -> None:
     grades = Path(args.grades)
     records, left_out = latest_hidden_set(graded_records(grades))
     earlier = []
-    with contextlib.suppress(OSError, KeyError, ValueError):   # the last batch's students, as gradebook.csv lists them
+    with contextlib.suppress(
+        OSError, KeyError, ValueError
+    ):  # the last batch's students, as gradebook.csv lists them
         current = {row["student"] for row in read_csv(grades / "gradebook.csv")}
         earlier = sorted(r["student"] for r in records if r["student"] not in current)
         records = [r for r in records if r["student"] in current]
@@ -216,37 +292,57 @@ def _export_grades(args) -> None:
     title = args.assignment or tasks.get(records[0]["task"]).title
     if args.lms == "canvas":
         if not args.assignment:
-            raise InputError("--assignment is the assignment's column in Canvas's gradebook: give its name as Canvas "
-                             "shows it (e.g. --assignment \"Homework 3.1\")")
+            raise InputError(
+                "--assignment is the assignment's column in Canvas's gradebook: give its name as Canvas "
+                'shows it (e.g. --assignment "Homework 3.1")'
+            )
         columns, rows, skipped = canvas_rows(records, args.assignment)
     else:
         columns, rows, skipped = moodle_rows(records, title, dt.datetime.now(dt.timezone.utc).astimezone())
-    out = Path(args.out) if args.out else grades / f"{'canvas-grades' if args.lms == 'canvas' else 'moodle-worksheet'}.csv"
+    out = (
+        Path(args.out)
+        if args.out
+        else grades / f"{'canvas-grades' if args.lms == 'canvas' else 'moodle-worksheet'}.csv"
+    )
     if os.path.lexists(out) and not stat.S_ISREG(os.lstat(out).st_mode):
-        raise InputError(f"{str(out)!r} is not a plain file (a link, a folder or a device): name a .csv file with "
-                         "--out")
+        raise InputError(
+            f"{str(out)!r} is not a plain file (a link, a folder or a device): name a .csv file with --out"
+        )
     if len(rows) == (1 if args.lms == "canvas" else 0):
-        raise InputError(f"none of the {len(records)} graded submission(s) in {grades} came from a {args.lms.title()} "
-                         f"download (grade what {args.lms.title()} gave, or use the gradebook.csv as it is)")
+        raise InputError(
+            f"none of the {len(records)} graded submission(s) in {grades} came from a {args.lms.title()} "
+            f"download (grade what {args.lms.title()} gave, or use the gradebook.csv as it is)"
+        )
     write_csv(out, columns, [{k: csv_cell(v) for k, v in row.items()} for row in rows])
     count = len(rows) - (args.lms == "canvas")
-    where = ("Canvas: Grades > Import, then choose this file" if args.lms == "canvas" else
-             "Moodle: the assignment's View all submissions > Upload grading worksheet")
+    where = (
+        "Canvas: Grades > Import, then choose this file"
+        if args.lms == "canvas"
+        else "Moodle: the assignment's View all submissions > Upload grading worksheet"
+    )
     print(f"wrote {out}: {count} grade(s) for {where}")
     if skipped:
-        print(f"left out {len(skipped)} submission(s) with no {args.lms.title()} id (anonymous, or named by no "
-              f"{args.lms.title()} convention): {', '.join(skipped[:8])}{', ...' if len(skipped) > 8 else ''}; "
-              "enter their grades by hand", file=sys.stderr)
+        print(
+            f"left out {len(skipped)} submission(s) with no {args.lms.title()} id (anonymous, or named by no "
+            f"{args.lms.title()} convention): {', '.join(skipped[:8])}{', ...' if len(skipped) > 8 else ''}; "
+            "enter their grades by hand",
+            file=sys.stderr,
+        )
     if earlier:
-        print(f"left out {len(earlier)} result(s) of an earlier batch, students that gradebook.csv no longer lists: "
-              f"{', '.join(earlier[:8])}{', ...' if len(earlier) > 8 else ''} (their files stay in {grades}; grade "
-              "into a new --out folder to keep batches apart)", file=sys.stderr)
+        print(
+            f"left out {len(earlier)} result(s) of an earlier batch, students that gradebook.csv no longer "
+            f"lists: "
+            f"{', '.join(earlier[:8])}{', ...' if len(earlier) > 8 else ''} (their files stay in {grades}; "
+            f"grade "
+            "into a new --out folder to keep batches apart)",
+            file=sys.stderr,
+        )
     if left_out:
         print(f"left out {left_out} result(s) graded on another hidden set", file=sys.stderr)
 
 
 def _interrupt(signum, frame):
-    raise KeyboardInterrupt   # a TERM ends like Ctrl-C: temporary folders are removed on the way out
+    raise KeyboardInterrupt  # a TERM ends like Ctrl-C: temporary folders are removed on the way out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -263,7 +359,6 @@ def main(argv: list[str] | None = None) -> int:
             check_keras()
         if args.command == "hidden-set":
             from autograder.hidden import make_hidden_set
-
             from autograder.sandbox import readable_by_others
 
             with warnings.catch_warnings(record=True) as notes:
@@ -271,30 +366,51 @@ def main(argv: list[str] | None = None) -> int:
                 manifest = make_hidden_set(args.task, args.seed_file, args.out, args.n, words=args.words)
             for note in notes:
                 print(f"note: {note.message}", file=sys.stderr)
-            words = f"; unseen words from {args.words}, sha256 {manifest['private_words_sha256'][:12]}" \
-                if args.words else ""
-            print(f"wrote a hidden set of {manifest['size']:,} rows for {args.task} to {args.out} "
-                  f"(secret fingerprint {manifest['secret_fingerprint']}{words}; the folder is private to you)")
+            words = (
+                f"; unseen words from {args.words}, sha256 {manifest['private_words_sha256'][:12]}"
+                if args.words
+                else ""
+            )
+            print(
+                f"wrote a hidden set of {manifest['size']:,} rows for {args.task} to {args.out} "
+                f"(secret fingerprint {manifest['secret_fingerprint']}{words}; the folder is private to you)"
+            )
             for private in filter(None, (args.seed_file, args.words)):
                 if readable_by_others(Path(private)):
-                    print(f"warning: other users can read {private}; make it private: chmod 600 {private}",
-                          file=sys.stderr)
+                    print(
+                        f"warning: other users can read {private}; make it private: chmod 600 {private}",
+                        file=sys.stderr,
+                    )
         elif args.command == "grade":
             from autograder.batch import grade_folder
 
             started = time.perf_counter()
             rubric = load_rubric(args.rubric, args.task)
-            records = grade_folder(args.submissions, rubric, args.hidden, args.out, jobs=args.jobs, force=args.force,
-                                   progress=not args.quiet, isolation=args.isolation, lms=args.lms)
+            records = grade_folder(
+                args.submissions,
+                rubric,
+                args.hidden,
+                args.out,
+                jobs=args.jobs,
+                force=args.force,
+                progress=not args.quiet,
+                isolation=args.isolation,
+                lms=args.lms,
+            )
             statuses = {}
             for record in records:
                 statuses[record["status"]] = statuses.get(record["status"], 0) + 1
             isolations = sorted({record.get("isolation", "") for record in records})
-            print(f"graded {len(records)} submission(s) in {time.perf_counter() - started:.1f} s: "
-                  + ", ".join(f"{n} {s}" for s, n in sorted(statuses.items()))
-                  + f" (isolation: {', '.join(isolations)})")
-            print(f"wrote {Path(args.out) / 'gradebook.csv'}, leaderboard.csv, feedback/ and results/; for you only: "
-                  f"similarity.csv ({_flagged(Path(args.out))}) and class-report.html")
+            print(
+                f"graded {len(records)} submission(s) in {time.perf_counter() - started:.1f} s: "
+                + ", ".join(f"{n} {s}" for s, n in sorted(statuses.items()))
+                + f" (isolation: {', '.join(isolations)})"
+            )
+            print(
+                f"wrote {Path(args.out) / 'gradebook.csv'}, leaderboard.csv, feedback/ and results/; for you "
+                f"only: "
+                f"similarity.csv ({_flagged(Path(args.out))}) and class-report.html"
+            )
         elif args.command == "similarity":
             _similarity(args)
         elif args.command == "export-grades":
@@ -304,16 +420,28 @@ def main(argv: list[str] | None = None) -> int:
 
             rubric = load_rubric(args.rubric, args.task)
             path = package(args.task, args.hidden, args.out, rubric)
-            board = ", ".join(f"{name} ({order})" for name, order in rubric.leaderboard) if rubric.leaderboard else \
-                "score and every metric"
-            print(f"wrote {path}: upload it as the assignment's autograder (Ubuntu image, Python 3.10+); results are "
-                  f"{rubric.visibility} to students; leaderboard columns: {board} (shown once you turn on "
-                  "'Enable leaderboard' in the assignment's autograder settings)")
+            board = (
+                ", ".join(f"{name} ({order})" for name, order in rubric.leaderboard)
+                if rubric.leaderboard
+                else "score and every metric"
+            )
+            print(
+                f"wrote {path}: upload it as the assignment's autograder (Ubuntu image, Python 3.10+); "
+                f"results are "
+                f"{rubric.visibility} to students; leaderboard columns: {board} (shown once you turn on "
+                "'Enable leaderboard' in the assignment's autograder settings)"
+            )
         elif args.command == "gradescope-run":
             from autograder.gradescope import run_on_gradescope
 
-            result = run_on_gradescope(args.task, args.hidden, load_rubric(args.rubric, args.task), args.submission,
-                                       args.results, args.isolation)
+            result = run_on_gradescope(
+                args.task,
+                args.hidden,
+                load_rubric(args.rubric, args.task),
+                args.submission,
+                args.results,
+                args.isolation,
+            )
             print(result["output"])
         elif args.command == "gradescope-selfcheck":
             from autograder.gradescope_check import run_package, summary

@@ -24,20 +24,28 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 REFUSED_CLASSES = {"Lambda", "TFSMLayer", "TorchModuleWrapper", "JaxLayer", "FlaxLayer", "__lambda__"}
-STRUCTURAL = {"__keras_tensor__", "__tensor__", "__numpy__", "__typespec__", "__slice__", "__ellipsis__",
-              "__bytes__", "__tuple__"}
+STRUCTURAL = {
+    "__keras_tensor__",
+    "__tensor__",
+    "__numpy__",
+    "__typespec__",
+    "__slice__",
+    "__ellipsis__",
+    "__bytes__",
+    "__tuple__",
+}
 
 
 @dataclass
 class Verdict:
     allowed: bool
     message: str
-    classes: set[str]                # classes on the model's real layer graph (the rubric's architecture)
-    registered: set[str]             # registered custom names found (``package>Name``)
+    classes: set[str]  # classes on the model's real layer graph (the rubric's architecture)
+    registered: set[str]  # registered custom names found (``package>Name``)
 
 
-MAX_DEPTH = 200          # Keras nests a model's config a few dozen levels deep at most
-NESTED_LAYER_KEYS = ("layer", "forward_layer", "backward_layer", "cell", "cells")   # wrappers and RNNs
+MAX_DEPTH = 200  # Keras nests a model's config a few dozen levels deep at most
+NESTED_LAYER_KEYS = ("layer", "forward_layer", "backward_layer", "cell", "cells")  # wrappers and RNNs
 MODEL_CLASSES = {"Functional", "Sequential", "Model"}
 
 
@@ -61,15 +69,19 @@ def _objects(config):
 
 
 def _references(node) -> list[tuple[str, int, int]]:
-    """``(layer, node index, tensor index)`` of every tensor that ``node`` (a layer's inbound node) takes in."""
+    """``(layer, node index, tensor index)`` of every tensor that ``node`` (a layer's inbound node) takes
+    in."""
     found, stack = [], [(node, 0)]
     while stack:
         item, depth = stack.pop()
         if depth > MAX_DEPTH:
             raise ConfigError(f"the model config is nested more than {MAX_DEPTH} levels deep")
         if isinstance(item, dict):
-            history = item.get("config", {}).get("keras_history") if item.get("class_name") == "__keras_tensor__" \
+            history = (
+                item.get("config", {}).get("keras_history")
+                if item.get("class_name") == "__keras_tensor__"
                 else None
+            )
             if _is_reference(history):
                 found.append(tuple(history))
             else:
@@ -80,8 +92,12 @@ def _references(node) -> list[tuple[str, int, int]]:
 
 
 def _is_reference(item) -> bool:
-    return isinstance(item, list) and len(item) == 3 and isinstance(item[0], str) and \
-        all(isinstance(i, int) and not isinstance(i, bool) for i in item[1:])
+    return (
+        isinstance(item, list)
+        and len(item) == 3
+        and isinstance(item[0], str)
+        and all(isinstance(i, int) and not isinstance(i, bool) for i in item[1:])
+    )
 
 
 def _flat_outputs(outputs, depth: int = 0) -> list[tuple[str, int, int]]:
@@ -108,7 +124,11 @@ def graph_classes(model: dict, outputs: tuple[int, ...] = (0,), depth: int = 0) 
     if depth > 20 or not isinstance(model, dict) or not isinstance(model.get("config"), dict):
         return set()
     config = model["config"]
-    layers = [l for l in config.get("layers", []) if isinstance(l, dict)] if isinstance(config.get("layers"), list) else []
+    layers = (
+        [l for l in config.get("layers", []) if isinstance(l, dict)]
+        if isinstance(config.get("layers"), list)
+        else []
+    )
     if model.get("class_name") == "Sequential":
         return {c for layer in layers for c in _layer_classes(layer, (0,), depth)}
     by_name = {l.get("name") or l.get("config", {}).get("name"): l for l in layers}
@@ -124,14 +144,17 @@ def graph_classes(model: dict, outputs: tuple[int, ...] = (0,), depth: int = 0) 
         layer = by_name[name]
         classes |= _layer_classes(layer, (tensor,), depth)
         nodes = layer.get("inbound_nodes") if isinstance(layer.get("inbound_nodes"), list) else []
-        index = node - 1 if layer.get("class_name") in MODEL_CLASSES else node   # a model's node 0 is its own input
-        for inbound in ([nodes[index]] if 0 <= index < len(nodes) else nodes):
+        index = (
+            node - 1 if layer.get("class_name") in MODEL_CLASSES else node
+        )  # a model's node 0 is its own input
+        for inbound in [nodes[index]] if 0 <= index < len(nodes) else nodes:
             todo += _references(inbound)
     return classes
 
 
 def _layer_classes(layer: dict, outputs: tuple[int, ...], depth: int) -> set[str]:
-    """A used layer's class, and those of the layers it wraps or, for a model, that its used outputs go through."""
+    """A used layer's class, and those of the layers it wraps or, for a model, that its used outputs go
+    through."""
     if depth > 20 or not isinstance(layer.get("class_name"), str):
         return set()
     classes = {layer["class_name"]}
@@ -146,7 +169,9 @@ def _layer_classes(layer: dict, outputs: tuple[int, ...], depth: int) -> set[str
     return classes
 
 
-def check_config(config: dict, *, allowed_custom: tuple[str, ...] = (), custom_layers_present: bool = False) -> Verdict:
+def check_config(
+    config: dict, *, allowed_custom: tuple[str, ...] = (), custom_layers_present: bool = False
+) -> Verdict:
     """Whether ``config`` (a model's ``config.json``) names only allowed classes and functions."""
     classes, registered = graph_classes(config), set()
     for node, path in _objects(config):
@@ -156,17 +181,30 @@ def check_config(config: dict, *, allowed_custom: tuple[str, ...] = (), custom_l
             return Verdict(False, f"{path}: class_name and module must be strings", classes, registered)
         where = f"{class_name!r} at {path}"
         if class_name in REFUSED_CLASSES:
-            return Verdict(False, f"the model uses {where}, which runs arbitrary code and is never loaded; "
-                                  "build it from Keras layers (or the kit's registered layers) instead",
-                           classes, registered)
+            return Verdict(
+                False,
+                f"the model uses {where}, which runs arbitrary code and is never loaded; "
+                "build it from Keras layers (or the kit's registered layers) instead",
+                classes,
+                registered,
+            )
         if isinstance(name, str) and ">" in name:
             if name not in allowed_custom:
-                return Verdict(False, f"the model uses the custom object {name!r} ({path}); this task allows "
-                                      f"{', '.join(allowed_custom) or 'no custom objects'}", classes, registered)
+                return Verdict(
+                    False,
+                    f"the model uses the custom object {name!r} ({path}); this task allows "
+                    f"{', '.join(allowed_custom) or 'no custom objects'}",
+                    classes,
+                    registered,
+                )
             if not custom_layers_present:
-                return Verdict(False, f"the model uses {name!r}, but the bundle has no custom_layers.py to define "
-                                      "it; export with labs.common.submission.export(...), which adds it",
-                               classes, registered)
+                return Verdict(
+                    False,
+                    f"the model uses {name!r}, but the bundle has no custom_layers.py to define "
+                    "it; export with labs.common.submission.export(...), which adds it",
+                    classes,
+                    registered,
+                )
             registered.add(name)
             continue
         if module is None:
@@ -176,7 +214,12 @@ def check_config(config: dict, *, allowed_custom: tuple[str, ...] = (), custom_l
         if module == "keras" or module.startswith("keras."):
             continue
         if module == "builtins" and class_name == "function":
-            continue   # a Keras built-in function by name (Keras resolves these only among its own)
-        return Verdict(False, f"the model config names {where} from the module {module!r}; only Keras' own "
-                              "layers and the kit's registered layers are loaded", classes, registered)
+            continue  # a Keras built-in function by name (Keras resolves these only among its own)
+        return Verdict(
+            False,
+            f"the model config names {where} from the module {module!r}; only Keras' own "
+            "layers and the kit's registered layers are loaded",
+            classes,
+            registered,
+        )
     return Verdict(True, "", classes, registered)

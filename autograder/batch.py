@@ -16,18 +16,38 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import replace
 from pathlib import Path
 
-from autograder.grade import (HiddenSet, bundle_digest, cached_result, display_name, find_bundle, grade_bundle,
-                              grader_digest, log, missing_bundle, public_examples, safe_id)
+from autograder.grade import (
+    HiddenSet,
+    bundle_digest,
+    cached_result,
+    display_name,
+    find_bundle,
+    grade_bundle,
+    grader_digest,
+    log,
+    missing_bundle,
+    public_examples,
+    safe_id,
+)
 from autograder.hidden import load_hidden_set, secrets_inside
 from autograder.lms import LMS_NAMES, Entry, apply_late, read_entries, unpack_download
 from autograder.reports import write_gradebook, write_results, write_student_files
 from autograder.rubric import Rubric, load_rubric
-from autograder.sandbox import (KIT_ROOT, clean_stale_folders, cpu_share, is_user_isolation, package_folders,
-                                readable_by_others, resolve_isolation, sandbox_uid)
+from autograder.sandbox import (
+    KIT_ROOT,
+    clean_stale_folders,
+    cpu_share,
+    is_user_isolation,
+    package_folders,
+    readable_by_others,
+    resolve_isolation,
+    sandbox_uid,
+)
 from autograder.similarity import THRESHOLDS, evidence_path, save_evidence, write_similarity
 from labs import tasks
 from labs.common.errors import InputError
 from labs.common.files import read_csv
+
 
 def _unique_ids(entries: list[Entry]) -> dict[int, str]:
     """Each entry's id (by its index): its LMS id or file stem made safe (:func:`safe_id`), and for an entry
@@ -50,8 +70,10 @@ def _unique_ids(entries: list[Entry]) -> dict[int, str]:
 
 @contextlib.contextmanager
 def _download(submissions: Path, out: Path, max_bytes: int):
-    """``(folder, scratch)``: the folder of submissions (``submissions`` itself, or the LMS's download zip unpacked)
-    and a folder for bundles put together from loose files, both in a temporary folder of ``out`` (private to the
+    """``(folder, scratch)``: the folder of submissions (``submissions`` itself, or the LMS's download zip
+    unpacked)
+    and a folder for bundles put together from loose files, both in a temporary folder of ``out`` (private to
+    the
     instructor with it), removed after grading; an ``out`` this made and left empty is removed too."""
     if not submissions.is_dir() and not submissions.is_file():
         raise InputError(f"{str(submissions)!r} is neither a folder of submissions nor an LMS's download zip")
@@ -59,8 +81,11 @@ def _download(submissions: Path, out: Path, max_bytes: int):
     out.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=".download-", dir=out))
     try:
-        folder = submissions if submissions.is_dir() else unpack_download(submissions, scratch / "submissions",
-                                                                          max_bytes)
+        folder = (
+            submissions
+            if submissions.is_dir()
+            else unpack_download(submissions, scratch / "submissions", max_bytes)
+        )
         yield folder, scratch / "assembled"
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -74,9 +99,11 @@ def check_private(paths: list[Path]) -> None:
     paths = [*paths, KIT_ROOT / "datasets", KIT_ROOT / "homework", *package_folders()]
     readable = [str(p) for p in paths if readable_by_others(p)]
     if readable:
-        raise InputError(f"the sandbox's users (uids from {sandbox_uid(0)}) could read {', '.join(readable)}: make "
-                         f"{'it' if len(readable) == 1 else 'them'} private first (chmod -R go-rwx PATH), or grade "
-                         "where user namespaces are available")
+        raise InputError(
+            f"the sandbox's users (uids from {sandbox_uid(0)}) could read {', '.join(readable)}: make "
+            f"{'it' if len(readable) == 1 else 'them'} private first (chmod -R go-rwx PATH), or grade "
+            "where user namespaces are available"
+        )
 
 
 def check_kit_holds_no_secrets(manifest: dict) -> None:
@@ -85,13 +112,16 @@ def check_kit_holds_no_secrets(manifest: dict) -> None:
     if found:
         path, what = found[0]
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
-        raise InputError(f"{path} is {what}, inside the kit's folder{more}, where student code runs: move "
-                         f"{'it' if not more else 'them'} out of {KIT_ROOT} (e.g. into ../grading/) and grade again")
+        raise InputError(
+            f"{path} is {what}, inside the kit's folder{more}, where student code runs: move "
+            f"{'it' if not more else 'them'} out of {KIT_ROOT} (e.g. into ../grading/) and grade again"
+        )
 
 
 @contextlib.contextmanager
 def _grader_log(path: Path):
-    """Tracebacks of bundles the grader could not handle go to ``path`` (the instructor's, never a student's)."""
+    """Tracebacks of bundles the grader could not handle go to ``path`` (the instructor's, never a
+    student's)."""
     handler = logging.FileHandler(path, delay=True, encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
     log.addHandler(handler)
@@ -102,12 +132,23 @@ def _grader_log(path: Path):
         handler.close()
 
 
-def grade_folder(submissions: str | Path, rubric: Rubric, hidden_dir: str | Path, out: str | Path, *,
-                 jobs: int = 1, force: bool = False, progress: bool = True, isolation: str = "auto",
-                 lms: str = "auto") -> list[dict]:
-    """Grade every student of ``submissions``; write results, feedback, gradebook and leaderboard into ``out``.
+def grade_folder(
+    submissions: str | Path,
+    rubric: Rubric,
+    hidden_dir: str | Path,
+    out: str | Path,
+    *,
+    jobs: int = 1,
+    force: bool = False,
+    progress: bool = True,
+    isolation: str = "auto",
+    lms: str = "auto",
+) -> list[dict]:
+    """Grade every student of ``submissions``; write results, feedback, gradebook and leaderboard into
+    ``out``.
 
-    ``submissions``: a folder, or the zip an LMS gave (unpacked into ``out`` for the run); ``lms``: whose naming
+    ``submissions``: a folder, or the zip an LMS gave (unpacked into ``out`` for the run); ``lms``: whose
+    naming
     its entries follow (``canvas``, ``moodle``, ``gradescope``, ``folder``; ``auto`` finds it:
     :mod:`autograder.lms`). Each record keeps the LMS's identity (``lms``) and, where the rubric has a
     ``[late]`` table and the LMS marks the submission late, the score before the penalty.
@@ -139,29 +180,52 @@ def grade_folder(submissions: str | Path, rubric: Rubric, hidden_dir: str | Path
         out.mkdir(parents=True, exist_ok=True)
         os.chmod(out, 0o700)
         beside = [path for path, _ in secrets_inside(hidden_dir.resolve().parent, manifest, recursive=False)]
-        check_private([hidden_dir, submissions, out, *beside])   # the secret, where the README keeps it
+        check_private([hidden_dir, submissions, out, *beside])  # the secret, where the README keeps it
     with _download(submissions, out, int(rubric.bundle_mb * 1_000_000)) as (folder, scratch):
         found, entries = read_entries(folder, lms, scratch)
         if not entries:
             raise InputError(f"{str(submissions)!r} holds no submissions (zips or folders)")
         unnamed = sum(any("follows no" in note for note in e.notes) for e in entries)
         if lms != "auto" and unnamed * 2 > len(entries):
-            print(f"warning: {unnamed} of the {len(entries)} submissions follow no {found.title()} naming: is the "
-                  f"folder what {found.title()} gave? (they are graded under their file names)", file=sys.stderr)
-        return _grade_entries(entries, rubric, hidden, out, jobs=jobs, force=force, progress=progress,
-                              isolation=isolation, used=used)
+            print(
+                f"warning: {unnamed} of the {len(entries)} submissions follow no {found.title()} naming: is "
+                f"the "
+                f"folder what {found.title()} gave? (they are graded under their file names)",
+                file=sys.stderr,
+            )
+        return _grade_entries(
+            entries,
+            rubric,
+            hidden,
+            out,
+            jobs=jobs,
+            force=force,
+            progress=progress,
+            isolation=isolation,
+            used=used,
+        )
 
 
-def _grade_entries(entries: list[Entry], rubric: Rubric, hidden: HiddenSet, out: Path, *, jobs: int,
-                   force: bool, progress: bool, isolation: str, used: str) -> list[dict]:
+def _grade_entries(
+    entries: list[Entry],
+    rubric: Rubric,
+    hidden: HiddenSet,
+    out: Path,
+    *,
+    jobs: int,
+    force: bool,
+    progress: bool,
+    isolation: str,
+    used: str,
+) -> list[dict]:
     """:func:`grade_folder` once the students' entries are known."""
     from tqdm.auto import tqdm
 
     ids = _unique_ids(entries)
     for folder in ("results", "feedback"):
         (out / folder).mkdir(parents=True, exist_ok=True)
-    rubric_digest = rubric.grading_digest()   # [late] and [gradescope] change no model's run: not in the key
-    grader = grader_digest()   # a re-run keeps only the grades this very grader gave
+    rubric_digest = rubric.grading_digest()  # [late] and [gradescope] change no model's run: not in the key
+    grader = grader_digest()  # a re-run keeps only the grades this very grader gave
     examples = public_examples(rubric.task)
     records, todo = [], []
     for index, entry in enumerate(entries):
@@ -170,18 +234,20 @@ def _grade_entries(entries: list[Entry], rubric: Rubric, hidden: HiddenSet, out:
             bundle = find_bundle(entry.path) if entry.path is not None else None
             if not force and bundle is not None:
                 digest = bundle_digest(bundle, int(rubric.bundle_mb * 1_000_000))
-                previous = cached_result(out / "results", ids[index], digest, hidden, rubric_digest, used, grader)
+                previous = cached_result(
+                    out / "results", ids[index], digest, hidden, rubric_digest, used, grader
+                )
                 if previous is not None and not evidence_path(out, ids[index]).is_file():
-                    previous = None   # graded before the grader kept what similarity compares
+                    previous = None  # graded before the grader kept what similarity compares
         if previous is not None:
             before = (previous.get("lms"), previous.get("score"), previous.get("bundle"))
-            previous["lms"] = entry.identity()          # the LMS may say otherwise now (late, another name)
+            previous["lms"] = entry.identity()  # the LMS may say otherwise now (late, another name)
             previous["bundle"] = display_name(bundle)
             apply_late(previous, rubric.late)
             if (previous["lms"], previous["score"], previous["bundle"]) != before:
                 _write_student_files(previous, rubric, out)
             else:
-                write_results(previous, rubric, out)     # the rubric's [gradescope] table may have changed
+                write_results(previous, rubric, out)  # the rubric's [gradescope] table may have changed
             records.append(previous)
         else:
             todo.append(index)
@@ -215,13 +281,23 @@ def _grade_entries(entries: list[Entry], rubric: Rubric, hidden: HiddenSet, out:
             if bundle is None:
                 record = missing_bundle(name, rubric, hidden, problem, used)
             else:
-                record = grade_bundle(bundle, rubric, hidden, examples=examples, isolation=used,
-                                      run_unisolated=isolation != "auto", entry_id=names, evidence=evidence)
-        except Exception:   # grade_bundle has its own barrier; this one is for the grader's own mistakes
+                record = grade_bundle(
+                    bundle,
+                    rubric,
+                    hidden,
+                    examples=examples,
+                    isolation=used,
+                    run_unisolated=isolation != "auto",
+                    entry_id=names,
+                    evidence=evidence,
+                )
+        except Exception:  # grade_bundle has its own barrier; this one is for the grader's own mistakes
             log.exception("grading %s", name)
             record = missing_bundle(name, rubric, hidden, "the grader could not handle this submission", used)
             record["status"] = "error"
-        record.update(student=ids[index], rubric_sha256=rubric_digest, grader_sha256=grader, lms=entry.identity())
+        record.update(
+            student=ids[index], rubric_sha256=rubric_digest, grader_sha256=grader, lms=entry.identity()
+        )
         record["notes"][:0] = entry.notes
         apply_late(record, rubric.late)
         return record, evidence
@@ -232,36 +308,49 @@ def _grade_entries(entries: list[Entry], rubric: Rubric, hidden: HiddenSet, out:
         _write_student_files(record, rubric, out)
         try:
             save_evidence(out, record, evidence.get("weights"), evidence.get("answers"))
-        except Exception:   # the grade stands; only the comparison goes without this bundle
+        except Exception:  # the grade stands; only the comparison goes without this bundle
             log.exception("keeping the similarity evidence of %s", record["student"])
         records.append(record)
         bar.update(1)
 
     try:
-        with _grader_log(out / "grader.log"), ThreadPoolExecutor(max_workers=jobs) as pool, \
-                tqdm(total=len(entries), initial=len(records), desc=f"grading {rubric.task}", unit="bundle",
-                     disable=not progress) as bar:
+        with (
+            _grader_log(out / "grader.log"),
+            ThreadPoolExecutor(max_workers=jobs) as pool,
+            tqdm(
+                total=len(entries),
+                initial=len(records),
+                desc=f"grading {rubric.task}",
+                unit="bundle",
+                disable=not progress,
+            ) as bar,
+        ):
             futures = {pool.submit(work, index): index for index in todo}
             again = []
             for future in as_completed(futures):
                 record, evidence = future.result()
                 if record["status"] == "timeout" and futures[future] in beside_others:
-                    again.append((futures[future], record))   # nothing of this run is kept: not even its files
+                    again.append((futures[future], record))  # nothing of this run is kept: not even its files
                 else:
                     keep(record, evidence)
-            for index, first in again:   # the pool is idle: each runs with nothing beside it
+            for index, first in again:  # the pool is idle: each runs with nothing beside it
                 record, evidence = grade_entry(index)
-                record["notes"].append(f"graded again alone: its first run, beside other bundles, ran out of time "
-                                       f"({first['message']})")
+                record["notes"].append(
+                    f"graded again alone: its first run, beside other bundles, ran out of time "
+                    f"({first['message']})"
+                )
                 keep(record, evidence)
     finally:
-        write_gradebook(records, rubric, out)             # also after Ctrl-C: what was graded is kept
+        write_gradebook(records, rubric, out)  # also after Ctrl-C: what was graded is kept
     with _grader_log(out / "grader.log"):
         try:
             compare_class(records, rubric, out)
-        except Exception:   # the grades stand without the comparison; the instructor's log says why
+        except Exception:  # the grades stand without the comparison; the instructor's log says why
             log.exception("comparing the models of the batch")
-            print(f"warning: model similarity or the class report failed; see {out / 'grader.log'}", file=sys.stderr)
+            print(
+                f"warning: model similarity or the class report failed; see {out / 'grader.log'}",
+                file=sys.stderr,
+            )
     return records
 
 
@@ -274,10 +363,16 @@ def graded_records(out: str | Path) -> list[dict]:
             record = json.loads(path.read_text(encoding="utf-8"))["extra_data"]["attention_lab"]
         except (OSError, ValueError, KeyError, TypeError):
             continue
-        if isinstance(record, dict) and record.get("student") == path.stem and record.get("task") in tasks.names():
+        if (
+            isinstance(record, dict)
+            and record.get("student") == path.stem
+            and record.get("task") in tasks.names()
+        ):
             records.append(record)
     if not records:
-        raise InputError(f"{str(out)!r} holds no graded results (results/*.json): give the --out folder of `grade`")
+        raise InputError(
+            f"{str(out)!r} holds no graded results (results/*.json): give the --out folder of `grade`"
+        )
     if len({r["task"] for r in records}) > 1:
         raise InputError(f"{str(out)!r} holds results of more than one task")
     return records
@@ -286,6 +381,7 @@ def graded_records(out: str | Path) -> list[dict]:
 def latest_hidden_set(records: list[dict]) -> tuple[list[dict], int]:
     """The records graded on the hidden set most of them share (a folder graded again on another set keeps the
     results of students no longer in the batch), and how many were left out."""
+
     def key(record: dict) -> str:
         return json.dumps(record.get("hidden_set", {}).get("sha256"), sort_keys=True)
 
@@ -305,7 +401,8 @@ def compare_class(records: list[dict], rubric: Rubric, out: Path) -> list[dict]:
 
 
 def _write_student_files(record: dict, rubric: Rubric, out: Path) -> None:
-    """A student's feedback and results; without the heatmaps if they fail; logged, never fatal, if that fails too."""
+    """A student's feedback and results; without the heatmaps if they fail; logged, never fatal, if that fails
+    too."""
     for attempt in range(2):
         try:
             write_student_files(record if attempt == 0 else {**record, "examples": []}, rubric, out)
@@ -317,17 +414,25 @@ def _write_student_files(record: dict, rubric: Rubric, out: Path) -> None:
 def dev_set(task: str) -> HiddenSet:
     """The public dev split as a "hidden" set: what ``check`` scores a bundle on."""
     dataset = tasks.get(task).dataset
-    rows = [{**row, "source": row[dataset.input_column], "target": row[dataset.target_column]}
-            for row in read_csv(dataset.path / "dev.csv")]
+    rows = [
+        {**row, "source": row[dataset.input_column], "target": row[dataset.target_column]}
+        for row in read_csv(dataset.path / "dev.csv")
+    ]
     ids = [{"id": f"d{i:06d}", **row} for i, row in enumerate(rows)]
-    return HiddenSet(dataset.path, [{"id": r["id"], "source": r["source"]} for r in ids], ids,
-                     {"task": task, "size": len(ids), "sha256": {}, "secret_fingerprint": "public-dev"},
-                     "the public dev set", public=True)
+    return HiddenSet(
+        dataset.path,
+        [{"id": r["id"], "source": r["source"]} for r in ids],
+        ids,
+        {"task": task, "size": len(ids), "sha256": {}, "secret_fingerprint": "public-dev"},
+        "the public dev set",
+        public=True,
+    )
 
 
 def bundle_task(path: str | Path) -> str | None:
     """The task a bundle's meta.json names (a text, which may name no task of the kit), or None where it names
-    none or cannot be read. A first look, for ``check`` to pick the rubric; grading opens the bundle safely and
+    none or cannot be read. A first look, for ``check`` to pick the rubric; grading opens the bundle safely
+    and
     checks the task again."""
     path = Path(path)
     try:
@@ -344,8 +449,9 @@ def bundle_task(path: str | Path) -> str | None:
         return None
 
 
-def check_bundle(path: str | Path, rubric: Rubric | None = None, *, task: str | None = None,
-                 limit: int | None = 1000) -> dict:
+def check_bundle(
+    path: str | Path, rubric: Rubric | None = None, *, task: str | None = None, limit: int | None = 1000
+) -> dict:
     """Validate one bundle and score it on (the first ``limit`` rows of) the public dev set; the result record
     (``status``, ``message``, ``lines``, ``score``, ...), as grading makes it.
 
@@ -364,11 +470,19 @@ def check_bundle(path: str | Path, rubric: Rubric | None = None, *, task: str | 
     elif rubric is None:
         found = bundle_task(path)
         if found not in tasks.names():
-            raise InputError(f"{path} has no readable meta.json naming a task of this kit; export it with "
-                             "labs.common.submission.export(...)")
+            raise InputError(
+                f"{path} has no readable meta.json naming a task of this kit; export it with "
+                "labs.common.submission.export(...)"
+            )
         rubric = load_rubric(task=found)
     hidden = dev_set(rubric.task)
     if limit is not None and limit < len(hidden.inputs):
-        hidden = HiddenSet(hidden.folder, hidden.inputs[:limit], hidden.targets[:limit], hidden.manifest,
-                           f"the first {limit:,} rows of the public dev set", public=True)
+        hidden = HiddenSet(
+            hidden.folder,
+            hidden.inputs[:limit],
+            hidden.targets[:limit],
+            hidden.manifest,
+            f"the first {limit:,} rows of the public dev set",
+            public=True,
+        )
     return grade_bundle(path, rubric, hidden, isolation=resolve_isolation("auto"), run_unisolated=True)

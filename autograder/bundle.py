@@ -29,14 +29,25 @@ from pathlib import Path, PurePosixPath
 
 REQUIRED = ("model.keras", "vocab.json", "meta.json")
 OPTIONAL = ("predictions.csv", "custom_layers.py")
-MAX_ENTRIES = 64                 # files in a bundle zip (it needs at most 6)
-MAX_RATIO = 200                  # uncompressed / compressed size of one entry: beyond this, a zip bomb
-MAX_JSON_BYTES = 1_000_000       # meta.json, vocab.json, the model's config.json
-MAX_MODEL_ENTRIES = 16           # files inside model.keras (Keras writes 3)
-MAX_NAME_LENGTH = 255            # characters in an entry's name
+MAX_ENTRIES = 64  # files in a bundle zip (it needs at most 6)
+MAX_RATIO = 200  # uncompressed / compressed size of one entry: beyond this, a zip bomb
+MAX_JSON_BYTES = 1_000_000  # meta.json, vocab.json, the model's config.json
+MAX_MODEL_ENTRIES = 16  # files inside model.keras (Keras writes 3)
+MAX_NAME_LENGTH = 255  # characters in an entry's name
 # What a broken or hostile archive raises while it is read: all of them mean "malformed".
-ARCHIVE_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, RuntimeError, NotImplementedError, EOFError, OSError,
-                  ValueError, zlib.error, KeyError, IndexError, OverflowError)
+ARCHIVE_ERRORS = (
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    RuntimeError,
+    NotImplementedError,
+    EOFError,
+    OSError,
+    ValueError,
+    zlib.error,
+    KeyError,
+    IndexError,
+    OverflowError,
+)
 
 
 class BundleError(Exception):
@@ -50,10 +61,10 @@ class BundleError(Exception):
 
 @dataclass
 class Bundle:
-    folder: Path                     # the extracted (or given) folder holding the bundle's files
+    folder: Path  # the extracted (or given) folder holding the bundle's files
     meta: dict
-    vocab: dict                      # the raw vocab.json
-    model_config: dict               # config.json from inside model.keras
+    vocab: dict  # the raw vocab.json
+    model_config: dict  # config.json from inside model.keras
     files: list[str] = field(default_factory=list)
     size_bytes: int = 0
 
@@ -78,11 +89,15 @@ def _check_zip_member(info: zipfile.ZipInfo) -> str | None:
     return None
 
 
-def _checked_members(archive: zipfile.ZipFile, max_entries: int, what: str, prefix: str) -> list[zipfile.ZipInfo]:
+def _checked_members(
+    archive: zipfile.ZipFile, max_entries: int, what: str, prefix: str
+) -> list[zipfile.ZipInfo]:
     """The archive's entries, once none is too many, points outside, is a link or inflates like a bomb."""
     members = archive.infolist()
     if len(members) > max_entries:
-        raise BundleError("unsafe", f"{what} holds {len(members)} entries; at most {max_entries} are accepted")
+        raise BundleError(
+            "unsafe", f"{what} holds {len(members)} entries; at most {max_entries} are accepted"
+        )
     for info in members:
         problem = _check_zip_member(info)
         if problem:
@@ -99,7 +114,10 @@ def _extract_zip(path: Path, into: Path, max_bytes: int) -> None:
         members = _checked_members(archive, MAX_ENTRIES, "the zip", "")
         declared = sum(info.file_size for info in members)
         if declared > max_bytes:
-            raise BundleError("too-large", f"the zip unpacks to {declared / 1e6:.1f} MB; the limit is {max_bytes / 1e6:.0f} MB")
+            raise BundleError(
+                "too-large",
+                f"the zip unpacks to {declared / 1e6:.1f} MB; the limit is {max_bytes / 1e6:.0f} MB",
+            )
         files = [info for info in members if not info.is_dir()]
         roots = {PurePosixPath(info.filename).parts[0] for info in files}
         # A zip of the bundle *folder* (one top folder holding the files) is as good as a flat one.
@@ -108,19 +126,21 @@ def _extract_zip(path: Path, into: Path, max_bytes: int) -> None:
         for info in files:
             parts = PurePosixPath(info.filename).parts[strip:]
             if len(parts) != 1 or parts[0] not in REQUIRED + OPTIONAL:
-                continue   # a bundle's files only, flat: nothing else is ever written
+                continue  # a bundle's files only, flat: nothing else is ever written
             try:
                 with archive.open(info) as source, open(into / parts[0], "xb") as target:
                     while chunk := source.read(1 << 20):
                         written += len(chunk)
-                        if written > max_bytes:   # the directory lied about the sizes
+                        if written > max_bytes:  # the directory lied about the sizes
                             raise BundleError("too-large", f"the zip unpacks past {max_bytes / 1e6:.0f} MB")
                         target.write(chunk)
             except FileExistsError:
                 raise BundleError("malformed", f"the zip holds {parts[0]} twice") from None
             except ARCHIVE_ERRORS as error:
-                raise BundleError("malformed", f"{info.filename} cannot be read from the zip "
-                                               f"({type(error).__name__}: {error})") from None
+                raise BundleError(
+                    "malformed",
+                    f"{info.filename} cannot be read from the zip ({type(error).__name__}: {error})",
+                ) from None
 
 
 def _copy_folder(path: Path, into: Path, max_bytes: int) -> None:
@@ -143,7 +163,7 @@ def _copy_folder(path: Path, into: Path, max_bytes: int) -> None:
 def _parse_json(data: bytes, what: str):
     try:
         return json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as error:   # JSONDecodeError, and numbers too long to read
+    except (UnicodeDecodeError, ValueError) as error:  # JSONDecodeError, and numbers too long to read
         raise BundleError("malformed", f"{what} is not valid JSON ({str(error)[:200]})") from None
     except RecursionError:
         raise BundleError("malformed", f"{what} is nested too deeply to be a bundle's JSON") from None
@@ -163,25 +183,35 @@ def read_model_config(path: Path) -> dict:
     with open(path, "rb") as handle:
         head = handle.read(8)
     if head.startswith(b"\x89HDF"):
-        raise BundleError("malformed", "model.keras is an HDF5 (.h5) file renamed .keras; save with "
-                                       "model.save('model.keras') in Keras 3 (or use labs.common.submission.export)")
+        raise BundleError(
+            "malformed",
+            "model.keras is an HDF5 (.h5) file renamed .keras; save with "
+            "model.save('model.keras') in Keras 3 (or use labs.common.submission.export)",
+        )
     try:
         archive = zipfile.ZipFile(path)
     except ARCHIVE_ERRORS:
-        raise BundleError("malformed", "model.keras is not a Keras 3 .keras file (it is not a zip archive)") from None
+        raise BundleError(
+            "malformed", "model.keras is not a Keras 3 .keras file (it is not a zip archive)"
+        ) from None
     with archive:
         members = _checked_members(archive, MAX_MODEL_ENTRIES, "model.keras", "inside model.keras: ")
         names = {info.filename for info in members}
         if "config.json" not in names or "model.weights.h5" not in names:
-            raise BundleError("malformed", "model.keras lacks config.json or model.weights.h5: it is not a "
-                                           "Keras 3 model file (a SavedModel or a TF1 checkpoint is not accepted)")
+            raise BundleError(
+                "malformed",
+                "model.keras lacks config.json or model.weights.h5: it is not a "
+                "Keras 3 model file (a SavedModel or a TF1 checkpoint is not accepted)",
+            )
         info = archive.getinfo("config.json")
         if info.file_size > MAX_JSON_BYTES:
             raise BundleError("too-large", "the model's config.json is over 1 MB")
         try:
             data = archive.read(info)
         except ARCHIVE_ERRORS as error:
-            raise BundleError("malformed", f"the model's config.json cannot be read ({type(error).__name__})") from None
+            raise BundleError(
+                "malformed", f"the model's config.json cannot be read ({type(error).__name__})"
+            ) from None
     config = _parse_json(data, "the model's config.json")
     if not isinstance(config, dict):
         raise BundleError("malformed", "the model's config.json must hold a JSON object")
@@ -201,8 +231,11 @@ def open_bundle(path: str | Path, workdir: Path, *, max_bytes: int) -> Bundle:
         _copy_folder(path, workdir, max_bytes)
     elif stat.S_ISREG(mode):
         if os.lstat(path).st_size > max_bytes:
-            raise BundleError("too-large", f"{path.name} is {os.lstat(path).st_size / 1e6:.1f} MB; the limit is "
-                                           f"{max_bytes / 1e6:.0f} MB")
+            raise BundleError(
+                "too-large",
+                f"{path.name} is {os.lstat(path).st_size / 1e6:.1f} MB; the limit is "
+                f"{max_bytes / 1e6:.0f} MB",
+            )
         _extract_zip(path, workdir, max_bytes)
     else:
         raise BundleError("malformed", f"{path.name} is neither a folder nor a zip file")
@@ -210,8 +243,11 @@ def open_bundle(path: str | Path, workdir: Path, *, max_bytes: int) -> Bundle:
     missing = [name for name in REQUIRED if name not in files]
     if missing:
         found = ", ".join(files) if files else "nothing"
-        raise BundleError("malformed", f"the bundle lacks {', '.join(missing)} (found: {found}); export it with "
-                                       "labs.common.submission.export(...)")
+        raise BundleError(
+            "malformed",
+            f"the bundle lacks {', '.join(missing)} (found: {found}); export it with "
+            "labs.common.submission.export(...)",
+        )
     meta = _read_json(workdir / "meta.json", "meta.json")
     vocab = _read_json(workdir / "vocab.json", "vocab.json")
     config = read_model_config(workdir / "model.keras")

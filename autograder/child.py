@@ -41,7 +41,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 NO_NETWORK = "the grader's sandbox has no network, and a model must not need one; "
 STUDENT_FILE = "custom_layers.py"
-ERROR_LENGTH = 200      # of an error's own words in a message (the grader cuts a whole message at 300)
+ERROR_LENGTH = 200  # of an error's own words in a message (the grader cuts a whole message at 300)
 # Keras wraps an exception raised in a layer's call(): this first line (its layer), then, in terminal
 # colours, its own account with the original message at the end, then the call's arguments.
 _KERAS_CALL = re.compile(r"Exception encountered when calling (.+?)\.?$")
@@ -50,8 +50,11 @@ _KERAS_CALL = re.compile(r"Exception encountered when calling (.+?)\.?$")
 def _chain(error: BaseException) -> list[BaseException]:
     """``error`` and the exceptions it was raised from or while handling, outermost first (at most 10)."""
     chain = [error]
-    while len(chain) < 10 and (inner := chain[-1].__cause__ or chain[-1].__context__) is not None \
-            and all(inner is not seen for seen in chain):
+    while (
+        len(chain) < 10
+        and (inner := chain[-1].__cause__ or chain[-1].__context__) is not None
+        and all(inner is not seen for seen in chain)
+    ):
         chain.append(inner)
     return chain
 
@@ -60,15 +63,18 @@ def _why(error: BaseException) -> str:
     """Why the sandbox made ``error`` happen, where it did on purpose (a socket refused: no network), to put
     first in the message; else ''."""
     for seen in _chain(error):
-        if isinstance(seen, PermissionError) and any(frame.filename.endswith("socket.py")
-                                                     for frame in traceback.extract_tb(seen.__traceback__)):
+        if isinstance(seen, PermissionError) and any(
+            frame.filename.endswith("socket.py") for frame in traceback.extract_tb(seen.__traceback__)
+        ):
             return NO_NETWORK
     return ""
 
 
 def _student_line(error: BaseException) -> int | None:
     """The line of custom_layers.py where ``error`` was raised (its innermost frame there), or None."""
-    lines = [f.lineno for f in traceback.extract_tb(error.__traceback__) if Path(f.filename).name == STUDENT_FILE]
+    lines = [
+        f.lineno for f in traceback.extract_tb(error.__traceback__) if Path(f.filename).name == STUDENT_FILE
+    ]
     return lines[-1] if lines else None
 
 
@@ -85,7 +91,7 @@ def _words(error: BaseException) -> str:
     text = _text(error).split("Arguments received by", 1)[0]
     text = " ".join(text.split())
     if len(text) > ERROR_LENGTH:
-        text = text[:ERROR_LENGTH - 1] + "…"
+        text = text[: ERROR_LENGTH - 1] + "…"
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
@@ -114,7 +120,8 @@ class ChildError(Exception):
 
 
 def _failure(status: str, what: str, error: BaseException) -> ChildError:
-    """The failure to report for ``error``: why the sandbox caused it (if it did), ``what`` failed, then the error."""
+    """The failure to report for ``error``: why the sandbox caused it (if it did), ``what`` failed, then the
+    error."""
     return ChildError(status, f"{_why(error)}{what}{_describe(error)}")
 
 
@@ -148,7 +155,7 @@ def _vocabularies(folder: Path, task: str):
     try:
         return load_vocabularies(folder / "vocab.json", task=task)
     except InputError as error:
-        raise ChildError("load-failed", str(error))
+        raise ChildError("load-failed", str(error)) from None
 
 
 def _probe(model, inputs, vocab_size: int, signature: str) -> None:
@@ -162,8 +169,11 @@ def _probe(model, inputs, vocab_size: int, signature: str) -> None:
     probabilities = np.asarray(outputs[0] if isinstance(outputs, (list, tuple)) else outputs)
     expected = (*np.asarray(inputs if not isinstance(inputs, list) else inputs[1]).shape, vocab_size)
     if probabilities.shape != expected:
-        raise ChildError("wrong-signature", f"the model returns shape {probabilities.shape} for {signature}; "
-                                            f"expected {expected} (next-character probabilities)")
+        raise ChildError(
+            "wrong-signature",
+            f"the model returns shape {probabilities.shape} for {signature}; "
+            f"expected {expected} (next-character probabilities)",
+        )
     if not np.isfinite(probabilities).all():
         raise ChildError("nan-output", "the model outputs NaN or infinite probabilities")
 
@@ -174,6 +184,7 @@ def _check_finite(step):
         if not np.isfinite(probabilities).all():
             raise ChildError("nan-output", "the model outputs NaN or infinite probabilities while decoding")
         return probabilities, state, attention
+
     return checked
 
 
@@ -186,13 +197,16 @@ def _language_model(model, vocabs, job) -> dict:
     decoded = decode_steps(step, None, job["samples"], max_length=job["max_length"], seed=job["seed"])
     samples = [vocab.decode(row) for row in decoded.tokens]
     # The probability the model gives each true next character of the scored texts.
-    inputs = vocab.encode_batch(job["score_texts"], add_start=True, unknown="unk")      # (n, T)
-    targets = vocab.encode_batch(job["score_texts"], add_end=True, unknown="unk")       # (n, T)
-    probabilities = np.asarray(model.predict_on_batch(inputs))                          # (n, T, V)
+    inputs = vocab.encode_batch(job["score_texts"], add_start=True, unknown="unk")  # (n, T)
+    targets = vocab.encode_batch(job["score_texts"], add_end=True, unknown="unk")  # (n, T)
+    probabilities = np.asarray(model.predict_on_batch(inputs))  # (n, T, V)
     picked = np.take_along_axis(probabilities, targets[..., None], axis=-1)[..., 0]
-    guesses = probabilities.argmax(axis=-1)     # the model's most likely next character (model similarity)
-    return {"samples": samples, "next_token_probabilities": [row[t != 0].tolist() for row, t in zip(picked, targets)],
-            "next_token_guesses": [row[t != 0].tolist() for row, t in zip(guesses, targets)]}
+    guesses = probabilities.argmax(axis=-1)  # the model's most likely next character (model similarity)
+    return {
+        "samples": samples,
+        "next_token_probabilities": [row[t != 0].tolist() for row, t in zip(picked, targets)],
+        "next_token_guesses": [row[t != 0].tolist() for row, t in zip(guesses, targets)],
+    }
 
 
 def _translator(model, vocabs, job) -> dict:
@@ -211,7 +225,7 @@ def _translator(model, vocabs, job) -> dict:
 
     outputs = []
     for first in range(0, len(job["sources"]), job["batch_size"]):
-        batch = job["sources"][first:first + job["batch_size"]]
+        batch = job["sources"][first : first + job["batch_size"]]
         ranked = decode(batch, model)
         outputs += [[target_vocab.decode(r.tokens[row]) for r in ranked] for row in range(len(batch))]
     return {"outputs": outputs, "examples": _examples(model, job, decode, target_vocab)}
@@ -225,7 +239,7 @@ def _attention_view(model, job):
     try:
         return getattr(importlib.import_module(module), function)(model)
     except Exception:
-        return None   # another architecture: outputs without heatmaps
+        return None  # another architecture: outputs without heatmaps
 
 
 def _examples(model, job, decode, target_vocab) -> list[dict]:
@@ -239,7 +253,7 @@ def _examples(model, job, decode, target_vocab) -> list[dict]:
         output = target_vocab.decode(decoded.tokens[row])
         weights = None
         if viewed is not None and decoded.attention is not None:
-            weights = np.round(decoded.attention[row, :len(output) + 1, :len(source)], 4).tolist()
+            weights = np.round(decoded.attention[row, : len(output) + 1, : len(source)], 4).tolist()
         examples.append({"source": source, "output": output, "attention": weights})
     return examples
 
@@ -253,8 +267,11 @@ def run(folder: Path) -> dict:
     work = _language_model if job["signature"] == "language-model" else _translator
     result = work(model, vocabs, job)
     finished = time.perf_counter()
-    return {"status": "ok", **result,
-            "seconds": {"load": round(loaded - started, 3), "predict": round(finished - loaded, 3)}}
+    return {
+        "status": "ok",
+        **result,
+        "seconds": {"load": round(loaded - started, 3), "predict": round(finished - loaded, 3)},
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -27,18 +27,21 @@ from autograder.weights import MAX_MATRICES, Matrix
 
 CHILD_STATUSES = ("wrong-signature", "load-failed", "nan-output", "out-of-memory", "error")
 MESSAGE_LENGTH = 300
-_CUT_ESCAPE = re.compile(r"<(U(\+[0-9A-F]{0,6})?)?$")   # a <U+XXXX> the cut would split
+_CUT_ESCAPE = re.compile(r"<(U(\+[0-9A-F]{0,6})?)?$")  # a <U+XXXX> the cut would split
 MAX_VOCABULARY = 100_000
 _LINE_BREAKS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _HIDDEN_CATEGORIES = {"Cc", "Cf", "Co", "Cn", "Cs", "Zl", "Zp"}
-# An absolute path's folders: a "/" that no word, dot, colon or slash comes before (so not a URL's "//host/" nor
+# An absolute path's folders: a "/" that no word, dot, colon or slash comes before (so not a URL's "//host/"
+# nor
 # a ratio's "1/2"), then one or more folder names, each followed by "/".
 _HOST_PATH = re.compile(r"(?<![\w.:/~-])/(?:[\w.@+~-]+/)+")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 # Terminal escape sequences, whole (Keras colours its error messages: "\x1b[1m...\x1b[0m"): CSI, OSC and the
 # short escapes. Removed before the control characters, so that no "[1m" is left behind.
-_ESCAPE = re.compile(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]|(?:\x1b\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
-                     r"|\x1b[ -/]*[0-~]")
+_ESCAPE = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]|(?:\x1b\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
+    r"|\x1b[ -/]*[0-~]"
+)
 
 
 class ClaimError(Exception):
@@ -54,17 +57,21 @@ def visible(text) -> str:
     """``text`` with every character that shows nothing, or moves what is around it, written as ``<U+XXXX>``:
     bidi controls (U+202E turns a name around), zero-width and other format characters, control characters,
     private-use, unassigned and surrogate code points. What every report writes of a bundle's text."""
-    return "".join(f"<U+{ord(c):04X}>" if unicodedata.category(c) in _HIDDEN_CATEGORIES else c for c in str(text))
+    return "".join(
+        f"<U+{ord(c):04X}>" if unicodedata.category(c) in _HIDDEN_CATEGORIES else c for c in str(text)
+    )
 
 
 def without_host_paths(text: str) -> str:
-    """``text`` with the folders of every absolute path cut (``/srv/kit/labs/x.py`` -> ``…/x.py``): a student's
+    """``text`` with the folders of every absolute path cut (``/srv/kit/labs/x.py`` -> ``…/x.py``): a
+    student's
     feedback never shows where the grader, its kit or its Python live."""
     return _HOST_PATH.sub("…/", text)
 
 
 def clean_message(text, limit: int = MESSAGE_LENGTH) -> str:
-    """One line of printable text, at most ``limit`` characters: terminal escapes removed, line breaks and tabs
+    """One line of printable text, at most ``limit`` characters: terminal escapes removed, line breaks and
+    tabs
     made spaces, other invisible characters shown as ``<U+XXXX>`` (:func:`visible`), host paths cut."""
     text = " ".join(_LINE_BREAKS.sub(" ", strip_escapes(str(text))).split())
     return shortened(visible(without_host_paths(text)), limit)
@@ -74,7 +81,7 @@ def shortened(text: str, limit: int) -> str:
     """``text`` cut to ``limit`` characters with a closing ``…``, never inside a ``<U+XXXX>`` it holds."""
     if len(text) <= limit:
         return text
-    return _CUT_ESCAPE.sub("", text[:limit - 1]) + "…"
+    return _CUT_ESCAPE.sub("", text[: limit - 1]) + "…"
 
 
 def checked_failure(status, message) -> tuple[str, str]:
@@ -85,8 +92,12 @@ def checked_failure(status, message) -> tuple[str, str]:
 
 
 def _is_probability(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) \
+    return (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(value)
         and -1e-6 <= value <= 1 + 1e-6
+    )
 
 
 def _strings(values, count: int | None, longest: int, what: str) -> list[str]:
@@ -99,7 +110,8 @@ def _strings(values, count: int | None, longest: int, what: str) -> list[str]:
 
 
 def check_translation(data: dict, job: dict) -> dict:
-    """``{"outputs": [[best, ...], ...], "examples": [{"output", "attention"}, ...]}`` from a translation child."""
+    """``{"outputs": [[best, ...], ...], "examples": [{"output", "attention"}, ...]}`` from a translation
+    child."""
     longest, sources = job["max_length"], job["sources"]
     outputs = data.get("outputs")
     if not isinstance(outputs, list) or len(outputs) != len(sources):
@@ -128,7 +140,9 @@ def _attention(weights, output: str, source: str) -> list[list[float]] | None:
         raise ClaimError("examples: attention must have one row per output character and </s>")
     for row in weights:
         if not isinstance(row, list) or len(row) != len(source) or not all(map(_is_probability, row)):
-            raise ClaimError("examples: each attention row must hold one weight in [0, 1] per source character")
+            raise ClaimError(
+                "examples: each attention row must hold one weight in [0, 1] per source character"
+            )
     return weights
 
 
@@ -141,44 +155,63 @@ def check_language_model(data: dict, job: dict) -> dict:
         raise ClaimError(f"next_token_probabilities: expected one row per scored text ({len(texts)})")
     for row, text in zip(rows, texts):
         if not isinstance(row, list) or len(row) != len(text) + 1 or not all(map(_is_probability, row)):
-            raise ClaimError("next_token_probabilities: each row needs one probability in [0, 1] per character "
-                             "and </s>")
+            raise ClaimError(
+                "next_token_probabilities: each row needs one probability in [0, 1] per character and </s>"
+            )
     guesses = data.get("next_token_guesses")
     if not isinstance(guesses, list) or len(guesses) != len(texts):
         raise ClaimError(f"next_token_guesses: expected one row per scored text ({len(texts)})")
     for row, text in zip(guesses, texts):
-        if not isinstance(row, list) or len(row) != len(text) + 1 or not all(
-                isinstance(g, int) and not isinstance(g, bool) and 0 <= g < MAX_VOCABULARY for g in row):
+        if (
+            not isinstance(row, list)
+            or len(row) != len(text) + 1
+            or not all(
+                isinstance(g, int) and not isinstance(g, bool) and 0 <= g < MAX_VOCABULARY for g in row
+            )
+        ):
             raise ClaimError("next_token_guesses: each row needs one token id per character and </s>")
     return {"samples": samples, "next_token_probabilities": rows, "next_token_guesses": guesses}
 
 
 def check_weights(answer) -> dict:
     """The weights reader's answer (:mod:`autograder.weights`) with every part that is not of the expected
-    shape left out: ``{"parameters": int or None, "fingerprint": 64 hex digits or None, "matrices": [Matrix]}``.
+    shape left out: ``{"parameters": int or None, "fingerprint": 64 hex digits or None, "matrices":
+    [Matrix]}``.
 
     Each matrix kept is a :class:`autograder.weights.Matrix` that :meth:`~autograder.weights.Matrix.from_json`
-    accepts: two to eight positive dimensions, at most ``MAX_READ`` values in all, and, for that shape, the number
+    accepts: two to eight positive dimensions, at most ``MAX_READ`` values in all, and, for that shape, the
+    number
     of finite values the reader keeps in each part (sample, block, row and column profiles). One matrix out of
     shape and none is kept.
     """
     answer = answer if isinstance(answer, dict) else {}
     count = answer.get("parameters")
-    parameters = count if isinstance(count, int) and not isinstance(count, bool) and 0 <= count < 2 ** 63 else None
+    parameters = (
+        count if isinstance(count, int) and not isinstance(count, bool) and 0 <= count < 2**63 else None
+    )
     digest = answer.get("fingerprint")
     fingerprint = digest if isinstance(digest, str) and re.fullmatch(r"[0-9a-f]{64}", digest) else None
     listed = answer.get("matrices")
     matrices = [Matrix.from_json(item) for item in listed[:MAX_MATRICES]] if isinstance(listed, list) else []
-    return {"parameters": parameters, "fingerprint": fingerprint,
-            "matrices": [] if None in matrices else matrices}
+    return {
+        "parameters": parameters,
+        "fingerprint": fingerprint,
+        "matrices": [] if None in matrices else matrices,
+    }
 
 
 def reported_seconds(data: dict) -> dict | None:
-    """The child's own timing ``{"load": s, "predict": s}`` when it is two finite numbers (for reports only)."""
+    """The child's own timing ``{"load": s, "predict": s}`` when it is two finite numbers (for reports
+    only)."""
     seconds = data.get("seconds")
-    if isinstance(seconds, dict) and set(seconds) == {"load", "predict"} and all(
+    if (
+        isinstance(seconds, dict)
+        and set(seconds) == {"load", "predict"}
+        and all(
             isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and 0 <= v < 1e6
-            for v in seconds.values()):
+            for v in seconds.values()
+        )
+    ):
         return {key: float(value) for key, value in seconds.items()}
     return None
 

@@ -1,4 +1,5 @@
-"""The memory the grader's own machine allows it, and whether the kernel killed one of its processes for memory.
+"""The memory the grader's own machine allows it, and whether the kernel killed one of its processes for
+memory.
 
 On Gradescope the grader runs in a container with a memory limit (768 MB by default), enforced
 by the container's memory cgroup: when the grader and its sandboxed child together need more,
@@ -13,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
-UNLIMITED = 1 << 60          # cgroup v1 writes "no limit" as a number near 2**63
+UNLIMITED = 1 << 60  # cgroup v1 writes "no limit" as a number near 2**63
 
 
 def _read(path: Path) -> str:
@@ -30,14 +31,14 @@ def _own_memory_cgroups(proc_cgroup: str | None = None) -> list[Path]:
         number, _, rest = line.partition(":")
         controllers, _, path = rest.partition(":")
         if "memory" in controllers.split(","):
-            base = CGROUP_ROOT / "memory"                       # cgroup v1
+            base = CGROUP_ROOT / "memory"  # cgroup v1
         elif number == "0" and controllers == "" and (CGROUP_ROOT / "cgroup.controllers").is_file():
-            base = CGROUP_ROOT                                  # cgroup v2 (in a container: its own root)
+            base = CGROUP_ROOT  # cgroup v2 (in a container: its own root)
         else:
             continue
         folder = base / path.strip().lstrip("/")
         folders = [f for f in (folder, *folder.parents) if (f == base or base in f.parents) and f.is_dir()]
-        return folders   # a container that sees only its own cgroup sees it at ``base``
+        return folders  # a container that sees only its own cgroup sees it at ``base``
     return []
 
 
@@ -53,10 +54,11 @@ def memory_limit_mb() -> int | None:
 
 
 def oom_kills() -> int:
-    """How many processes the kernel has killed for memory in this process's cgroups (0 where it cannot tell)."""
+    """How many processes the kernel has killed for memory in this process's cgroups (0 where it cannot
+    tell)."""
     total = 0
     for folder in _own_memory_cgroups():
-        for name in ("memory.events.local", "memory.oom_control"):   # v2 (this cgroup only), v1
+        for name in ("memory.events.local", "memory.oom_control"):  # v2 (this cgroup only), v1
             for line in _read(folder / name).splitlines():
                 key, _, value = line.partition(" ")
                 if key == "oom_kill" and value.strip().isdigit():
@@ -65,7 +67,8 @@ def oom_kills() -> int:
 
 
 def suggested_memory_mb(limit_mb: int | None) -> int:
-    """What to raise the machine's memory to after an out-of-memory kill: twice its limit (Gradescope's default,
+    """What to raise the machine's memory to after an out-of-memory kill: twice its limit (Gradescope's
+    default,
     768 MB, becomes 1,536 MB), or 1,536 MB where the limit is unknown."""
     return 2 * limit_mb if limit_mb else 1536
 

@@ -16,7 +16,8 @@ Every bundle ends with a status and a message, whatever it holds:
     timeout             over the rubric's time limit
     out-of-memory       over the rubric's memory limit (all its processes together)
     machine-out-of-memory  the grading machine's own memory ran out (the kernel killed the model's
-                        process): the machine needs more, not the bundle less (Gradescope: Autograder Settings)
+                        process): the machine needs more, not the bundle less (Gradescope: Autograder
+                        Settings)
     too-many-processes  over the rubric's limit on processes and threads
     crashed, error      anything else, with the last line of the error (of the run on the public
                         examples: a failed run on the hidden set is told in the grader's words)
@@ -41,16 +42,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.allowlist import ConfigError, check_config
-from labs.common.layer_audit import audit_module
 from autograder.bundle import OPTIONAL, REQUIRED, BundleError, open_bundle
 from autograder.claims import CHECKS, ClaimError, clean_message, reported_seconds, visible
 from autograder.rubric import Rubric
 from autograder.sandbox import ISOLATES_CODE, TEMP_PREFIX, read_weights, run_child
 from autograder.scoring import ScoringTimeout, architecture_line, compute_metrics, metric_lines
 from labs import tasks
+from labs.common.layer_audit import audit_module
 
-EXAMPLES = 4   # public dev examples shown in each student's feedback
-GRADESCOPE_ENTRY = re.compile(r"submission_\d+")   # the folder names of Gradescope's "export submissions"
+EXAMPLES = 4  # public dev examples shown in each student's feedback
+GRADESCOPE_ENTRY = re.compile(r"submission_\d+")  # the folder names of Gradescope's "export submissions"
 log = logging.getLogger("autograder")
 
 
@@ -60,8 +61,8 @@ class HiddenSet:
     inputs: list[dict]
     targets: list[dict]
     manifest: dict
-    name: str = "the hidden test set"      # what a rubric line says it was scored on
-    public: bool = False                   # inputs a student has (check's dev set): what the child says may be shown
+    name: str = "the hidden test set"  # what a rubric line says it was scored on
+    public: bool = False  # inputs a student has (check's dev set): what the child says may be shown
 
 
 def student_id_for(path: Path) -> str:
@@ -83,7 +84,8 @@ def safe_id(name: str) -> str:
 
 
 def bundle_digest(path: Path, max_bytes: int) -> str:
-    """SHA-256 of a zip's bytes (whatever the file is called: an LMS renames it), or of a folder's bundle files
+    """SHA-256 of a zip's bytes (whatever the file is called: an LMS renames it), or of a folder's bundle
+    files
     (names and contents): what "the same bundle" means.
 
     Links and anything but plain files are never opened (a link to ``/dev/zero`` would never end).
@@ -92,7 +94,9 @@ def bundle_digest(path: Path, max_bytes: int) -> str:
     if stat.S_ISREG(os.lstat(path).st_mode):
         files, named = [path], False
     elif stat.S_ISDIR(os.lstat(path).st_mode):
-        files = sorted(p for p in path.iterdir() if p.name in REQUIRED + OPTIONAL and stat.S_ISREG(os.lstat(p).st_mode))
+        files = sorted(
+            p for p in path.iterdir() if p.name in REQUIRED + OPTIONAL and stat.S_ISREG(os.lstat(p).st_mode)
+        )
         named = True
     else:
         return ""
@@ -145,17 +149,31 @@ def _job(rubric: Rubric, hidden: HiddenSet | None, examples: list[str], allow_cu
     child writes can only hold what it was given, so the text a student reads never held a hidden input.
     """
     task, grading = tasks.get(rubric.task), rubric.grading
-    job = {"task": task.name, "signature": task.signature, "allow_custom_layers": allow_custom,
-           "max_length": task.max_output_length}
+    job = {
+        "task": task.name,
+        "signature": task.signature,
+        "allow_custom_layers": allow_custom,
+        "max_length": task.max_output_length,
+    }
     if not task.translates:
-        return {**job, "samples": int(grading.get("samples", 2000)), "seed": 0,
-                "score_texts": [row["source"] for row in hidden.inputs[:int(grading.get("score_texts", 2000))]]}
-    return {**job, "sources": [row["source"] for row in hidden.inputs] if hidden else [],
-            "beam": int(grading.get("beam", 1)), "batch_size": int(grading.get("batch_size", 2000)),
-            "examples": examples, "attention_view": task.attention_view}
+        return {
+            **job,
+            "samples": int(grading.get("samples", 2000)),
+            "seed": 0,
+            "score_texts": [row["source"] for row in hidden.inputs[: int(grading.get("score_texts", 2000))]],
+        }
+    return {
+        **job,
+        "sources": [row["source"] for row in hidden.inputs] if hidden else [],
+        "beam": int(grading.get("beam", 1)),
+        "batch_size": int(grading.get("batch_size", 2000)),
+        "examples": examples,
+        "attention_view": task.attention_view,
+    }
 
 
-# What a student reads when the run on the hidden inputs failed: the grader's own words, since that run's child
+# What a student reads when the run on the hidden inputs failed: the grader's own words, since that run's
+# child
 # saw the hidden inputs and could write them into its message. Where a status's message is always the grader's
 # (timeout, too-many-processes, machine-out-of-memory), it is kept.
 _FAILED_ON_HIDDEN = {
@@ -183,7 +201,8 @@ def display_name(path: Path) -> str:
 
 
 def wrong_task_message(bundle: str, found, expected: str) -> str:
-    """What a student reads when the bundle named ``bundle`` is for the task ``found`` (its meta.json's ``task``,
+    """What a student reads when the bundle named ``bundle`` is for the task ``found`` (its meta.json's
+    ``task``,
     whatever that holds) and not for ``expected``: one line naming both."""
     if isinstance(found, str) and found in tasks.names():
         what = f"a {found} bundle ({tasks.get(found).title})"
@@ -195,23 +214,48 @@ def wrong_task_message(bundle: str, found, expected: str) -> str:
 
 
 def _new_record(path: Path, rubric: Rubric, hidden: HiddenSet, isolation: str) -> dict:
-    return {"student": student_id_for(path), "bundle": display_name(path), "task": rubric.task, "bundle_sha256": "",
-            "status": "graded", "message": "", "notes": [],
-            "hidden_set": {"size": hidden.manifest.get("size"), "sha256": hidden.manifest.get("sha256", {}),
-                           "secret_fingerprint": hidden.manifest.get("secret_fingerprint")},
-            "rubric": _rubric_name(rubric.path), "isolation": isolation, "metrics": {}, "examples": [], "sandbox_seconds": None,
-            "sandbox_cpu_seconds": None, "peak_memory_mb": None, "bundle_bytes": None}
+    return {
+        "student": student_id_for(path),
+        "bundle": display_name(path),
+        "task": rubric.task,
+        "bundle_sha256": "",
+        "status": "graded",
+        "message": "",
+        "notes": [],
+        "hidden_set": {
+            "size": hidden.manifest.get("size"),
+            "sha256": hidden.manifest.get("sha256", {}),
+            "secret_fingerprint": hidden.manifest.get("secret_fingerprint"),
+        },
+        "rubric": _rubric_name(rubric.path),
+        "isolation": isolation,
+        "metrics": {},
+        "examples": [],
+        "sandbox_seconds": None,
+        "sandbox_cpu_seconds": None,
+        "peak_memory_mb": None,
+        "bundle_bytes": None,
+    }
 
 
-def grade_bundle(path: Path, rubric: Rubric, hidden: HiddenSet, *, examples: list[dict] = (),
-                 isolation: str = "none", run_unisolated: bool = False, entry_id: str | tuple[str, ...] | None = None,
-                 evidence: dict | None = None) -> dict:
+def grade_bundle(
+    path: Path,
+    rubric: Rubric,
+    hidden: HiddenSet,
+    *,
+    examples: list[dict] = (),
+    isolation: str = "none",
+    run_unisolated: bool = False,
+    entry_id: str | tuple[str, ...] | None = None,
+    evidence: dict | None = None,
+) -> dict:
     """Grade one bundle; never raises for anything the bundle holds. Returns the full result record.
 
     ``isolation``: how the sandbox isolates the child (:func:`autograder.sandbox.resolve_isolation`).
     Where it does not isolate code (``user``: the network is open; ``none``), a bundle that carries
     code runs only when ``run_unisolated`` (the instructor named the isolation). ``entry_id``: the
-    student's id from the submission's name (or the names an LMS gives: id and name), to compare with the id in
+    student's id from the submission's name (or the names an LMS gives: id and name), to compare with the id
+    in
     ``meta.json``. ``evidence``, a
     dict, receives what model similarity compares (``weights``, ``answers``: :mod:`autograder.similarity`);
     it never enters the record, which students see.
@@ -223,14 +267,29 @@ def grade_bundle(path: Path, rubric: Rubric, hidden: HiddenSet, *, examples: lis
         record["bundle_sha256"] = bundle_digest(path, max_bytes) if os.path.lexists(path) else ""
         record["bundle_bytes"] = bundle_bytes(path) if os.path.lexists(path) else None
         with tempfile.TemporaryDirectory(prefix=f"{TEMP_PREFIX}{os.getpid()}-bundle-") as work:
-            _grade(path, Path(work), rubric, hidden, list(examples), isolation, run_unisolated, entry_id, record, found)
+            _grade(
+                path,
+                Path(work),
+                rubric,
+                hidden,
+                list(examples),
+                isolation,
+                run_unisolated,
+                entry_id,
+                record,
+                found,
+            )
     except BundleError as error:
         record["status"], record["message"] = error.status, clean_message(error.message, 500)
-    except Exception as error:   # a barrier per bundle: whatever it holds, the batch goes on
+    except Exception as error:  # a barrier per bundle: whatever it holds, the batch goes on
         _could_not_handle(record, path, error)
     try:
-        lines = [architecture_line(rubric, found["classes"], found["parameters"], counted=found.get("counted", False)),
-                 *metric_lines(rubric, found["metrics"], hidden.name)]
+        lines = [
+            architecture_line(
+                rubric, found["classes"], found["parameters"], counted=found.get("counted", False)
+            ),
+            *metric_lines(rubric, found["metrics"], hidden.name),
+        ]
     except Exception as error:
         _could_not_handle(record, path, error)
         found["metrics"] = None
@@ -248,8 +307,10 @@ def grade_bundle(path: Path, rubric: Rubric, hidden: HiddenSet, *, examples: lis
 def _could_not_handle(record: dict, path: Path, error: Exception) -> None:
     log.exception("grading %s", display_name(path))
     record["status"] = "error"
-    record["message"] = (f"the grader could not handle this bundle ({type(error).__name__}); "
-                         "the instructor's grader.log has the details")
+    record["message"] = (
+        f"the grader could not handle this bundle ({type(error).__name__}); "
+        "the instructor's grader.log has the details"
+    )
 
 
 def _plain_name(name: str) -> str:
@@ -259,26 +320,46 @@ def _plain_name(name: str) -> str:
 
 
 def _name_forms(name: str) -> set[str]:
-    """``name`` as an LMS may write it: its words in any order (Moodle's ``Jane Doe`` is Canvas's ``doejane``)."""
+    """``name`` as an LMS may write it: its words in any order (Moodle's ``Jane Doe`` is Canvas's
+    ``doejane``)."""
     words = name.split()[:4]
     return {_plain_name(name)} | {_plain_name("".join(order)) for order in itertools.permutations(words)}
 
 
-def _grade(path: Path, work: Path, rubric: Rubric, hidden: HiddenSet, examples: list[dict], isolation: str,
-           run_unisolated: bool, entry_id: str | tuple[str, ...] | None, record: dict, found: dict) -> None:
+def _grade(
+    path: Path,
+    work: Path,
+    rubric: Rubric,
+    hidden: HiddenSet,
+    examples: list[dict],
+    isolation: str,
+    run_unisolated: bool,
+    entry_id: str | tuple[str, ...] | None,
+    record: dict,
+    found: dict,
+) -> None:
     bundle = open_bundle(path, work, max_bytes=int(rubric.bundle_mb * 1_000_000))
     if bundle.meta.get("task") != rubric.task:
-        raise BundleError("wrong-task", wrong_task_message(display_name(path), bundle.meta.get("task"), rubric.task))
+        raise BundleError(
+            "wrong-task", wrong_task_message(display_name(path), bundle.meta.get("task"), rubric.task)
+        )
     claimed = bundle.meta.get("student_id")
     names = [n for n in ((entry_id,) if isinstance(entry_id, str) else entry_id or ()) if n]
-    if names and not GRADESCOPE_ENTRY.fullmatch(names[0]) and isinstance(claimed, str) \
-            and _plain_name(claimed) not in {form for n in names for form in _name_forms(n)}:
+    if (
+        names
+        and not GRADESCOPE_ENTRY.fullmatch(names[0])
+        and isinstance(claimed, str)
+        and _plain_name(claimed) not in {form for n in names for form in _name_forms(n)}
+    ):
         shown = " or ".join(repr(n) for n in names)
-        record["notes"].append(f"meta.json names student {clean_message(claimed, 64)!r}; the submission is {shown}")
+        record["notes"].append(
+            f"meta.json names student {clean_message(claimed, 64)!r}; the submission is {shown}"
+        )
     carries_code = bool(rubric.custom_layers) and bundle.has_custom_layers
     try:
-        verdict = check_config(bundle.model_config, allowed_custom=rubric.custom_layers,
-                               custom_layers_present=carries_code)
+        verdict = check_config(
+            bundle.model_config, allowed_custom=rubric.custom_layers, custom_layers_present=carries_code
+        )
     except ConfigError as error:
         raise BundleError("malformed", str(error)) from None
     found["classes"] = verdict.classes
@@ -300,17 +381,22 @@ def _grade(path: Path, work: Path, rubric: Rubric, hidden: HiddenSet, examples: 
     outcome = run_child(files, job, rubric.limits, isolation)
     record["sandbox_seconds"] = round(outcome.seconds, 2)
     record["peak_memory_mb"] = outcome.peak_memory_mb
-    record["sandbox_cpu_seconds"] = outcome.cpu_seconds     # the whole tree's, what the time limit charges
-    record["child_seconds"] = reported_seconds(outcome.data)   # the child's own timing: a report, never scored
-    if outcome.status != "ok" and not hidden.public and outcome.status in _FAILED_ON_HIDDEN and not \
-            (outcome.status == "crashed" and outcome.message.startswith("the model wrote more than")):
-        if outcome.message:   # it may hold hidden inputs: the grader's log only, never a result file
-            record["notes"].append(f"the run on the hidden inputs failed ({outcome.status}); grader.log has what "
-                                   "it said")
+    record["sandbox_cpu_seconds"] = outcome.cpu_seconds  # the whole tree's, what the time limit charges
+    record["child_seconds"] = reported_seconds(outcome.data)  # the child's own timing: a report, never scored
+    if (
+        outcome.status != "ok"
+        and not hidden.public
+        and outcome.status in _FAILED_ON_HIDDEN
+        and not (outcome.status == "crashed" and outcome.message.startswith("the model wrote more than"))
+    ):
+        if outcome.message:  # it may hold hidden inputs: the grader's log only, never a result file
+            record["notes"].append(
+                f"the run on the hidden inputs failed ({outcome.status}); grader.log has what it said"
+            )
             log.warning("%s: the run on the hidden inputs said: %s", display_name(path), outcome.message)
         message = _FAILED_ON_HIDDEN[outcome.status].format(memory_mb=rubric.limits.memory_mb)
         _, failed = _public_run(files, rubric, examples, carries_code, isolation)
-        if failed:   # that run was given no hidden input: what it says may be shown
+        if failed:  # that run was given no hidden input: what it says may be shown
             message += f"; on the public examples: {failed}"
         raise BundleError(outcome.status, message)
     if outcome.status != "ok":
@@ -318,22 +404,27 @@ def _grade(path: Path, work: Path, rubric: Rubric, hidden: HiddenSet, examples: 
     try:
         checked = CHECKS[job["signature"]](outcome.data, job)
     except ClaimError as error:
-        raise BundleError("error", f"the grading process returned results of the wrong shape ({error})") from None
+        raise BundleError(
+            "error", f"the grading process returned results of the wrong shape ({error})"
+        ) from None
     try:
         found["metrics"] = compute_metrics(rubric.task, checked, hidden.targets, rubric.scoring_seconds)
     except ScoringTimeout:
-        raise BundleError("error", f"scoring the model's outputs took longer than {rubric.scoring_seconds:.0f} s") from None
+        raise BundleError(
+            "error", f"scoring the model's outputs took longer than {rubric.scoring_seconds:.0f} s"
+        ) from None
     record["examples"], failed = _public_run(files, rubric, examples, carries_code, isolation)
     if failed:
         record["notes"].append(f"the run on the public examples failed: {failed}")
     try:
         found["answers"] = tasks.get(rubric.task).graded_answers(checked, hidden.targets)
-    except Exception:   # the grade stands; only the comparison with the class goes without this bundle
+    except Exception:  # the grade stands; only the comparison with the class goes without this bundle
         log.exception("listing the answers of %s for model similarity", display_name(path))
 
 
-def _public_run(files: dict[str, Path], rubric: Rubric, examples: list[dict], carries_code: bool,
-                isolation: str) -> tuple[list[dict], str | None]:
+def _public_run(
+    files: dict[str, Path], rubric: Rubric, examples: list[dict], carries_code: bool, isolation: str
+) -> tuple[list[dict], str | None]:
     """The public examples decoded, with their attention, in a run of their own that is given no hidden input:
     ``(examples, None)``, or ``([], why)`` when that run failed (its message may be shown: it held no hidden
     input)."""
@@ -350,26 +441,37 @@ def _public_run(files: dict[str, Path], rubric: Rubric, examples: list[dict], ca
 
 
 _NOT_ISOLATED = {
-    "none": "this bundle carries code (custom_layers.py) and this machine cannot isolate it, so it was not run; the "
-            "instructor grades it where user namespaces are available, as root, or with --isolation none",
-    "user": "this bundle carries code (custom_layers.py) and this machine's sandbox cannot cut its network (no "
-            "seccomp filter), so it was not run; the instructor grades it where user namespaces or seccomp are "
-            "available, or with --isolation user",
+    "none": "this bundle carries code (custom_layers.py) and this machine cannot isolate it, so it was not "
+    "run; the "
+    "instructor grades it where user namespaces are available, as root, or with --isolation none",
+    "user": "this bundle carries code (custom_layers.py) and this machine's sandbox cannot cut its network "
+    "(no "
+    "seccomp filter), so it was not run; the instructor grades it where user namespaces or seccomp are "
+    "available, or with --isolation user",
 }
 
 
-def missing_bundle(name: str, rubric: Rubric, hidden: HiddenSet, message: str, isolation: str = "none") -> dict:
+def missing_bundle(
+    name: str, rubric: Rubric, hidden: HiddenSet, message: str, isolation: str = "none"
+) -> dict:
     """The record of a submission that holds no bundle at all: malformed, scored 0."""
-    record = grade_bundle(Path("/nonexistent") / name, rubric, hidden, isolation=isolation)   # refused at once
+    record = grade_bundle(Path("/nonexistent") / name, rubric, hidden, isolation=isolation)  # refused at once
     record.update(status="malformed", message=message, bundle=display_name(Path(name)), bundle_sha256="")
     return record
 
 
 def _with_expected(returned: list[dict], examples: list[dict]) -> list[dict]:
     """The child's (checked) example outputs beside the expected ones, which never went into the sandbox."""
-    return [{"source": example["source"], "expected": example["target"],
-             "accepted": example.get("accepted", [example["target"]]), "output": item["output"],
-             "attention": item["attention"]} for item, example in zip(returned, examples)]
+    return [
+        {
+            "source": example["source"],
+            "expected": example["target"],
+            "accepted": example.get("accepted", [example["target"]]),
+            "output": item["output"],
+            "attention": item["attention"],
+        }
+        for item, example in zip(returned, examples)
+    ]
 
 
 def public_examples(task: str, n: int = EXAMPLES) -> list[dict]:
@@ -381,8 +483,14 @@ def public_examples(task: str, n: int = EXAMPLES) -> list[dict]:
         return []
     rows = read_csv(record.dataset.path / "dev.csv")
     picked = record.feedback_examples(rows, n) if record.feedback_examples else rows[:n]
-    return [{"source": r["source"], "target": r["target"],
-             "accepted": [r["target"], *[a for a in r.get("alternatives", "").split("|") if a]]} for r in picked]
+    return [
+        {
+            "source": r["source"],
+            "target": r["target"],
+            "accepted": [r["target"], *[a for a in r.get("alternatives", "").split("|") if a]],
+        }
+        for r in picked
+    ]
 
 
 def grader_digest() -> str:
@@ -397,9 +505,17 @@ def grader_digest() -> str:
     return digest.hexdigest()
 
 
-def cached_result(results_dir: Path, student: str, digest: str, hidden: HiddenSet, rubric_digest: str,
-                  isolation: str, grader: str | None = None) -> dict | None:
-    """A previous result for the same bundle, hidden set, rubric, isolation and grader, if there is one (for resuming).
+def cached_result(
+    results_dir: Path,
+    student: str,
+    digest: str,
+    hidden: HiddenSet,
+    rubric_digest: str,
+    isolation: str,
+    grader: str | None = None,
+) -> dict | None:
+    """A previous result for the same bundle, hidden set, rubric, isolation and grader, if there is one (for
+    resuming).
 
     ``grader``: :func:`grader_digest` (computed here when not given); a result without one, from a grader
     before it was recorded, is graded again."""
@@ -408,7 +524,12 @@ def cached_result(results_dir: Path, student: str, digest: str, hidden: HiddenSe
         record = json.loads(path.read_text(encoding="utf-8")).get("extra_data", {}).get("attention_lab", {})
     except (OSError, ValueError, AttributeError):
         return None
-    same = (digest and record.get("bundle_sha256") == digest and record.get("hidden_set", {}).get("sha256") ==
-            hidden.manifest.get("sha256") and record.get("rubric_sha256") == rubric_digest
-            and record.get("isolation") == isolation and record.get("grader_sha256") == (grader or grader_digest()))
+    same = (
+        digest
+        and record.get("bundle_sha256") == digest
+        and record.get("hidden_set", {}).get("sha256") == hidden.manifest.get("sha256")
+        and record.get("rubric_sha256") == rubric_digest
+        and record.get("isolation") == isolation
+        and record.get("grader_sha256") == (grader or grader_digest())
+    )
     return record if same else None

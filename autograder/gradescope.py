@@ -88,7 +88,7 @@ def _add_tree(archive: zipfile.ZipFile, source: Path, name: str) -> None:
 
 def _add_script(archive: zipfile.ZipFile, name: str, text: str) -> None:
     info = zipfile.ZipInfo(name)
-    info.external_attr = 0o755 << 16   # executable: Gradescope runs these directly
+    info.external_attr = 0o755 << 16  # executable: Gradescope runs these directly
     archive.writestr(info, text)
 
 
@@ -96,7 +96,9 @@ def package(task: str, hidden_dir: str | Path, out: str | Path, rubric: Rubric) 
     """Write the Gradescope autograder zip for ``task``, grading against ``hidden_dir`` with ``rubric``."""
     from autograder.hidden import load_hidden_set
 
-    load_hidden_set(hidden_dir, task)   # refuse a missing, changed or wrong-task hidden set now, not on Gradescope
+    load_hidden_set(
+        hidden_dir, task
+    )  # refuse a missing, changed or wrong-task hidden set now, not on Gradescope
     out = Path(out)
     if out.suffix != ".zip":
         raise InputError(f"--out {str(out)!r} should be a .zip file (Gradescope uploads a zip)")
@@ -114,9 +116,16 @@ def package(task: str, hidden_dir: str | Path, out: str | Path, rubric: Rubric) 
     return out
 
 
-def run_on_gradescope(task: str, hidden_dir: str | Path, rubric: Rubric, submission: str | Path,
-                      results: str | Path, isolation: str = "auto") -> dict:
-    """Grade the one submission Gradescope gives and write its results.json (what ``run_autograder`` calls)."""
+def run_on_gradescope(
+    task: str,
+    hidden_dir: str | Path,
+    rubric: Rubric,
+    submission: str | Path,
+    results: str | Path,
+    isolation: str = "auto",
+) -> dict:
+    """Grade the one submission Gradescope gives and write its results.json (what ``run_autograder``
+    calls)."""
     from autograder.batch import check_private
     from autograder.grade import HiddenSet, find_bundle, grade_bundle, missing_bundle, public_examples
     from autograder.hidden import load_hidden_set
@@ -132,29 +141,45 @@ def run_on_gradescope(task: str, hidden_dir: str | Path, rubric: Rubric, submiss
         check_private([Path(hidden_dir), Path(rubric.path), submission, Path(results).parent])
     bundle = find_bundle(submission) if submission.is_dir() else None
     if bundle is None:
-        record = missing_bundle(submission.name, rubric, hidden, "the submission is empty: upload your submission.zip",
-                                used)
+        record = missing_bundle(
+            submission.name, rubric, hidden, "the submission is empty: upload your submission.zip", used
+        )
     else:
-        record = grade_bundle(bundle, rubric, hidden, examples=public_examples(task), isolation=used,
-                              run_unisolated=isolation != "auto")
+        record = grade_bundle(
+            bundle,
+            rubric,
+            hidden,
+            examples=public_examples(task),
+            isolation=used,
+            run_unisolated=isolation != "auto",
+        )
     output = gradescope_results(record, rubric)
     if record["status"] == "machine-out-of-memory":
-        output["output"] = out_of_memory_line(memory_limit_mb())   # the instructor's setting, in one line
+        output["output"] = out_of_memory_line(memory_limit_mb())  # the instructor's setting, in one line
     Path(results).write_text(json.dumps(output, indent=2), encoding="utf-8")
     return output
 
 
 def write_killed_result(results: str | Path, exit_status: int) -> dict:
-    """results.json for a grader that was killed before it wrote one (``run_autograder`` calls this); prints its line.
+    """results.json for a grader that was killed before it wrote one (``run_autograder`` calls this); prints
+    its line.
 
     Exit status 137 (SIGKILL) in a container with a memory limit is the kernel's out-of-memory kill.
     """
     if exit_status in (137, -9) and memory_limit_mb() is not None:
         line = out_of_memory_line(memory_limit_mb())
     else:
-        line = f"the autograder stopped unexpectedly (exit status {exit_status}); its log is in the run's output"
-    output = {"score": 0, "output": line, "output_format": "text", "tests": [], "visibility": "visible",
-              "stdout_visibility": "hidden"}
+        line = (
+            f"the autograder stopped unexpectedly (exit status {exit_status}); its log is in the run's output"
+        )
+    output = {
+        "score": 0,
+        "output": line,
+        "output_format": "text",
+        "tests": [],
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+    }
     Path(results).write_text(json.dumps(output, indent=2), encoding="utf-8")
     print(line)
     return output

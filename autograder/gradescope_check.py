@@ -38,15 +38,17 @@ from pathlib import Path
 from labs.common.errors import InputError
 
 # Installed in the container before run_autograder starts: what Docker's default profile refuses.
-_ENTER_CONTAINER = ("import os, sys\n"
-                    "from seccomp import CONTAINER, prepared\n"
-                    "prepared(CONTAINER).install()\n"
-                    "os.environ.pop('PYTHONPATH')\n"
-                    "os.execv('/bin/bash', ['bash', *sys.argv[1:]])")
+_ENTER_CONTAINER = (
+    "import os, sys\n"
+    "from seccomp import CONTAINER, prepared\n"
+    "prepared(CONTAINER).install()\n"
+    "os.environ.pop('PYTHONPATH')\n"
+    "os.execv('/bin/bash', ['bash', *sys.argv[1:]])"
+)
 # In the new mount namespace, as root: $1 the layout's root, $2 the kit's environment, $3 the overlay's
 # own folder, $4 an empty folder outside them all, then pairs (a folder others cannot enter, the one
 # name in it to keep); then the command.
-_PREPARE = r'''
+_PREPARE = r"""
 set -eu
 root=$1 environment=$2 overlay=$3 stash=$4; shift 4
 venv=$root/autograder/source/.venv
@@ -65,40 +67,55 @@ awk '$5 ~ "^/sys/fs/cgroup" {print $5}' /proc/self/mountinfo | while read -r poi
     mount -o remount,bind,ro "$point"
 done
 exec "$@"
-'''
+"""
 
 
 @dataclass
 class SelfCheck:
-    results: dict           # results.json as Gradescope would read it
-    seconds: float          # run_autograder's wall time
-    output: str             # what run_autograder printed (stdout and stderr)
-    root: Path | None       # the layout, when kept
+    results: dict  # results.json as Gradescope would read it
+    seconds: float  # run_autograder's wall time
+    output: str  # what run_autograder printed (stdout and stderr)
+    root: Path | None  # the layout, when kept
 
 
 def refuse_unless_possible() -> None:
     """InputError, in one line, where this machine cannot run a package as Gradescope does."""
     if not sys.platform.startswith("linux"):
-        raise InputError("gradescope-selfcheck runs the package as Gradescope does, in a Linux container: run it on "
-                         "Linux (a Linux virtual machine or Docker container will do)")
+        raise InputError(
+            "gradescope-selfcheck runs the package as Gradescope does, in a Linux container: run it on "
+            "Linux (a Linux virtual machine or Docker container will do)"
+        )
     if os.geteuid() != 0:
-        raise InputError("gradescope-selfcheck runs run_autograder as root, as Gradescope does: run it with sudo "
-                         "(sudo .venv/bin/python -m autograder gradescope-selfcheck ...)")
-    if not shutil.which("unshare") or subprocess.run(["unshare", "--mount", "true"], capture_output=True).returncode:
-        raise InputError("gradescope-selfcheck needs a mount namespace of its own (util-linux's unshare, as root)")
+        raise InputError(
+            "gradescope-selfcheck runs run_autograder as root, as Gradescope does: run it with sudo "
+            "(sudo .venv/bin/python -m autograder gradescope-selfcheck ...)"
+        )
+    if (
+        not shutil.which("unshare")
+        or subprocess.run(["unshare", "--mount", "true"], capture_output=True).returncode
+    ):
+        raise InputError(
+            "gradescope-selfcheck needs a mount namespace of its own (util-linux's unshare, as root)"
+        )
     if sys.prefix == sys.base_prefix:
-        raise InputError("gradescope-selfcheck uses the kit's virtual environment as the package's: run it with "
-                         ".venv/bin/python (make creates .venv)")
+        raise InputError(
+            "gradescope-selfcheck uses the kit's virtual environment as the package's: run it with "
+            ".venv/bin/python (make creates .venv)"
+        )
 
 
 def blocked_on_the_way(paths: list[Path]) -> list[tuple[Path, str]]:
-    """``(folder, name)`` for each folder on the way to ``paths`` that other users may not enter, with the name
+    """``(folder, name)`` for each folder on the way to ``paths`` that other users may not enter, with the
+    name
     of the next folder on that way: what a container image would leave open."""
     blocked = []
     for needed in paths:
         for parent in needed.parents:
-            if parent != Path("/") and not os.stat(parent).st_mode & 0o001 and \
-                    parent not in [folder for folder, _ in blocked]:
+            if (
+                parent != Path("/")
+                and not os.stat(parent).st_mode & 0o001
+                and parent not in [folder for folder, _ in blocked]
+            ):
                 blocked.append((parent, needed.relative_to(parent).parts[0]))
     return blocked
 
@@ -115,11 +132,12 @@ def _unpack_upload(bundle: Path, submission: Path) -> None:
         with zipfile.ZipFile(bundle) as archive:
             archive.extractall(submission)
     except zipfile.BadZipFile:
-        shutil.copyfile(bundle, submission / bundle.name)    # Gradescope keeps a file it cannot unpack as it is
+        shutil.copyfile(bundle, submission / bundle.name)  # Gradescope keeps a file it cannot unpack as it is
 
 
-def run_package(package: str | Path, bundle: str | Path, *, keep: str | Path | None = None,
-                timeout: float = 900) -> SelfCheck:
+def run_package(
+    package: str | Path, bundle: str | Path, *, keep: str | Path | None = None, timeout: float = 900
+) -> SelfCheck:
     """Grade ``bundle`` with the Gradescope ``package`` as Gradescope runs it; see the module's docstring."""
     package, bundle = Path(package), Path(bundle)
     for path, what in ((package, "package"), (bundle, "bundle")):
@@ -127,48 +145,88 @@ def run_package(package: str | Path, bundle: str | Path, *, keep: str | Path | N
             raise InputError(f"no {what} at {str(path)!r}")
     refuse_unless_possible()
     if keep is not None:
-        top = Path(keep).resolve()           # the run happens in a folder of its own: paths must not be relative
+        top = Path(keep).resolve()  # the run happens in a folder of its own: paths must not be relative
         if top.exists():
-            raise InputError(f"--keep {str(keep)!r} exists already: name a new folder (the layout is written there)")
+            raise InputError(
+                f"--keep {str(keep)!r} exists already: name a new folder (the layout is written there)"
+            )
         top.mkdir(parents=True)
     else:
         top = Path(tempfile.mkdtemp(prefix="attention-lab-gradescope-"))
-    top.chmod(0o755)                                 # stands for "/": every user may enter
+    top.chmod(0o755)  # stands for "/": every user may enter
     root = top / "autograder"
     source = root / "source"
     try:
         with zipfile.ZipFile(package) as archive:
             archive.extractall(source)
-            for info in archive.infolist():          # unzip keeps the scripts' modes; zipfile does not
+            for info in archive.infolist():  # unzip keeps the scripts' modes; zipfile does not
                 if info.external_attr >> 16:
                     os.chmod(source / info.filename, (info.external_attr >> 16) & 0o777)
         if not (source / "run_autograder").is_file():
             raise InputError(f"{package} has no run_autograder at its root: is it a Gradescope package?")
-        if "root=${here%/source}" not in (source / "run_autograder").read_text(encoding="utf-8", errors="replace"):
-            raise InputError(f"{package} was written by an older kit, whose run_autograder works in /autograder "
-                             "itself only: package it again with python -m autograder gradescope")
+        if "root=${here%/source}" not in (source / "run_autograder").read_text(
+            encoding="utf-8", errors="replace"
+        ):
+            raise InputError(
+                f"{package} was written by an older kit, whose run_autograder works in /autograder "
+                "itself only: package it again with python -m autograder gradescope"
+            )
         shutil.copy2(source / "run_autograder", root / "run_autograder")
         _unpack_upload(bundle, root / "submission")
-        (root / "submission_metadata.json").write_text(json.dumps({"id": 1, "users": [{"name": "Self Check"}]}))
+        (root / "submission_metadata.json").write_text(
+            json.dumps({"id": 1, "users": [{"name": "Self Check"}]})
+        )
         base = Path(os.path.realpath(sys.executable))
-        blocked = blocked_on_the_way([base, Path(sys.base_prefix).resolve(), top.resolve()])   # "/" is open to all
+        blocked = blocked_on_the_way(
+            [base, Path(sys.base_prefix).resolve(), top.resolve()]
+        )  # "/" is open to all
         stash = Path(tempfile.mkdtemp(prefix="attention-lab-gradescope-stash-"))
-        command = ["unshare", "--mount", "--propagation", "private", "sh", "-c", _PREPARE, "prepare", str(top),
-                   sys.prefix, str(top / "overlay"), str(stash), *[str(part) for pair in blocked for part in pair],
-                   "--",
-                   str(source / ".venv" / "bin" / "python"), "-c", _ENTER_CONTAINER, str(root / "run_autograder")]
+        command = [
+            "unshare",
+            "--mount",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            _PREPARE,
+            "prepare",
+            str(top),
+            sys.prefix,
+            str(top / "overlay"),
+            str(stash),
+            *[str(part) for pair in blocked for part in pair],
+            "--",
+            str(source / ".venv" / "bin" / "python"),
+            "-c",
+            _ENTER_CONTAINER,
+            str(root / "run_autograder"),
+        ]
         # This kit's seccomp module (a copy: the kit may lie where the container cannot see it) installs the
         # container's filter; run_autograder gets no PYTHONPATH.
         (top / "harness").mkdir()
         shutil.copyfile(Path(__file__).with_name("seccomp.py"), top / "harness" / "seccomp.py")
-        environment = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root",
-                       "LANG": "C.UTF-8", "PYTHONPATH": str(top / "harness")}
+        environment = {
+            "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            "HOME": "/root",
+            "LANG": "C.UTF-8",
+            "PYTHONPATH": str(top / "harness"),
+        }
         started = time.perf_counter()
         try:
-            ran = subprocess.run(command, cwd=top, env=environment, stdin=subprocess.DEVNULL, capture_output=True,
-                                 text=True, errors="replace", timeout=timeout)
+            ran = subprocess.run(
+                command,
+                cwd=top,
+                env=environment,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                errors="replace",
+                timeout=timeout,
+            )
         except subprocess.TimeoutExpired:
-            raise InputError(f"run_autograder ran longer than {timeout:.0f} s (Gradescope's default limit is 600 s)")
+            raise InputError(  # noqa: B904 (the timeout is the whole story)
+                f"run_autograder ran longer than {timeout:.0f} s (Gradescope's default limit is 600 s)"
+            )
         finally:
             subprocess.run(["rm", "-rf", "--", str(stash)], check=False)
         seconds = time.perf_counter() - started
@@ -176,8 +234,10 @@ def run_package(package: str | Path, bundle: str | Path, *, keep: str | Path | N
         try:
             results = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            raise InputError(f"run_autograder wrote no results.json (exit status {ran.returncode}); its output:\n"
-                             + output[-3000:]) from None
+            raise InputError(
+                f"run_autograder wrote no results.json (exit status {ran.returncode}); its output:\n"
+                + output[-3000:]
+            ) from None
         return SelfCheck(results, round(seconds, 1), output, top if keep is not None else None)
     finally:
         if keep is None:
@@ -187,7 +247,9 @@ def run_package(package: str | Path, bundle: str | Path, *, keep: str | Path | N
 def summary(check: SelfCheck) -> list[str]:
     """What an instructor reads: the status, isolation and score Gradescope would show, and the time."""
     record = check.results.get("extra_data", {}).get("attention_lab", {})
-    return [f"status: {record.get('status')}" + (f": {record.get('message')}" if record.get("message") else ""),
-            f"isolation: {record.get('isolation')}",
-            f"score: {check.results.get('score')} / {record.get('max_score')}",
-            f"run_autograder took {check.seconds:.1f} s"]
+    return [
+        f"status: {record.get('status')}" + (f": {record.get('message')}" if record.get("message") else ""),
+        f"isolation: {record.get('isolation')}",
+        f"score: {check.results.get('score')} / {record.get('max_score')}",
+        f"run_autograder took {check.seconds:.1f} s",
+    ]

@@ -60,7 +60,11 @@ def fingerprint(secret: bytes) -> str:
 def public_inputs(task: str) -> set[str]:
     """Every input of the task's public splits: a hidden set holds none of them."""
     dataset = tasks.get(task).dataset
-    return {row[dataset.input_column] for split in dataset.sizes for row in read_csv(dataset.path / f"{split}.csv")}
+    return {
+        row[dataset.input_column]
+        for split in dataset.sizes
+        for row in read_csv(dataset.path / f"{split}.csv")
+    }
 
 
 def target_columns(task: str) -> tuple[str, ...]:
@@ -72,8 +76,9 @@ def takes_words(task: str) -> bool:
     return "words" in inspect.signature(tasks.get(task).hidden_rows.resolve()).parameters
 
 
-def make_hidden_set(task: str, secret_file: str | Path, out: str | Path, n: int | None = None,
-                    words: str | Path | None = None) -> dict:
+def make_hidden_set(
+    task: str, secret_file: str | Path, out: str | Path, n: int | None = None, words: str | Path | None = None
+) -> dict:
     """Write a hidden set for ``task`` into ``out`` (a new or empty folder); returns its manifest.
 
     ``words``: a private word list for the unseen stratum (tasks for which :func:`takes_words`).
@@ -82,8 +87,10 @@ def make_hidden_set(task: str, secret_file: str | Path, out: str | Path, n: int 
     record = tasks.get(task)
     secret_path = Path(secret_file)
     if not secret_path.is_file():
-        raise InputError(f"no secret file at {str(secret_path)!r}; write a private random text into one, e.g. "
-                         "`python -c \"import secrets; print(secrets.token_hex(32))\" > secret.txt`")
+        raise InputError(
+            f"no secret file at {str(secret_path)!r}; write a private random text into one, e.g. "
+            '`python -c "import secrets; print(secrets.token_hex(32))" > secret.txt`'
+        )
     secret = secret_path.read_bytes().strip()
     if len(secret) < 16:
         raise InputError(f"{str(secret_path)!r} holds {len(secret)} bytes; use at least 16 random characters")
@@ -94,22 +101,33 @@ def make_hidden_set(task: str, secret_file: str | Path, out: str | Path, n: int 
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise InputError(f"--out {str(out)!r} exists and is not an empty folder")
     if words is not None and not takes_words(task):
-        raise InputError(f"--words gives the unseen stratum its words, and {task}'s hidden set has none; it is "
-                         f"for: {', '.join(t.name for t in tasks.all_tasks() if takes_words(t.name))}")
-    options = {} if words is None else {"words": Path(words)}    # the task reads and checks the list
+        raise InputError(
+            f"--words gives the unseen stratum its words, and {task}'s hidden set has none; it is "
+            f"for: {', '.join(t.name for t in tasks.all_tasks() if takes_words(t.name))}"
+        )
+    options = {} if words is None else {"words": Path(words)}  # the task reads and checks the list
     rows = record.hidden_rows(n, seed_from_secret(secret, task), public_inputs(task), **options)
     if len(rows) < n:
         raise InputError(f"could only draw {len(rows):,} hidden rows for {task}; ask for fewer")
     for index, row in enumerate(rows):
         row["id"] = f"h{index:06d}"
     with folder_written_whole(out) as folder:
-        write_csv(folder / "inputs.csv", ("id", "source"), [{"id": r["id"], "source": r["source"]} for r in rows])
+        write_csv(
+            folder / "inputs.csv", ("id", "source"), [{"id": r["id"], "source": r["source"]} for r in rows]
+        )
         columns = target_columns(task)
         write_csv(folder / "targets.csv", columns, [{c: r[c] for c in columns} for r in rows])
-        manifest = {"format": "attention-lab-hidden-set", "version": 1, "task": task, "size": len(rows),
-                    "secret_fingerprint": fingerprint(secret),
-                    "sha256": {name: hashlib.sha256((folder / name).read_bytes()).hexdigest()
-                               for name in ("inputs.csv", "targets.csv")}}
+        manifest = {
+            "format": "attention-lab-hidden-set",
+            "version": 1,
+            "task": task,
+            "size": len(rows),
+            "secret_fingerprint": fingerprint(secret),
+            "sha256": {
+                name: hashlib.sha256((folder / name).read_bytes()).hexdigest()
+                for name in ("inputs.csv", "targets.csv")
+            },
+        }
         if words is not None:
             manifest["private_words_sha256"] = hashlib.sha256(Path(words).read_bytes()).hexdigest()
         write_json(folder / "manifest.json", manifest)
@@ -129,8 +147,10 @@ def load_hidden_set(folder: str | Path, task: str) -> tuple[list[dict], list[dic
     try:
         manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        raise InputError(f"{str(folder)!r} is not a hidden set (no readable manifest.json); make one with "
-                         f"`python -m autograder hidden-set --task {task} ...`") from None
+        raise InputError(
+            f"{str(folder)!r} is not a hidden set (no readable manifest.json); make one with "
+            f"`python -m autograder hidden-set --task {task} ...`"
+        ) from None
     if manifest.get("task") != task:
         raise InputError(f"{str(folder)!r} is a hidden set for {manifest.get('task')!r}, not {task!r}")
     for name, digest in manifest.get("sha256", {}).items():
@@ -142,23 +162,38 @@ def load_hidden_set(folder: str | Path, task: str) -> tuple[list[dict], list[dic
     return inputs, [{**t, "source": i["source"]} for i, t in zip(inputs, targets)], manifest
 
 
-SKIPPED_FOLDERS = {".git", ".venv", "venv", "__pycache__", "node_modules", ".ipynb_checkpoints", ".pytest_cache"}
-MAX_SECRET_BYTES = 4_000_000     # a secret or word list larger than this is not looked for by its hash
+SKIPPED_FOLDERS = {
+    ".git",
+    ".venv",
+    "venv",
+    "__pycache__",
+    "node_modules",
+    ".ipynb_checkpoints",
+    ".pytest_cache",
+}
+MAX_SECRET_BYTES = 4_000_000  # a secret or word list larger than this is not looked for by its hash
 
 
 def secrets_inside(folder: Path, manifest: dict, recursive: bool = True) -> list[tuple[Path, str]]:
     """What of the instructor's grading files lies inside ``folder`` (the kit's): ``(path, what)`` for every
-    hidden set (a ``manifest.json`` of one, any task's), the secret file that ``manifest``'s hidden set was drawn
-    from (found by its fingerprint), its private word list and a copy of a hidden set's files, wherever it lies
+    hidden set (a ``manifest.json`` of one, any task's), the secret file that ``manifest``'s hidden set was
+    drawn
+    from (found by its fingerprint), its private word list and a copy of a hidden set's files, wherever it
+    lies
     and whatever it is called (by their SHA-256s). Links are not followed, and the
-    kit's environments and git folder are not looked into; ``recursive=False`` looks at ``folder``'s own files.
+    kit's environments and git folder are not looked into; ``recursive=False`` looks at ``folder``'s own
+    files.
 
     Student code runs with the kit's folder on its path; the sandboxes hide what they can, but a file
     that is not in the kit cannot be read from it by any mistake of theirs.
     """
-    found, fingerprints, word_lists, files = [], {manifest.get("secret_fingerprint")} - {None}, \
-        {manifest.get("private_words_sha256")} - {None}, []
-    copies = {digest: name for name, digest in manifest.get("sha256", {}).items()}   # inputs.csv, targets.csv
+    found, fingerprints, word_lists, files = (
+        [],
+        {manifest.get("secret_fingerprint")} - {None},
+        {manifest.get("private_words_sha256")} - {None},
+        [],
+    )
+    copies = {digest: name for name, digest in manifest.get("sha256", {}).items()}  # inputs.csv, targets.csv
     for here, folders, names in os.walk(folder):
         folders[:] = sorted(f for f in folders if f not in SKIPPED_FOLDERS) if recursive else []
         files += [Path(here) / name for name in sorted(names)]

@@ -43,16 +43,20 @@ from labs.common.errors import InputError
 LMS_NAMES = ("canvas", "moodle", "gradescope", "folder")
 
 # Canvas: name (no `_digits_` in it: Canvas removes those), LATE, user id, attachment id, the file's name.
-CANVAS = re.compile(r"(?:(?P<name>.*?)(?P<late>_LATE)?_(?P<user>\d+)"
-                    r"|(?P<anon_late>LATE_)?anon_(?P<anon>[A-Za-z0-9]+))_(?P<attachment>\d+)_(?P<file>.+)", re.S)
+CANVAS = re.compile(
+    r"(?:(?P<name>.*?)(?P<late>_LATE)?_(?P<user>\d+)"
+    r"|(?P<anon_late>LATE_)?anon_(?P<anon>[A-Za-z0-9]+))_(?P<attachment>\d+)_(?P<file>.+)",
+    re.S,
+)
 # Moodle: full name (its underscores made spaces), participant id, the plugin, then "_file" or the folder.
-MOODLE = re.compile(r"(?P<name>[^_]*)_(?P<participant>\d+)_assignsubmission_(?P<plugin>[a-z]+)(?:_(?P<file>.*))?",
-                    re.S)
+MOODLE = re.compile(
+    r"(?P<name>[^_]*)_(?P<participant>\d+)_assignsubmission_(?P<plugin>[a-z]+)(?:_(?P<file>.*))?", re.S
+)
 GRADESCOPE = re.compile(r"submission_(?P<id>\d+)")
 GRADESCOPE_INDEX = "submission_metadata.yml"
 # What a download may hold beside the students' entries: the files desktops leave behind.
 NOT_SUBMISSIONS = {GRADESCOPE_INDEX, ".DS_Store", "Thumbs.db", "desktop.ini", "__MACOSX"}
-MOODLE_BLIND = "Participant"          # the name Moodle writes under blind marking
+MOODLE_BLIND = "Participant"  # the name Moodle writes under blind marking
 
 
 @dataclass
@@ -65,6 +69,7 @@ class Entry:
     student, where it gives one. ``late``: Canvas's mark (None where the LMS says nothing).
     ``submitted``: ISO 8601 time, where the LMS gives one. ``notes``: for the instructor.
     """
+
     path: Path | None
     id: str
     lms: str
@@ -73,17 +78,23 @@ class Entry:
     submitted: str = ""
     notes: list[str] = field(default_factory=list)
     problem: str = ""
-    order: tuple = ()                  # the LMS's own order of one student's files: the highest is the newest
-    file: str = ""                     # the student's own name for the file (Canvas and Moodle keep it)
-    parts: list[Path] = field(default_factory=list)   # the loose files a bundle folder was put together from
+    order: tuple = ()  # the LMS's own order of one student's files: the highest is the newest
+    file: str = ""  # the student's own name for the file (Canvas and Moodle keep it)
+    parts: list[Path] = field(default_factory=list)  # the loose files a bundle folder was put together from
 
     def identity(self) -> dict:
         """What the record keeps of the LMS (the gradebook's columns, export-grades' rows)."""
-        return {"lms": self.lms, "lms_id": self.id if self.lms != "folder" else "", "name": self.name,
-                "late": self.late, "submitted": self.submitted}
+        return {
+            "lms": self.lms,
+            "lms_id": self.id if self.lms != "folder" else "",
+            "name": self.name,
+            "late": self.late,
+            "submitted": self.submitted,
+        }
 
 
 # --- reading a download ------------------------------------------------------------------------------
+
 
 def unpack_download(archive: Path, into: Path, max_member_bytes: int) -> Path:
     """The LMS's zip, unpacked into the new folder ``into`` (one level: the students' own zips stay zips).
@@ -95,7 +106,9 @@ def unpack_download(archive: Path, into: Path, max_member_bytes: int) -> Path:
     try:
         opened = zipfile.ZipFile(archive)
     except (OSError, zipfile.BadZipFile) as error:
-        raise InputError(f"{str(archive)!r} is neither a folder of submissions nor a readable zip ({error})") from None
+        raise InputError(
+            f"{str(archive)!r} is neither a folder of submissions nor a readable zip ({error})"
+        ) from None
     into.mkdir(parents=True)
     with opened:
         for info in opened.infolist():
@@ -104,24 +117,40 @@ def unpack_download(archive: Path, into: Path, max_member_bytes: int) -> Path:
             if not parts or info.is_dir():
                 continue
             why = _refused_member(info, parts, max_member_bytes)
-            outside = why is not None and "outside" in why      # its folders are not the download's: keep the name
-            target = into.joinpath(*parts) if why is None else into / _placeholder(parts[-1:] if outside else parts)
-            if not target.resolve().is_relative_to(into.resolve()):   # a folder of the download that is a link
-                target, why = into / _placeholder(parts[-1:]), "the download names this file outside its own folder"
+            outside = (
+                why is not None and "outside" in why
+            )  # its folders are not the download's: keep the name
+            target = (
+                into.joinpath(*parts)
+                if why is None
+                else into / _placeholder(parts[-1:] if outside else parts)
+            )
+            if not target.resolve().is_relative_to(into.resolve()):  # a folder of the download that is a link
+                target, why = (
+                    into / _placeholder(parts[-1:]),
+                    "the download names this file outside its own folder",
+                )
             try:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 if why is None:
                     _copy_member(opened, info, target, max_member_bytes)
                 else:
                     target.write_text(why + "\n", encoding="utf-8")
-            except (OSError, ValueError, zipfile.BadZipFile) as error:   # a duplicate, a file where a folder goes
+            except (
+                OSError,
+                ValueError,
+                zipfile.BadZipFile,
+            ) as error:  # a duplicate, a file where a folder goes
                 fallback = into / _placeholder(parts[-1:])
                 if fallback.exists():
                     digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:8]
                     fallback = into / _placeholder([f"{parts[-1]}-{digest}"])
                 with contextlib.suppress(OSError):
-                    fallback.write_text(f"the download's file could not be written: "
-                                        f"{getattr(error, 'strerror', None) or error}\n", encoding="utf-8")
+                    fallback.write_text(
+                        f"the download's file could not be written: "
+                        f"{getattr(error, 'strerror', None) or error}\n",
+                        encoding="utf-8",
+                    )
     return into
 
 
@@ -162,7 +191,10 @@ def _refused_member(info: zipfile.ZipInfo, parts: list[str], limit: int) -> str 
 def _copy_member(opened: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path, limit: int) -> None:
     """Copy one member, counting the bytes it really gives (a zip can lie about its sizes)."""
     written = 0
-    with opened.open(info) as source, open(target, "xb") as handle:   # "x": a second member of the same name fails
+    with (
+        opened.open(info) as source,
+        open(target, "xb") as handle,
+    ):  # "x": a second member of the same name fails
         try:
             while chunk := source.read(1 << 20):
                 written += len(chunk)
@@ -170,7 +202,7 @@ def _copy_member(opened: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path, l
                     raise ValueError(f"over the {limit / 1e6:.0f} MB a bundle may have")
                 handle.write(chunk)
         except BaseException:
-            target.unlink()          # never half a file
+            target.unlink()  # never half a file
             raise
     stamp = dt.datetime(*info.date_time).timestamp()
     os.utime(target, (stamp, stamp))
@@ -179,14 +211,16 @@ def _copy_member(opened: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path, l
 def detect(folder: Path) -> str:
     """The LMS whose naming the folder's entries follow (``folder`` where none fits most of them)."""
     names = [_unrefused(p.name) for p in _children(folder)]
-    fits = {lms: sum(bool(pattern.fullmatch(n)) for n in names)
-            for lms, pattern in (("gradescope", GRADESCOPE), ("moodle", MOODLE), ("canvas", CANVAS))}
-    best = max(fits, key=lambda lms: fits[lms])              # ties: Gradescope's, Moodle's, then Canvas's names
+    fits = {
+        lms: sum(bool(pattern.fullmatch(n)) for n in names)
+        for lms, pattern in (("gradescope", GRADESCOPE), ("moodle", MOODLE), ("canvas", CANVAS))
+    }
+    best = max(fits, key=lambda lms: fits[lms])  # ties: Gradescope's, Moodle's, then Canvas's names
     return best if fits[best] * 2 > len(names) else "folder"
 
 
 def _unrefused(name: str) -> str:
-    return name[:-len(REFUSED)] if name.endswith(REFUSED) else name
+    return name[: -len(REFUSED)] if name.endswith(REFUSED) else name
 
 
 def _children(folder: Path) -> list[Path]:
@@ -208,12 +242,15 @@ def _unnamed(path: Path, lms: str) -> Entry:
 
     entry = _plain(path, student_id_for(path))
     entry.lms = lms
-    entry.notes.append(f"the name {path.name[:80]!r} follows no {lms.title()} convention: graded under its file name")
+    entry.notes.append(
+        f"the name {path.name[:80]!r} follows no {lms.title()} convention: graded under its file name"
+    )
     return entry
 
 
 def _plain(path: Path, student: str) -> Entry:
-    """An entry for ``path``; a note the download left in place of a refused file (``NAME.refused.txt``) makes an
+    """An entry for ``path``; a note the download left in place of a refused file (``NAME.refused.txt``) makes
+    an
     entry with its ``problem``, which gets its row and is never opened as a bundle."""
     if path.name.endswith(REFUSED):
         return Entry(path, student, "folder", problem=_read_problem(path))
@@ -234,7 +271,8 @@ def _folder(folder: Path) -> list[Entry]:
 
 
 def _named(folder: Path, pattern: re.Pattern, lms: str, entries: list[Entry]):
-    """Each entry of ``folder`` whose name fits ``pattern``, with its match; the others go to ``entries``, graded
+    """Each entry of ``folder`` whose name fits ``pattern``, with its match; the others go to ``entries``,
+    graded
     under their file names with a note (:func:`_unnamed`)."""
     for path in _children(folder):
         match = pattern.fullmatch(_unrefused(path.name))
@@ -262,7 +300,7 @@ def _moodle(folder: Path) -> list[Entry]:
         name = "" if match["name"] == MOODLE_BLIND else match["name"]
         if _is_folder(path) and not match["file"]:
             files = _children(path)
-            if not os.path.lexists(path / "meta.json") and files:    # the student's files in Moodle's folder
+            if not os.path.lexists(path / "meta.json") and files:  # the student's files in Moodle's folder
                 for file in files:
                     entries.append(_moodle_entry(file, match, name))
                 continue
@@ -325,7 +363,8 @@ def _gradescope_index(path: Path) -> dict[str, dict[str, str]]:
 
 
 def _one_per_student(entries: list[Entry], scratch: Path | None) -> list[Entry]:
-    """One entry per LMS id. A download holds a student's last submission only, so several files of one student
+    """One entry per LMS id. A download holds a student's last submission only, so several files of one
+    student
     are parts of it, not attempts: the bundle among them is graded (a zip, the newest where there are more),
     and loose bundle files (``meta.json``, ``model.keras``, ...) are put together into one bundle folder under
     ``scratch``; a note names what was not graded."""
@@ -341,8 +380,10 @@ def _one_per_student(entries: list[Entry], scratch: Path | None) -> list[Entry]:
         chosen = _assembled(group, scratch) or max(group, key=_preference)
         left = [e for e in group if e is not chosen and e.path not in chosen.parts]
         if left:
-            chosen.notes.append(f"{len(group)} files for this student: graded {_shown(chosen)!r}; not graded: "
-                                + ", ".join(repr(_shown(e)) for e in sorted(left, key=_shown)))
+            chosen.notes.append(
+                f"{len(group)} files for this student: graded {_shown(chosen)!r}; not graded: "
+                + ", ".join(repr(_shown(e)) for e in sorted(left, key=_shown))
+            )
         kept.append(chosen)
     return sorted(kept, key=lambda e: (e.id, _shown(e)))
 
@@ -354,11 +395,15 @@ def _preference(entry: Entry) -> tuple:
 
 
 def _assembled(group: list[Entry], scratch: Path | None) -> Entry | None:
-    """The student's loose bundle files (at least ``meta.json`` and ``model.keras``) copied into one folder."""
+    """The student's loose bundle files (at least ``meta.json`` and ``model.keras``) copied into one
+    folder."""
     from autograder.bundle import OPTIONAL, REQUIRED
 
-    loose = {e.file: e for e in sorted(group, key=lambda e: e.order)
-             if e.file in REQUIRED + OPTIONAL and not e.problem and _is_file(e.path)}
+    loose = {
+        e.file: e
+        for e in sorted(group, key=lambda e: e.order)
+        if e.file in REQUIRED + OPTIONAL and not e.problem and _is_file(e.path)
+    }
     if scratch is None or not {"meta.json", "model.keras"} <= set(loose):
         return None
     first = group[0]
@@ -366,8 +411,18 @@ def _assembled(group: list[Entry], scratch: Path | None) -> Entry | None:
     folder.mkdir(parents=True)
     for name, entry in loose.items():
         shutil.copyfile(entry.path, folder / name, follow_symlinks=False)
-    entry = Entry(folder, first.id, first.lms, first.name, first.late, first.submitted, [], "", first.order,
-                  "loose-files")
+    entry = Entry(
+        folder,
+        first.id,
+        first.lms,
+        first.name,
+        first.late,
+        first.submitted,
+        [],
+        "",
+        first.order,
+        "loose-files",
+    )
     entry.parts = [e.path for e in loose.values()]
     entry.notes.append(f"a bundle put together from {len(loose)} loose files: {', '.join(sorted(loose))}")
     return entry
@@ -385,6 +440,7 @@ def _shown(entry: Entry) -> str:
 
 # --- lateness -----------------------------------------------------------------------------------------
 
+
 def apply_late(record: dict, policy) -> None:
     """Take the rubric's late penalty (:class:`autograder.rubric.LatePolicy`, or None) off ``record``'s score,
     where the LMS marks the submission late or its time is after the due date. Keeps ``score_before_late``
@@ -394,7 +450,7 @@ def apply_late(record: dict, policy) -> None:
     record["score_before_late"], record["score"], record["late_penalty"] = before, before, None
     days = _days_late(lms.get("submitted", ""), policy.due if policy else None)
     if days is not None and lms.get("late") is None:
-        lms["late"] = days > 0                              # late by its time, where the LMS set no mark
+        lms["late"] = days > 0  # late by its time, where the LMS set no mark
     late = bool(lms.get("late")) or bool(days)
     if policy is None or not late or record["status"] != "graded":
         return
@@ -416,11 +472,14 @@ def apply_late(record: dict, policy) -> None:
 def parse_time(text: str) -> dt.datetime | None:
     """A time with its UTC offset, as LMSs write it (``2026-11-20 10:00:00.000000000 -08:00``, ISO 8601), or
     None where it is missing, malformed or has no offset."""
-    match = re.fullmatch(r"(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d(?::\d\d)?)(?:\.(\d+))?\s*(Z|[+-]\d\d:?\d\d)",
-                         str(text).strip())
+    match = re.fullmatch(
+        r"(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d(?::\d\d)?)(?:\.(\d+))?\s*(Z|[+-]\d\d:?\d\d)", str(text).strip()
+    )
     if match is None:
         return None
-    offset = "+00:00" if match[4] == "Z" else match[4] if ":" in match[4] else f"{match[4][:3]}:{match[4][3:]}"
+    offset = (
+        "+00:00" if match[4] == "Z" else match[4] if ":" in match[4] else f"{match[4][:3]}:{match[4][3:]}"
+    )
     fraction = f".{match[3][:6]:0<6}" if match[3] else ""
     try:
         return dt.datetime.fromisoformat(f"{match[1]}T{match[2]}{fraction}{offset}")
@@ -440,7 +499,14 @@ def _days_late(submitted: str, due) -> int | None:
 # --- grades back ---------------------------------------------------------------------------------------
 
 CANVAS_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
-MOODLE_COLUMNS = ("Identifier", "Full name", "Grade", "Maximum Grade", "Last modified (grade)", "Feedback comments")
+MOODLE_COLUMNS = (
+    "Identifier",
+    "Full name",
+    "Grade",
+    "Maximum Grade",
+    "Last modified (grade)",
+    "Feedback comments",
+)
 
 
 def canvas_rows(records: list[dict], assignment: str) -> tuple[list[str], list[dict], list[str]]:
@@ -455,12 +521,17 @@ def canvas_rows(records: list[dict], assignment: str) -> tuple[list[str], list[d
         if lms.get("lms") != "canvas" or not str(lms.get("lms_id", "")).isdigit():
             skipped.append(record["student"])
             continue
-        rows.append({"Student": lms.get("name", ""), "ID": lms["lms_id"], assignment: _points(record["score"])})
+        rows.append(
+            {"Student": lms.get("name", ""), "ID": lms["lms_id"], assignment: _points(record["score"])}
+        )
     return columns, [{c: row.get(c, "") for c in columns} for row in rows], skipped
 
 
-def moodle_rows(records: list[dict], title: str, modified: dt.datetime) -> tuple[list[str], list[dict], list[str]]:
-    """Moodle's offline grading worksheet (``Identifier`` = ``Participant N``; the grade, the maximum, when it was
+def moodle_rows(
+    records: list[dict], title: str, modified: dt.datetime
+) -> tuple[list[str], list[dict], list[str]]:
+    """Moodle's offline grading worksheet (``Identifier`` = ``Participant N``; the grade, the maximum, when it
+    was
     given, the feedback's summary), and the students left out (not from a Moodle download)."""
     rows, skipped = [], []
     for record in records:
@@ -468,10 +539,16 @@ def moodle_rows(records: list[dict], title: str, modified: dt.datetime) -> tuple
         if lms.get("lms") != "moodle" or not str(lms.get("lms_id", "")).isdigit():
             skipped.append(record["student"])
             continue
-        rows.append({"Identifier": f"Participant {lms['lms_id']}", "Full name": lms.get("name", ""),
-                     "Grade": _points(record["score"]), "Maximum Grade": _points(record["max_score"]),
-                     "Last modified (grade)": modified.strftime("%Y-%m-%d %H:%M:%S %z"),
-                     "Feedback comments": feedback_summary(record, title)})
+        rows.append(
+            {
+                "Identifier": f"Participant {lms['lms_id']}",
+                "Full name": lms.get("name", ""),
+                "Grade": _points(record["score"]),
+                "Maximum Grade": _points(record["max_score"]),
+                "Last modified (grade)": modified.strftime("%Y-%m-%d %H:%M:%S %z"),
+                "Feedback comments": feedback_summary(record, title),
+            }
+        )
     return list(MOODLE_COLUMNS), rows, skipped
 
 
@@ -483,8 +560,11 @@ def feedback_summary(record: dict, title: str) -> str:
     parts = [f"{title}: {record['score']:g} / {record['max_score']:g} ({record['status']})"]
     if record.get("late_penalty"):
         parts[0] += late_text(record)
-    parts += [f"{line['label']}: {line['points']:g} / {line['max_points']:g}"
-              + (f" ({line['shown']})" if line.get("shown") else "") for line in record.get("lines", [])]
+    parts += [
+        f"{line['label']}: {line['points']:g} / {line['max_points']:g}"
+        + (f" ({line['shown']})" if line.get("shown") else "")
+        for line in record.get("lines", [])
+    ]
     if record.get("message"):
         parts.append(record["message"])
     return clean_message(". ".join(parts), 1000)

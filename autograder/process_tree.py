@@ -21,7 +21,8 @@ under the per-process limits. So the grader treats everything the child starts a
   the watchdog counts those too, and :func:`remove_owned_by` and :func:`remove_ipc_of` clear
   them after the run.
 
-Either way the watchdog records the tree's peak memory and its CPU time, and :meth:`ProcessTree.kill` kills every
+Either way the watchdog records the tree's peak memory and its CPU time, and :meth:`ProcessTree.kill` kills
+every
 member, again and again, until none is left. It is called on every exit, not only on a timeout,
 so nothing a bundle starts outlives its run.
 """
@@ -41,10 +42,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
-TICKS = os.sysconf("SC_CLK_TCK")     # /proc/<pid>/stat counts CPU time in these
+TICKS = os.sysconf("SC_CLK_TCK")  # /proc/<pid>/stat counts CPU time in these
 CGROUP_ROOT = Path("/sys/fs/cgroup")
-SCRATCH = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")    # where any user may write (those that exist)
-ENTRY_BYTES = 4096          # what a file or folder holds beyond its data (inode, directory entry), rounded up
+SCRATCH = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")  # where any user may write (those that exist)
+ENTRY_BYTES = 4096  # what a file or folder holds beyond its data (inode, directory entry), rounded up
 # /proc/sysvipc/<kind> -> the column of an object's id, and ipcrm's option for that kind
 SYSV_IPC = {"shm": ("shmid", "-m"), "msg": ("msqid", "-q"), "sem": ("semid", "-s")}
 
@@ -52,14 +53,15 @@ SYSV_IPC = {"shm": ("shmid", "-m"), "msg": ("msqid", "-q"), "sem": ("semid", "-s
 @dataclass(frozen=True)
 class TreeLimits:
     memory_bytes: int
-    tasks: int          # processes and threads together, as the kernel counts them
-    cpus: float | None = None     # cores the tree may use at once (a CPU quota); None: no quota
+    tasks: int  # processes and threads together, as the kernel counts them
+    cpus: float | None = None  # cores the tree may use at once (a CPU quota); None: no quota
 
 
 @dataclass(frozen=True)
 class Usage:
     """What the tree holds and has used: memory now, tasks now, CPU time since it started (every process and
     thread, those that ended too)."""
+
     memory_bytes: int
     tasks: int
     cpu_seconds: float
@@ -86,16 +88,17 @@ def _status_field(pid: int, field: str) -> str:
 
 def _session(pid: int) -> int | None:
     stat = _read(f"/proc/{pid}/stat")
-    try:   # "pid (comm) state ppid pgrp session ...": comm may hold spaces and parentheses
+    try:  # "pid (comm) state ppid pgrp session ...": comm may hold spaces and parentheses
         return int(stat.rsplit(")", 1)[1].split()[3])
     except (IndexError, ValueError):
         return None
 
 
 def _cpu_times(pid: int) -> tuple[int, int, int] | None:
-    """``(parent, start time, ticks)`` of ``pid``: ticks are the CPU time of all its threads and of the children
+    """``(parent, start time, ticks)`` of ``pid``: ticks are the CPU time of all its threads and of the
+    children
     it waited for (theirs include their own children's), or None where it is gone."""
-    try:   # after "pid (comm)": state ppid ... utime(11) stime(12) cutime(13) cstime(14) ... starttime(19)
+    try:  # after "pid (comm)": state ppid ... utime(11) stime(12) cutime(13) cstime(14) ... starttime(19)
         fields = _read(f"/proc/{pid}/stat").rsplit(")", 1)[1].split()
         return int(fields[1]), int(fields[19]), sum(int(f) for f in fields[11:15])
     except (IndexError, ValueError):
@@ -125,10 +128,11 @@ def _descendants(root: int) -> set[int]:
 
 
 def _held_in_files(pid: int, seen: set) -> int:
-    """Bytes of files that only ``pid``'s descriptors or mappings keep alive (memfds, deleted files): memory that
+    """Bytes of files that only ``pid``'s descriptors or mappings keep alive (memfds, deleted files): memory
+    that
     RSS misses (a mapping's untouched pages). ``seen``: the files counted already, across the tree."""
     total = 0
-    for table in ("fd", "map_files"):                 # map_files: the files mapped into memory (readable by root)
+    for table in ("fd", "map_files"):  # map_files: the files mapped into memory (readable by root)
         try:
             entries = os.listdir(f"/proc/{pid}/{table}")
         except OSError:
@@ -136,7 +140,11 @@ def _held_in_files(pid: int, seen: set) -> int:
         for entry in entries:
             with contextlib.suppress(OSError):
                 info = os.stat(f"/proc/{pid}/{table}/{entry}")
-                if stat.S_ISREG(info.st_mode) and info.st_nlink == 0 and (info.st_dev, info.st_ino) not in seen:
+                if (
+                    stat.S_ISREG(info.st_mode)
+                    and info.st_nlink == 0
+                    and (info.st_dev, info.st_ino) not in seen
+                ):
                     seen.add((info.st_dev, info.st_ino))
                     total += info.st_blocks * 512
     return total
@@ -179,14 +187,16 @@ def _owned_entries(uid: int, roots) -> tuple[list[tuple[str, os.stat_result]], b
 
 
 def bytes_owned_by(uid: int, roots) -> int:
-    """What ``uid``'s files and folders under ``roots`` hold: their blocks, and a page for each entry (a tree too
+    """What ``uid``'s files and folders under ``roots`` hold: their blocks, and a page for each entry (a tree
+    too
     deep to walk counts as more than any limit)."""
     entries, too_deep = _owned_entries(uid, roots)
     return 1 << 62 if too_deep else sum(ENTRY_BYTES + info.st_blocks * 512 for _, info in entries)
 
 
 def remove_owned_by(uid: int, roots) -> None:
-    """Remove every file and folder of ``uid`` under ``roots``, once no process of ``uid`` is left to move them.
+    """Remove every file and folder of ``uid`` under ``roots``, once no process of ``uid`` is left to move
+    them.
 
     Each outermost one goes whole (a folder by ``shutil.rmtree``, which works through descriptors
     and never follows a link; ``rm -rf`` past its recursion limit), so no path is walked twice.
@@ -203,8 +213,12 @@ def remove_owned_by(uid: int, roots) -> None:
                 try:
                     shutil.rmtree(path)
                 except (OSError, RecursionError):
-                    subprocess.run(["rm", "-rf", "--one-file-system", "--", path], check=False,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                    subprocess.run(
+                        ["rm", "-rf", "--one-file-system", "--", path],
+                        check=False,
+                        stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL,
+                    )
             else:
                 os.unlink(path)
 
@@ -219,18 +233,23 @@ def _ipc_objects(uid: int) -> list[tuple[str, int, int]]:
         columns = lines[0].split()
         for line in lines[1:]:
             row = dict(zip(columns, line.split()))
-            if str(uid) in (row.get("uid"), row.get("cuid")):          # the creator's id cannot be changed
+            if str(uid) in (row.get("uid"), row.get("cuid")):  # the creator's id cannot be changed
                 size = int(row.get("size", 0)) if kind == "shm" else 0
                 found.append((kind, int(row.get(id_column, -1)), size))
     return found
 
 
 def remove_ipc_of(uid: int) -> None:
-    """Remove ``uid``'s shared memory segments, semaphores and message queues (they outlive their processes)."""
+    """Remove ``uid``'s shared memory segments, semaphores and message queues (they outlive their
+    processes)."""
     for kind, number, _ in _ipc_objects(uid):
         with contextlib.suppress(OSError, subprocess.SubprocessError):
-            subprocess.run(["ipcrm", SYSV_IPC[kind][1], str(number)], stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL, timeout=10)
+            subprocess.run(
+                ["ipcrm", SYSV_IPC[kind][1], str(number)],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                timeout=10,
+            )
 
 
 class CpuLedger:
@@ -245,8 +264,8 @@ class CpuLedger:
     """
 
     def __init__(self):
-        self._last: dict[tuple[int, int], tuple[int, int]] = {}    # (pid, start) -> (parent, ticks) last seen
-        self._departed = 0           # ticks of processes that ended outside the tree's line
+        self._last: dict[tuple[int, int], tuple[int, int]] = {}  # (pid, start) -> (parent, ticks) last seen
+        self._departed = 0  # ticks of processes that ended outside the tree's line
         self.seconds = 0.0
 
     def update(self, pids: list[int]) -> float:
@@ -266,12 +285,13 @@ class CpuLedger:
 
 
 class Cgroup:
-    """A cgroup of the grader's own, capping tasks and memory for one child's tree, and its CPU where it may."""
+    """A cgroup of the grader's own, capping tasks and memory for one child's tree, and its CPU where it
+    may."""
 
     def __init__(self, folders: dict[str, Path], version: int, cpu_quota: bool = False):
-        self.folders = folders        # controller ("pids", "memory", "cpu", "cpuacct", or "" for v2) -> folder
+        self.folders = folders  # controller ("pids", "memory", "cpu", "cpuacct", or "" for v2) -> folder
         self.version = version
-        self.cpu_quota = cpu_quota    # whether the kernel holds the tree to its share of the cores
+        self.cpu_quota = cpu_quota  # whether the kernel holds the tree to its share of the cores
 
     @classmethod
     def create(cls, name: str, limits: TreeLimits) -> "Cgroup | None":
@@ -295,13 +315,14 @@ class Cgroup:
                 folders[controller].mkdir()
             (folders["pids"] / "pids.max").write_text(str(limits.tasks))
             (folders["memory"] / "memory.limit_in_bytes").write_text(str(limits.memory_bytes))
-            with contextlib.suppress(OSError):   # no swap to escape to, where the kernel accounts it
+            with contextlib.suppress(OSError):  # no swap to escape to, where the kernel accounts it
                 (folders["memory"] / "memory.memsw.limit_in_bytes").write_text(str(limits.memory_bytes))
         except OSError:
             cls(folders, 1).remove()
             raise
         quota = False
-        # The CPU usage, and the quota where one is asked for: each where the grader may (often one "cpu,cpuacct").
+        # The CPU usage, and the quota where one is asked for: each where the grader may (often one
+        # "cpu,cpuacct").
         for controller in ("cpuacct", "cpu") if limits.cpus else ("cpuacct",):
             parent = CGROUP_ROOT / controller
             if not ((parent / "cgroup.procs").is_file() and os.access(parent, os.W_OK)):
@@ -321,12 +342,14 @@ class Cgroup:
     def _create_v2(cls, name: str, limits: TreeLimits) -> "Cgroup | None":
         if not (CGROUP_ROOT / "cgroup.controllers").is_file():
             return None
-        own = next((line[3:] for line in _read("/proc/self/cgroup").splitlines() if line.startswith("0::")), None)
+        own = next(
+            (line[3:] for line in _read("/proc/self/cgroup").splitlines() if line.startswith("0::")), None
+        )
         if own is None:
             return None
         parent = CGROUP_ROOT / own.strip().lstrip("/")
         if not {"pids", "memory"} <= set(_read(parent / "cgroup.subtree_control").split()):
-            return None                      # the controllers are not delegated to the grader
+            return None  # the controllers are not delegated to the grader
         folder = parent / name
         folder.mkdir()
         try:
@@ -409,7 +432,7 @@ class Cgroup:
                     break
                 except FileNotFoundError:
                     break
-                except OSError:          # members still exiting
+                except OSError:  # members still exiting
                     time.sleep(0.02)
 
 
@@ -421,8 +444,15 @@ class ProcessTree:
     ``"session"`` (its descendants and its session).
     """
 
-    def __init__(self, root: int, how: str, *, uid: int | None = None, cgroup: Cgroup | None = None,
-                 scratch: tuple = ()):
+    def __init__(
+        self,
+        root: int,
+        how: str,
+        *,
+        uid: int | None = None,
+        cgroup: Cgroup | None = None,
+        scratch: tuple = (),
+    ):
         self.root, self.how, self.uid, self.cgroup, self.scratch = root, how, uid, cgroup, scratch
         self.peak_memory_bytes = 0
         self.cpu_seconds = 0.0
@@ -440,7 +470,8 @@ class ProcessTree:
         return sorted(members)
 
     def measure(self) -> Usage:
-        """The tree's memory and tasks now, and its CPU time so far; the peak memory and the CPU time are kept."""
+        """The tree's memory and tasks now, and its CPU time so far; the peak memory and the CPU time are
+        kept."""
         pids = self.pids()
         tasks = sum(int(_status_field(p, "Threads") or 0) for p in pids)
         if self.cgroup is not None:
@@ -451,10 +482,14 @@ class ProcessTree:
                 fields = _read(f"/proc/{pid}/statm").split()
                 memory += (int(fields[1]) * PAGE if len(fields) > 1 else 0) + _held_in_files(pid, seen)
             if self.how == "user":
-                memory += bytes_owned_by(self.uid, self.scratch) + sum(size for *_, size in _ipc_objects(self.uid))
+                memory += bytes_owned_by(self.uid, self.scratch) + sum(
+                    size for *_, size in _ipc_objects(self.uid)
+                )
         self.peak_memory_bytes = max(self.peak_memory_bytes, memory)
         counted = self.cgroup.cpu_seconds() if self.cgroup is not None else None
-        self.cpu_seconds = max(self.cpu_seconds, counted if counted is not None else self._ledger.update(pids))
+        self.cpu_seconds = max(
+            self.cpu_seconds, counted if counted is not None else self._ledger.update(pids)
+        )
         return Usage(memory, tasks, self.cpu_seconds)
 
     def kill(self) -> None:
@@ -483,7 +518,7 @@ def _kill_all_of(uid: int) -> None:
     processes could trace or write into before it kills.
     """
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)     # "multi-threaded fork": only os calls follow
+        warnings.simplefilter("ignore", DeprecationWarning)  # "multi-threaded fork": only os calls follow
         pid = os.fork()
     if pid == 0:
         try:
@@ -505,14 +540,24 @@ def become(uid: int) -> None:
 
 def survivors(uid: int) -> list[int]:
     """The processes of ``uid`` still running (not zombies)."""
-    return [p for p in _all_pids() if _status_field(p, "Uid").split()[:1] == [str(uid)]
-            and not _status_field(p, "State").startswith("Z")]
+    return [
+        p
+        for p in _all_pids()
+        if _status_field(p, "Uid").split()[:1] == [str(uid)] and not _status_field(p, "State").startswith("Z")
+    ]
 
 
 def remove_stale_cgroups(prefix: str, is_stale) -> int:
-    """Remove the cgroups named ``prefix...`` for which ``is_stale(name)`` holds, killing what is left in them."""
-    own = next((line[3:].strip().lstrip("/") for line in _read("/proc/self/cgroup").splitlines()
-                if line.startswith("0::")), "")
+    """Remove the cgroups named ``prefix...`` for which ``is_stale(name)`` holds, killing what is left in
+    them."""
+    own = next(
+        (
+            line[3:].strip().lstrip("/")
+            for line in _read("/proc/self/cgroup").splitlines()
+            if line.startswith("0::")
+        ),
+        "",
+    )
     parents = [CGROUP_ROOT / c for c in ("pids", "memory", "cpu", "cpuacct")] + [CGROUP_ROOT / own]
     removed = 0
     for parent in parents:

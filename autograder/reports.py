@@ -1,4 +1,5 @@
-"""What grading writes: Gradescope results, per-student feedback (Markdown and HTML), the gradebook and leaderboard.
+"""What grading writes: Gradescope results, per-student feedback (Markdown and HTML), the gradebook and
+leaderboard.
 
 Much of what lands in these files comes from a bundle (its outputs, the messages of its errors,
 its file name), so every such text is written as text: CSV cells that a spreadsheet would run as
@@ -16,30 +17,40 @@ from autograder.rubric import Rubric
 from labs import tasks
 from labs.common.files import write_csv, write_json, write_text
 
-ARCHITECTURE_ADVICE = ("Build the model the lab describes (see the rubric line) and keep it within the parameter "
-                       "budget.")
+ARCHITECTURE_ADVICE = (
+    "Build the model the lab describes (see the rubric line) and keep it within the parameter budget."
+)
 STATUS_ADVICE = {
     "malformed": "Export your bundle with labs.common.submission.export(...) and check it with "
-                 "`python -m autograder check BUNDLE` before handing it in.",
+    "`python -m autograder check BUNDLE` before handing it in.",
     "unsafe": "Zip the bundle folder's files directly (no links, no paths outside the folder).",
-    "too-large": "Your bundle is over the size limit: a smaller model, or leave out files the bundle does not need.",
+    "too-large": "Your bundle is over the size limit: a smaller model, or leave out files the bundle does "
+    "not need.",
     "wrong-task": "You handed in a bundle for another assignment: export with the right task name.",
-    "disallowed": "Use Keras' built-in layers (and, for the homework, your KeyValueAttention); Lambda layers and "
-                  "custom modules are not loaded.",
-    "load-failed": "Your model could not be loaded. Where the message says that your layer file failed to import, "
-                   "run its self-test (`python -m labs selftest homework`) on the very file you handed in; otherwise save "
-                   "the model with model.save('model.keras') in Keras 3 (labs export does), and for the homework "
-                   "make sure kv_attention.py defines every layer the model uses.",
-    "wrong-signature": "Your model must take the inputs and give the outputs of the lab's model (see the lab's "
-                       "model.py); build it with the lab's build_model.",
-    "nan-output": "Your model outputs NaN: check your layer for divisions by zero or -inf scores on every position.",
+    "disallowed": "Use Keras' built-in layers (and, for the homework, your KeyValueAttention); Lambda layers "
+    "and "
+    "custom modules are not loaded.",
+    "load-failed": "Your model could not be loaded. Where the message says that your layer file failed to "
+    "import, "
+    "run its self-test (`python -m labs selftest homework`) on the very file you handed in; otherwise save "
+    "the model with model.save('model.keras') in Keras 3 (labs export does), and for the homework "
+    "make sure kv_attention.py defines every layer the model uses.",
+    "wrong-signature": "Your model must take the inputs and give the outputs of the lab's model (see the "
+    "lab's "
+    "model.py); build it with the lab's build_model.",
+    "nan-output": "Your model outputs NaN: check your layer for divisions by zero or -inf scores on every "
+    "position.",
     "timeout": "Your model is too slow to grade: check for loops in call() that grow with the input.",
-    "out-of-memory": "Your model needs too much memory: check for tensors that grow with the batch or the input.",
-    "machine-out-of-memory": "Nothing to change on your side: the grading machine had too little memory for the "
-                             "grader and your model; your instructor raises it and grades again.",
-    "too-many-processes": "Your layer module must not start processes or threads: keep it to Keras and NumPy.",
-    "not-isolated": "Nothing to change on your side: your instructor grades this bundle on a machine that can "
-                    "isolate it.",
+    "out-of-memory": "Your model needs too much memory: check for tensors that grow with the batch or the "
+    "input.",
+    "machine-out-of-memory": "Nothing to change on your side: the grading machine had too little memory for "
+    "the "
+    "grader and your model; your instructor raises it and grades again.",
+    "too-many-processes": "Your layer module must not start processes or threads: keep it to Keras and "
+    "NumPy.",
+    "not-isolated": "Nothing to change on your side: your instructor grades this bundle on a machine that "
+    "can "
+    "isolate it.",
 }
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~>-])")
@@ -76,7 +87,8 @@ def late_text(record: dict) -> str:
     late = record.get("late_penalty")
     if not late:
         return ""
-    return f". Late: {late['points']:g} points off, {late['rule']}. Before the penalty: {record['score_before_late']:g}"
+    before = record["score_before_late"]
+    return f". Late: {late['points']:g} points off, {late['rule']}. Before the penalty: {before:g}"
 
 
 def gradescope_results(record: dict, rubric: Rubric) -> dict:
@@ -85,22 +97,53 @@ def gradescope_results(record: dict, rubric: Rubric) -> dict:
     for number, line in enumerate(record["lines"], start=1):
         value = f"{line['shown']}; " if line.get("shown") else ""
         output = f"{value}rule: {line['rule']}" + (f"\n{line['message']}" if line["message"] else "")
-        tests.append({"name": line["label"], "number": str(number), "score": line["points"],
-                      "max_score": line["max_points"], "status": "passed" if line["points"] >= line["max_points"] else "failed",
-                      "output": output, "output_format": "text", "visibility": "visible"})
-    values = {"score": record["score"], **{line["name"]: round(line["value"], 6) for line in record["lines"]
-                                           if line["name"] != "architecture" and line["value"] is not None}}
-    columns = rubric.leaderboard if rubric.leaderboard is not None else (
-        ("score", "desc"), *((m.name, "asc" if _lower_is_better(m.name, rubric) else "desc") for m in rubric.metrics))
-    leaderboard = [{"name": name, "value": values[name], "order": order} for name, order in columns if name in values]
-    summary = f"{rubric.title}: {record['score']:g} / {record['max_score']:g} ({record['status']}){late_text(record)}"
+        tests.append(
+            {
+                "name": line["label"],
+                "number": str(number),
+                "score": line["points"],
+                "max_score": line["max_points"],
+                "status": "passed" if line["points"] >= line["max_points"] else "failed",
+                "output": output,
+                "output_format": "text",
+                "visibility": "visible",
+            }
+        )
+    values = {
+        "score": record["score"],
+        **{
+            line["name"]: round(line["value"], 6)
+            for line in record["lines"]
+            if line["name"] != "architecture" and line["value"] is not None
+        },
+    }
+    columns = (
+        rubric.leaderboard
+        if rubric.leaderboard is not None
+        else (
+            ("score", "desc"),
+            *((m.name, "asc" if _lower_is_better(m.name, rubric) else "desc") for m in rubric.metrics),
+        )
+    )
+    leaderboard = [
+        {"name": name, "value": values[name], "order": order} for name, order in columns if name in values
+    ]
+    score = f"{record['score']:g} / {record['max_score']:g}"
+    summary = f"{rubric.title}: {score} ({record['status']}){late_text(record)}"
     if record["message"]:
         summary += f"\n{record['message']}"
     # whole seconds: the scored run's time is a channel from the hidden inputs to the student, kept coarse
-    return {"score": record["score"], "execution_time": round(record.get("sandbox_seconds") or 0), "output": summary,
-            "output_format": "text",
-            "tests": tests, "leaderboard": leaderboard, "visibility": rubric.visibility, "stdout_visibility": "hidden",
-            "extra_data": {"attention_lab": record}}
+    return {
+        "score": record["score"],
+        "execution_time": round(record.get("sandbox_seconds") or 0),
+        "output": summary,
+        "output_format": "text",
+        "tests": tests,
+        "leaderboard": leaderboard,
+        "visibility": rubric.visibility,
+        "stdout_visibility": "hidden",
+        "extra_data": {"attention_lab": record},
+    }
 
 
 def _lower_is_better(name: str, rubric: Rubric) -> bool:
@@ -137,24 +180,43 @@ def _improvements(record: dict) -> list[str]:
 def feedback_markdown(record: dict, rubric: Rubric, images: dict[int, str]) -> str:
     """A student's feedback as Markdown; ``images`` maps an example's index to its heatmap file name."""
     md = markdown_text
-    lines = [f"# {md(rubric.title)}: feedback for {md(record['student'])}", "",
-             f"**Score: {record['score']:g} / {record['max_score']:g}** (status: {md(record['status'])})"
-             + md(late_text(record)), ""]
+    lines = [
+        f"# {md(rubric.title)}: feedback for {md(record['student'])}",
+        "",
+        f"**Score: {record['score']:g} / {record['max_score']:g}** (status: {md(record['status'])})"
+        + md(late_text(record)),
+        "",
+    ]
     if record["message"]:
         lines += [f"> {md(record['message'])}", ""]
     lines += ["## Rubric", "", "| item | your value | rule | points |", "|---|---|---|---|"]
     for line in record["lines"]:
         value = line.get("shown", "")
         note = f" ({line['message']})" if line["message"] else ""
-        lines.append(f"| {md(line['label'] + note)} | {value} | {md(line['rule'])} | "
-                     f"{line['points']:g} / {line['max_points']:g} |")
+        lines.append(
+            f"| {md(line['label'] + note)} | {value} | {md(line['rule'])} | "
+            f"{line['points']:g} / {line['max_points']:g} |"
+        )
     if record["examples"]:
-        lines += ["", "## Examples from the public dev set", "", "| input | expected | your model | |", "|---|---|---|---|"]
+        lines += [
+            "",
+            "## Examples from the public dev set",
+            "",
+            "| input | expected | your model | |",
+            "|---|---|---|---|",
+        ]
         for example in record["examples"]:
             ok = "right" if example["output"] in example["accepted"] else "wrong"
-            lines.append(f"| {md(example['source'])} | {md(example['expected'])} | {md(example['output'])} | {ok} |")
+            lines.append(
+                f"| {md(example['source'])} | {md(example['expected'])} | {md(example['output'])} | {ok} |"
+            )
         for index, name in sorted(images.items()):
-            lines += ["", f"Attention for {md(record['examples'][index]['source'])}:", "", f"![attention]({name})"]
+            lines += [
+                "",
+                f"Attention for {md(record['examples'][index]['source'])}:",
+                "",
+                f"![attention]({name})",
+            ]
     lines += ["", "## What to improve", ""] + [f"- {tip}" for tip in _improvements(record)]
     return "\n".join(lines) + "\n"
 
@@ -164,25 +226,45 @@ def feedback_html(record: dict, rubric: Rubric, pngs: dict[int, bytes]) -> str:
     from labs.common.plots import png_img
 
     e = html_text
-    rows = "".join(f"<tr><td>{e(l['label'])}{e(' (' + l['message'] + ')' if l['message'] else '')}</td>"
-                   f"<td>{e(l.get('shown', ''))}</td><td>{e(l['rule'])}</td>"
-                   f"<td>{l['points']:g} / {l['max_points']:g}</td></tr>" for l in record["lines"])
-    examples = "".join(f"<tr><td>{e(x['source'])}</td><td>{e(x['expected'])}</td><td>{e(x['output'])}</td>"
-                       f"<td>{'right' if x['output'] in x['accepted'] else 'wrong'}</td></tr>" for x in record["examples"])
-    images = "".join(f"<figure>{png_img(png, 'attention')}<figcaption>{e(record['examples'][i]['source'])}"
-                     "</figcaption></figure>" for i, png in sorted(pngs.items()))
+    rows = "".join(
+        f"<tr><td>{e(l['label'])}{e(' (' + l['message'] + ')' if l['message'] else '')}</td>"
+        f"<td>{e(l.get('shown', ''))}</td><td>{e(l['rule'])}</td>"
+        f"<td>{l['points']:g} / {l['max_points']:g}</td></tr>"
+        for l in record["lines"]
+    )
+    examples = "".join(
+        f"<tr><td>{e(x['source'])}</td><td>{e(x['expected'])}</td><td>{e(x['output'])}</td>"
+        f"<td>{'right' if x['output'] in x['accepted'] else 'wrong'}</td></tr>"
+        for x in record["examples"]
+    )
+    images = "".join(
+        f"<figure>{png_img(png, 'attention')}<figcaption>{e(record['examples'][i]['source'])}"
+        "</figcaption></figure>"
+        for i, png in sorted(pngs.items())
+    )
     tips = "".join(f"<li>{e(tip.replace('**', ''))}</li>" for tip in _improvements(record))
     message = f"<blockquote>{e(record['message'])}</blockquote>" if record["message"] else ""
-    example_block = (f"<h2>Examples from the public dev set</h2><table><tr><th>input</th><th>expected</th>"
-                     f"<th>your model</th><th></th></tr>{examples}</table>{images}") if record["examples"] else ""
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{e(rubric.title)}: {e(record['student'])}</title>"
-            "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto}table{border-collapse:collapse}"
-            "td,th{border:1px solid #ccc;padding:.3em .6em}img{max-width:100%}</style></head><body>"
-            f"<h1>{e(rubric.title)}: feedback for {e(record['student'])}</h1>"
-            f"<p><strong>Score: {record['score']:g} / {record['max_score']:g}</strong> (status: {e(record['status'])})"
-            f"{e(late_text(record))}</p>"
-            f"{message}<h2>Rubric</h2><table><tr><th>item</th><th>your value</th><th>rule</th><th>points</th></tr>{rows}"
-            f"</table>{example_block}<h2>What to improve</h2><ul>{tips}</ul></body></html>\n")
+    example_block = (
+        (
+            f"<h2>Examples from the public dev set</h2><table><tr><th>input</th><th>expected</th>"
+            f"<th>your model</th><th></th></tr>{examples}</table>{images}"
+        )
+        if record["examples"]
+        else ""
+    )
+    return (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{e(rubric.title)}: "
+        f"{e(record['student'])}</title>"
+        "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto}table{border-collapse:collapse}"
+        "td,th{border:1px solid #ccc;padding:.3em .6em}img{max-width:100%}</style></head><body>"
+        f"<h1>{e(rubric.title)}: feedback for {e(record['student'])}</h1>"
+        f"<p><strong>Score: {record['score']:g} / {record['max_score']:g}</strong> (status: "
+        f"{e(record['status'])})"
+        f"{e(late_text(record))}</p>"
+        f"{message}<h2>Rubric</h2><table><tr><th>item</th><th>your "
+        f"value</th><th>rule</th><th>points</th></tr>{rows}"
+        f"</table>{example_block}<h2>What to improve</h2><ul>{tips}</ul></body></html>\n"
+    )
 
 
 def write_student_files(record: dict, rubric: Rubric, out: Path) -> None:
@@ -212,19 +294,40 @@ LMS_COLUMNS = ("name", "lms", "lms_id", "late", "submitted", "score_before_late"
 def write_gradebook(records: list[dict], rubric: Rubric, out: Path) -> None:
     """``gradebook.csv`` (one row per student) and ``leaderboard.csv`` (graded bundles, best first)."""
     metric_names = [m.name for m in rubric.metrics]
-    columns = ["student", "score", "max_score", *metric_names, "parameters", "status", "message", "bundle",
-               "isolation", "notes", *LMS_COLUMNS]
+    columns = [
+        "student",
+        "score",
+        "max_score",
+        *metric_names,
+        "parameters",
+        "status",
+        "message",
+        "bundle",
+        "isolation",
+        "notes",
+        *LMS_COLUMNS,
+    ]
     rows = []
     for record in sorted(records, key=lambda r: r["student"]):
         lms, late = record.get("lms") or {}, record.get("late_penalty")
-        row = {"student": record["student"], "score": f"{record['score']:g}", "max_score": f"{record['max_score']:g}",
-               "parameters": record.get("parameters") or "", "status": record["status"],
-               "message": record["message"], "bundle": record["bundle"], "isolation": record.get("isolation", ""),
-               "notes": "; ".join(record.get("notes", [])), "name": lms.get("name", ""), "lms": lms.get("lms", ""),
-               "lms_id": lms.get("lms_id", ""), "late": {True: "yes", False: "no"}.get(lms.get("late"), ""),
-               "submitted": lms.get("submitted", ""),
-               "score_before_late": f"{record.get('score_before_late', record['score']):g}",
-               "late_penalty": f"{late['points']:g} ({late['rule']})" if late else ""}
+        row = {
+            "student": record["student"],
+            "score": f"{record['score']:g}",
+            "max_score": f"{record['max_score']:g}",
+            "parameters": record.get("parameters") or "",
+            "status": record["status"],
+            "message": record["message"],
+            "bundle": record["bundle"],
+            "isolation": record.get("isolation", ""),
+            "notes": "; ".join(record.get("notes", [])),
+            "name": lms.get("name", ""),
+            "lms": lms.get("lms", ""),
+            "lms_id": lms.get("lms_id", ""),
+            "late": {True: "yes", False: "no"}.get(lms.get("late"), ""),
+            "submitted": lms.get("submitted", ""),
+            "score_before_late": f"{record.get('score_before_late', record['score']):g}",
+            "late_penalty": f"{late['points']:g} ({late['rule']})" if late else "",
+        }
         values = {line["name"]: line["value"] for line in record["lines"]}
         row.update({name: "" if values.get(name) is None else f"{values[name]:.6f}" for name in metric_names})
         rows.append(row)
@@ -232,6 +335,16 @@ def write_gradebook(records: list[dict], rubric: Rubric, out: Path) -> None:
     graded = [r for r in rows if r["status"] == "graded"]
     first = metric_names[0] if metric_names else None
     graded.sort(key=lambda r: (-float(r["score"]), -float(r[first] or 0) if first else 0, r["student"]))
-    write_csv(out / "leaderboard.csv", ["rank", "student", "score", *metric_names],
-              [{"rank": i, "student": csv_cell(r["student"]), "score": r["score"], **{m: csv_cell(r[m]) for m in metric_names}}
-               for i, r in enumerate(graded, start=1)])
+    write_csv(
+        out / "leaderboard.csv",
+        ["rank", "student", "score", *metric_names],
+        [
+            {
+                "rank": i,
+                "student": csv_cell(r["student"]),
+                "score": r["score"],
+                **{m: csv_cell(r[m]) for m in metric_names},
+            }
+            for i, r in enumerate(graded, start=1)
+        ],
+    )

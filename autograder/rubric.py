@@ -40,7 +40,7 @@ class Metric:
     name: str
     label: str
     points: float
-    thresholds: tuple[tuple[float, float], ...]   # (value, points), best first
+    thresholds: tuple[tuple[float, float], ...]  # (value, points), best first
     direction: str = "higher"
 
     def points_for(self, value: float) -> float:
@@ -50,7 +50,8 @@ class Metric:
         return 0.0
 
     def describe(self, show=lambda value: f"{value:g}") -> str:
-        """The thresholds as a rule, ``">= 0.97: 35, >= 0.93: 30"``; ``show`` writes a threshold (as a percentage
+        """The thresholds as a rule, ``">= 0.97: 35, >= 0.93: 30"``; ``show`` writes a threshold (as a
+        percentage
         for a rate: :meth:`labs.tasks.Task.show_metric`)."""
         sign = ">=" if self.direction == "higher" else "<="
         return ", ".join(f"{sign} {show(t)}: {p:g}" for t, p in self.thresholds)
@@ -59,6 +60,7 @@ class Metric:
 @dataclass(frozen=True)
 class LatePolicy:
     """What a late submission loses, in percent of the maximum score (see the module's docstring)."""
+
     percent: float = 0.0
     per_day_percent: float = 0.0
     due: dt.datetime | None = None
@@ -82,15 +84,17 @@ class Rubric:
     bundle_mb: float
     max_parameters: int
     architecture_points: float
-    require: tuple[str, ...]          # each entry: "A|B" means one of A or B
-    custom_layers: tuple[str, ...]    # registered names a bundle may define in custom_layers.py
+    require: tuple[str, ...]  # each entry: "A|B" means one of A or B
+    custom_layers: tuple[str, ...]  # registered names a bundle may define in custom_layers.py
     grading: dict
     metrics: tuple[Metric, ...] = field(default_factory=tuple)
     path: str = ""
-    scoring_seconds: float = 60.0     # the grader's own time to score one bundle's outputs
-    late: LatePolicy | None = None    # no [late] table: lateness is shown, never charged
-    visibility: str = "visible"       # Gradescope's results
-    leaderboard: tuple[tuple[str, str], ...] | None = None   # (name, "asc"|"desc"); None: the score and every metric
+    scoring_seconds: float = 60.0  # the grader's own time to score one bundle's outputs
+    late: LatePolicy | None = None  # no [late] table: lateness is shown, never charged
+    visibility: str = "visible"  # Gradescope's results
+    leaderboard: tuple[tuple[str, str], ...] | None = (
+        None  # (name, "asc"|"desc"); None: the score and every metric
+    )
 
     @property
     def max_score(self) -> float:
@@ -111,18 +115,27 @@ def _need(table: dict, key: str, kind, where: str, default=None):
         raise RubricError(f"{where}: missing {key!r}")
     value = table[key]
     if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
-        raise RubricError(f"{where}: {key!r} must be {_KINDS.get(kind, getattr(kind, '__name__', kind))}, "
-                          f"got {value!r}")
+        raise RubricError(
+            f"{where}: {key!r} must be {_KINDS.get(kind, getattr(kind, '__name__', kind))}, got {value!r}"
+        )
     return value
 
 
-_KINDS = {(int, float): "a number", int: "a whole number", float: "a number", str: "text (in quotes)",
-          list: "a list [...]", dict: "a table", bool: "true or false"}
+_KINDS = {
+    (int, float): "a number",
+    int: "a whole number",
+    float: "a number",
+    str: "text (in quotes)",
+    list: "a list [...]",
+    dict: "a table",
+    bool: "true or false",
+}
 TABLES = ("task", "title", "limits", "architecture", "grading", "metric", "late", "gradescope")
 
 
 def _known_keys(table: dict, known: tuple[str, ...], where: str) -> None:
-    """A key the rubric does not use is a typo to say, not to ignore (``leaderbord`` would leave no leaderboard)."""
+    """A key the rubric does not use is a typo to say, not to ignore (``leaderbord`` would leave no
+    leaderboard)."""
     unknown = sorted(set(table) - set(known))
     if unknown:
         raise RubricError(f"{where}: unknown key {unknown[0]!r}; it takes {', '.join(known)}")
@@ -155,21 +168,26 @@ def _late(table: dict, where: str) -> LatePolicy:
     for key in ("percent", "per_day_percent", "max_percent"):
         value = float(_need(table, key, (int, float), where, getattr(LatePolicy, key)))
         if not 0 <= value <= 100:
-            raise RubricError(f"{where}: {key!r} is a percentage of the maximum score, 0 to 100; got {value:g}")
+            raise RubricError(
+                f"{where}: {key!r} is a percentage of the maximum score, 0 to 100; got {value:g}"
+            )
         values[key] = value
     due = table.get("due")
     if isinstance(due, str):
         try:
             due = dt.datetime.fromisoformat(due)
         except ValueError:
-            raise RubricError(f"{where}: 'due' must be a date and time such as 2026-12-01T23:59:00+07:00, "
-                              f"got {due!r}") from None
+            raise RubricError(
+                f"{where}: 'due' must be a date and time such as 2026-12-01T23:59:00+07:00, got {due!r}"
+            ) from None
     if isinstance(due, dt.date) and not isinstance(due, dt.datetime):
         due = dt.datetime.combine(due, dt.time(23, 59, 59))
     if due is not None and not isinstance(due, dt.datetime):
         raise RubricError(f"{where}: 'due' must be a date and time, got {due!r}")
     if due is not None and due.tzinfo is None:
-        raise RubricError(f"{where}: 'due' needs its UTC offset (2026-12-01T23:59:00+07:00), or the hour is ambiguous")
+        raise RubricError(
+            f"{where}: 'due' needs its UTC offset (2026-12-01T23:59:00+07:00), or the hour is ambiguous"
+        )
     if values["per_day_percent"] and due is None:
         raise RubricError(f"{where}: 'per_day_percent' counts days after 'due': give 'due' too")
     return LatePolicy(due=due, **values)
@@ -179,7 +197,9 @@ def _gradescope(table: dict, metrics: tuple[Metric, ...], where: str):
     _known_keys(table, ("visibility", "leaderboard"), where)
     visibility = _need(table, "visibility", str, where, "visible")
     if visibility not in GRADESCOPE_VISIBILITY:
-        raise RubricError(f"{where}: 'visibility' must be one of {', '.join(GRADESCOPE_VISIBILITY)}; got {visibility!r}")
+        raise RubricError(
+            f"{where}: 'visibility' must be one of {', '.join(GRADESCOPE_VISIBILITY)}; got {visibility!r}"
+        )
     if "leaderboard" not in table:
         return visibility, None
     directions = {"score": "desc", **{m.name: "asc" if m.direction == "lower" else "desc" for m in metrics}}
@@ -187,16 +207,20 @@ def _gradescope(table: dict, metrics: tuple[Metric, ...], where: str):
     for entry in _need(table, "leaderboard", list, where):
         name, _, order = str(entry).partition(":")
         if name not in directions:
-            raise RubricError(f"{where}: the leaderboard's {name!r} is neither 'score' nor a metric of this rubric "
-                              f"({', '.join(directions)})")
+            raise RubricError(
+                f"{where}: the leaderboard's {name!r} is neither 'score' nor a metric of this rubric "
+                f"({', '.join(directions)})"
+            )
         if order not in ("", "asc", "desc"):
             raise RubricError(f"{where}: {entry!r}: the order after ':' is 'asc' or 'desc'")
         if any(name == taken for taken, _ in columns):
             raise RubricError(f"{where}: the leaderboard names {name!r} twice")
         columns.append((name, order or directions[name]))
     if not columns:
-        raise RubricError(f"{where}: the leaderboard names no column; leave 'leaderboard' out for the score and "
-                          "every metric")
+        raise RubricError(
+            f"{where}: the leaderboard names no column; leave 'leaderboard' out for the score and "
+            "every metric"
+        )
     return visibility, tuple(columns)
 
 
@@ -222,22 +246,34 @@ def load_rubric(path: str | Path | None = None, task: str | None = None) -> Rubr
         raise RubricError(f"{where} is a rubric for {rubric_task}, not {task}")
     limits = _need(data, "limits", dict, where)
     architecture = _need(data, "architecture", dict, where)
-    metrics = tuple(_metric(entry, rubric_task, f"{where} [[metric]] #{i + 1}")
-                    for i, entry in enumerate(_need(data, "metric", list, where)))
+    metrics = tuple(
+        _metric(entry, rubric_task, f"{where} [[metric]] #{i + 1}")
+        for i, entry in enumerate(_need(data, "metric", list, where))
+    )
     late = _late(_need(data, "late", dict, where), f"{where} [late]") if "late" in data else None
-    visibility, leaderboard = _gradescope(_need(data, "gradescope", dict, where, {}), metrics, f"{where} [gradescope]")
+    visibility, leaderboard = _gradescope(
+        _need(data, "gradescope", dict, where, {}), metrics, f"{where} [gradescope]"
+    )
     return Rubric(
-        task=rubric_task, title=str(data.get("title", rubric_task)),
-        limits=Limits(wall_seconds=float(_need(limits, "wall_seconds", (int, float), f"{where} [limits]")),
-                      cpu_seconds=int(_need(limits, "cpu_seconds", int, f"{where} [limits]")),
-                      memory_mb=int(_need(limits, "memory_mb", int, f"{where} [limits]")),
-                      file_mb=int(_need(limits, "file_mb", int, f"{where} [limits]", Limits.file_mb)),
-                      tasks=int(_need(limits, "tasks", int, f"{where} [limits]", Limits.tasks))),
+        task=rubric_task,
+        title=str(data.get("title", rubric_task)),
+        limits=Limits(
+            wall_seconds=float(_need(limits, "wall_seconds", (int, float), f"{where} [limits]")),
+            cpu_seconds=int(_need(limits, "cpu_seconds", int, f"{where} [limits]")),
+            memory_mb=int(_need(limits, "memory_mb", int, f"{where} [limits]")),
+            file_mb=int(_need(limits, "file_mb", int, f"{where} [limits]", Limits.file_mb)),
+            tasks=int(_need(limits, "tasks", int, f"{where} [limits]", Limits.tasks)),
+        ),
         scoring_seconds=float(_need(limits, "scoring_seconds", (int, float), f"{where} [limits]", 60.0)),
         bundle_mb=float(_need(limits, "bundle_mb", (int, float), f"{where} [limits]")),
         max_parameters=int(_need(limits, "max_parameters", int, f"{where} [limits]")),
         architecture_points=float(_need(architecture, "points", (int, float), f"{where} [architecture]")),
         require=tuple(_need(architecture, "require", list, f"{where} [architecture]")),
         custom_layers=tuple(architecture.get("custom_layers", [])),
-        grading=dict(data.get("grading", {})), metrics=metrics, path=where, late=late, visibility=visibility,
-        leaderboard=leaderboard)
+        grading=dict(data.get("grading", {})),
+        metrics=metrics,
+        path=where,
+        late=late,
+        visibility=visibility,
+        leaderboard=leaderboard,
+    )

@@ -75,39 +75,57 @@ from pathlib import Path
 
 from autograder.claims import check_weights, checked_failure
 from autograder.container import memory_limit_mb, oom_kills, out_of_memory_line
-from autograder.process_tree import (SCRATCH, Cgroup, ProcessTree, TreeLimits, become, remove_ipc_of,
-                                     remove_owned_by, remove_stale_cgroups)
+from autograder.process_tree import (
+    SCRATCH,
+    Cgroup,
+    ProcessTree,
+    TreeLimits,
+    become,
+    remove_ipc_of,
+    remove_owned_by,
+    remove_stale_cgroups,
+)
 from autograder.seccomp import NO_NETWORK, network_filter_works, prepared
 from labs.common.errors import InputError
 
 KIT_ROOT = Path(__file__).resolve().parents[1]
-KIT_CODE = ("labs", "autograder")                 # what the child may import from the kit
-MASKED_PACKAGES = ("pythainlp", "onnxruntime")    # the homework's spellings come from these
-ISOLATIONS = ("namespaces", "user", "none")                 # what an instructor may ask for
-USER_NO_NETWORK = "user+nonet"                              # ``user`` with the network filter: what it gives
-ISOLATES_CODE = ("namespaces", USER_NO_NETWORK)             # where a bundle's code runs unasked
+KIT_CODE = ("labs", "autograder")  # what the child may import from the kit
+MASKED_PACKAGES = ("pythainlp", "onnxruntime")  # the homework's spellings come from these
+ISOLATIONS = ("namespaces", "user", "none")  # what an instructor may ask for
+USER_NO_NETWORK = "user+nonet"  # ``user`` with the network filter: what it gives
+ISOLATES_CODE = ("namespaces", USER_NO_NETWORK)  # where a bundle's code runs unasked
 MAX_RESULT_BYTES = 10_000_000
 MAX_WEIGHTS_ANSWER_BYTES = 2_000_000
 OPEN_FILES = 1024
 STDERR_TAIL_BYTES = 16_000
-SANDBOX_UID_BASE = int(os.environ.get("ATTENTION_LAB_SANDBOX_UID", "200000"))   # far from real users and nobody
+SANDBOX_UID_BASE = int(
+    os.environ.get("ATTENTION_LAB_SANDBOX_UID", "200000")
+)  # far from real users and nobody
 TEMP_PREFIX = "attention-lab-"
-MEMORY_HINTS = ("MemoryError", "bad_alloc", "Cannot allocate memory", "OOM", "out of memory",
-                "Unable to allocate", "failed to allocate")
+MEMORY_HINTS = (
+    "MemoryError",
+    "bad_alloc",
+    "Cannot allocate memory",
+    "OOM",
+    "out of memory",
+    "Unable to allocate",
+    "failed to allocate",
+)
 
 
 @dataclass(frozen=True)
 class Limits:
-    wall_seconds: float = 300     # the backstop: a run still going after this long stops, whatever it used
-    cpu_seconds: int = 900        # CPU time of the whole tree, every process and thread together
+    wall_seconds: float = 300  # the backstop: a run still going after this long stops, whatever it used
+    cpu_seconds: int = 900  # CPU time of the whole tree, every process and thread together
     memory_mb: int = 4096
     file_mb: int = 200
-    tasks: int = 256              # processes and threads of the whole tree
-    cpus: float | None = None     # cores the tree may use at once (its share: cpu_share()); None: all
+    tasks: int = 256  # processes and threads of the whole tree
+    cpus: float | None = None  # cores the tree may use at once (its share: cpu_share()); None: all
 
 
 def cpu_share(jobs: int) -> float | None:
-    """The cores each of ``jobs`` children graded side by side may use at once, or None for a child graded alone.
+    """The cores each of ``jobs`` children graded side by side may use at once, or None for a child graded
+    alone.
 
     The grader's cores (its CPU affinity) divided among the children, and at least one core: the
     kit's child computes on one thread (:func:`_environment`), so one core is all an honest bundle
@@ -128,23 +146,35 @@ def _own_cores(slot: int, cpus: float) -> set[int]:
 
 @dataclass
 class SandboxResult:
-    status: str             # "ok", or a failure status (timeout, out-of-memory, crashed, and the child's own)
+    status: str  # "ok", or a failure status (timeout, out-of-memory, crashed, and the child's own)
     message: str
-    data: dict              # what the child returned: a claim, checked by autograder.claims
-    seconds: float          # wall time of the child
+    data: dict  # what the child returned: a claim, checked by autograder.claims
+    seconds: float  # wall time of the child
     isolation: str
-    peak_memory_mb: float   # of the whole tree
-    cpu_seconds: float = 0.0    # CPU time of the whole tree
+    peak_memory_mb: float  # of the whole tree
+    cpu_seconds: float = 0.0  # CPU time of the whole tree
 
 
-UNSHARE = ["unshare", "--user", "--map-root-user", "--net", "--mount", "--pid", "--fork", "--kill-child", "--ipc",
-           "--uts", "--propagation", "private"]
+UNSHARE = [
+    "unshare",
+    "--user",
+    "--map-root-user",
+    "--net",
+    "--mount",
+    "--pid",
+    "--fork",
+    "--kill-child",
+    "--ipc",
+    "--uts",
+    "--propagation",
+    "private",
+]
 DROP_PRIVILEGES = ["setpriv", "--no-new-privs", "--bounding-set=-all", "--inh-caps=-all", "--"]
 # Run as the init of the new namespaces: $1 is the new root (an empty folder), $2 the bundle's
 # files, $3 the work folder, $4 its size in MB; then the folders to show read-only, "--mask",
 # the folders to mask, "--", and the command. The new root is a small tmpfs holding only those
 # folders; pivot_root moves into it and the old root is detached, so no path leads back.
-_BUILD_ROOT_THEN_EXEC = r'''
+_BUILD_ROOT_THEN_EXEC = r"""
 set -eu
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
 root=$1 inputs=$2 work=$3 work_mb=$4; shift 4
@@ -192,7 +222,7 @@ rmdir /.old
 mount -o remount,ro /
 cd "$work"
 exec "$@"
-'''
+"""
 
 
 def _python_paths() -> list[Path]:
@@ -200,8 +230,15 @@ def _python_paths() -> list[Path]:
     import site
     import sysconfig
 
-    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, os.path.dirname(sys.executable),
-             *site.getsitepackages(), *sysconfig.get_paths().values()}
+    paths = {
+        sys.prefix,
+        sys.base_prefix,
+        sys.exec_prefix,
+        sys.base_exec_prefix,
+        os.path.dirname(sys.executable),
+        *site.getsitepackages(),
+        *sysconfig.get_paths().values(),
+    }
     found = set()
     for path in filter(None, paths):
         for candidate in (Path(path), Path(path).resolve()):
@@ -235,8 +272,11 @@ def package_folders(packages: tuple[str, ...] = MASKED_PACKAGES) -> list[Path]:
 def view() -> tuple[list[Path], list[Path]]:
     """``(shown, masked)``: what the namespaces child sees read-only, and what is masked inside it."""
     system = [Path(p) for p in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")]
-    shown = _outermost([p for p in system if p.exists() or p.is_symlink()] + _python_paths()
-                       + [KIT_ROOT / name for name in KIT_CODE])
+    shown = _outermost(
+        [p for p in system if p.exists() or p.is_symlink()]
+        + _python_paths()
+        + [KIT_ROOT / name for name in KIT_CODE]
+    )
     masked = package_folders()
     # A kit that lies inside a shown folder (the Python installation, say) keeps only its code visible.
     kit = KIT_ROOT.resolve()
@@ -250,9 +290,26 @@ def _namespace_command(private: Path, command: list[str], limits: Limits) -> lis
     """``command`` in new namespaces, in the allow-listed root, with no capabilities; inside its user
     namespace, its processes and threads are counted apart from the grader's (``RLIMIT_NPROC``)."""
     shown, masked = view()
-    return [*UNSHARE, "sh", "-c", _BUILD_ROOT_THEN_EXEC, "sandbox", str(private / "root"), str(private / "in"),
-            str(private / "work"), str(limits.file_mb), *map(str, shown), "--mask", *map(str, masked), "--",
-            "prlimit", f"--nproc={limits.tasks}:{limits.tasks}", "--", *DROP_PRIVILEGES, *command]
+    return [
+        *UNSHARE,
+        "sh",
+        "-c",
+        _BUILD_ROOT_THEN_EXEC,
+        "sandbox",
+        str(private / "root"),
+        str(private / "in"),
+        str(private / "work"),
+        str(limits.file_mb),
+        *map(str, shown),
+        "--mask",
+        *map(str, masked),
+        "--",
+        "prlimit",
+        f"--nproc={limits.tasks}:{limits.tasks}",
+        "--",
+        *DROP_PRIVILEGES,
+        *command,
+    ]
 
 
 @functools.lru_cache(maxsize=1)
@@ -264,10 +321,15 @@ def _namespaces_work() -> bool:
     try:
         for name in ("root", "in", "work"):
             (private / name).mkdir()
-        command = _namespace_command(private, [sys.executable, "-c", "import labs.common.vocab, autograder.child"],
-                                     Limits(file_mb=16))
-        return subprocess.run(command, env=_environment(private / "work"), capture_output=True,
-                              timeout=60).returncode == 0
+        command = _namespace_command(
+            private, [sys.executable, "-c", "import labs.common.vocab, autograder.child"], Limits(file_mb=16)
+        )
+        return (
+            subprocess.run(
+                command, env=_environment(private / "work"), capture_output=True, timeout=60
+            ).returncode
+            == 0
+        )
     except (OSError, subprocess.TimeoutExpired):
         return False
     finally:
@@ -275,7 +337,8 @@ def _namespaces_work() -> bool:
 
 
 def available_isolation() -> str:
-    """The strongest isolation this machine offers: ``namespaces``, ``user+nonet`` or ``user`` (as root), ``none``."""
+    """The strongest isolation this machine offers: ``namespaces``, ``user+nonet`` or ``user`` (as root),
+    ``none``."""
     if sys.platform.startswith("linux") and _namespaces_work():
         return "namespaces"
     if _user_isolation_works():
@@ -301,9 +364,17 @@ def _user_isolation_works() -> bool:
     try:
         probe.chmod(0o711)
         kit = _kit_links(probe)
-        return subprocess.run([sys.executable, "-c", "import labs.common.vocab, autograder.child"], cwd="/",
-                              env=_environment(Path("/"), kit), capture_output=True, timeout=60,
-                              preexec_fn=functools.partial(become, sandbox_uid(0))).returncode == 0
+        return (
+            subprocess.run(
+                [sys.executable, "-c", "import labs.common.vocab, autograder.child"],
+                cwd="/",
+                env=_environment(Path("/"), kit),
+                capture_output=True,
+                timeout=60,
+                preexec_fn=functools.partial(become, sandbox_uid(0)),
+            ).returncode
+            == 0
+        )
     except (OSError, subprocess.SubprocessError):
         return False
     finally:
@@ -311,7 +382,8 @@ def _user_isolation_works() -> bool:
 
 
 def _kit_links(folder: Path) -> Path:
-    """``folder/kit``: links to the kit's code and nothing else, the child's ``PYTHONPATH`` under user isolation.
+    """``folder/kit``: links to the kit's code and nothing else, the child's ``PYTHONPATH`` under user
+    isolation.
 
     Python lists each folder on its path to import from it; this one lists, to anyone, only the
     two links, which reach the kit's code through folders that others may enter but not list.
@@ -325,18 +397,23 @@ def _kit_links(folder: Path) -> Path:
 
 
 def resolve_isolation(requested: str = "auto") -> str:
-    """``requested`` (``auto`` or one of :data:`ISOLATIONS`) as the isolation to use; InputError if unavailable."""
+    """``requested`` (``auto`` or one of :data:`ISOLATIONS`) as the isolation to use; InputError if
+    unavailable."""
     if requested == "auto":
         return available_isolation()
     if requested not in ISOLATIONS:
         raise InputError(f"unknown isolation {requested!r}; choose auto or one of: {', '.join(ISOLATIONS)}")
     if requested == "namespaces" and not (sys.platform.startswith("linux") and _namespaces_work()):
-        raise InputError("this machine cannot build the namespaces sandbox (user namespaces, unshare and setpriv "
-                         "are needed); use --isolation auto")
+        raise InputError(
+            "this machine cannot build the namespaces sandbox (user namespaces, unshare and setpriv "
+            "are needed); use --isolation auto"
+        )
     if requested == "user":
         if not _user_isolation_works():
-            raise InputError("--isolation user runs the child as another user: the grader must run as root, and "
-                             "Python and the kit's labs/ and autograder/ must be readable by every user")
+            raise InputError(
+                "--isolation user runs the child as another user: the grader must run as root, and "
+                "Python and the kit's labs/ and autograder/ must be readable by every user"
+            )
         return USER_NO_NETWORK if network_filter_works() else "user"
     return requested
 
@@ -355,7 +432,7 @@ def readable_by_others(path: Path) -> bool:
         return bool(os.stat(path).st_mode & 0o004)
     for folder, subfolders, files in os.walk(path):
         if not os.stat(folder).st_mode & 0o001:
-            subfolders.clear()                          # nothing under it can be reached
+            subfolders.clear()  # nothing under it can be reached
             continue
         if any(os.lstat(Path(folder) / name).st_mode & 0o004 for name in files):
             return True
@@ -382,41 +459,54 @@ def _slot():
 
 
 def _environment(work: Path, kit: Path = KIT_ROOT) -> dict[str, str]:
-    return {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(kit), "HOME": str(work), "TMPDIR": str(work),
-            "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "MPLBACKEND": "Agg",
-            "PYTHAINLP_OFFLINE": "1", "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
-            "TF_NUM_INTEROP_THREADS": "1", "TF_NUM_INTRAOP_THREADS": os.environ.get("TF_NUM_INTRAOP_THREADS", "1"),
-            "CUDA_VISIBLE_DEVICES": ""}
+    return {
+        "PATH": "/usr/bin:/bin",
+        "PYTHONPATH": str(kit),
+        "HOME": str(work),
+        "TMPDIR": str(work),
+        "TF_CPP_MIN_LOG_LEVEL": "3",
+        "PYTHONHASHSEED": "0",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "MPLBACKEND": "Agg",
+        "PYTHAINLP_OFFLINE": "1",
+        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
+        "TF_NUM_INTEROP_THREADS": "1",
+        "TF_NUM_INTRAOP_THREADS": os.environ.get("TF_NUM_INTRAOP_THREADS", "1"),
+        "CUDA_VISIBLE_DEVICES": "",
+    }
 
 
-def _before_exec(limits: Limits, cgroup_files: list[str], uid: int | None, cut_network,
-                 cores: set[int] | None = None) -> None:
-    """In the new process, before it execs: join the cgroup, keep to ``cores`` (where no CPU quota holds it), set
+def _before_exec(
+    limits: Limits, cgroup_files: list[str], uid: int | None, cut_network, cores: set[int] | None = None
+) -> None:
+    """In the new process, before it execs: join the cgroup, keep to ``cores`` (where no CPU quota holds it),
+    set
     the limits, become the sandbox user, cut the network (``cut_network``: a prepared
     :class:`autograder.seccomp.Filter`, or None)."""
     import resource
 
-    for path in cgroup_files:   # os-level calls only: this runs between fork and exec
+    for path in cgroup_files:  # os-level calls only: this runs between fork and exec
         fd = os.open(path, os.O_WRONLY)
         try:
             os.write(fd, str(os.getpid()).encode())
         finally:
             os.close(fd)
     if cores:
-        os.sched_setaffinity(0, cores)      # inherited by every process and thread it starts
+        os.sched_setaffinity(0, cores)  # inherited by every process and thread it starts
     memory = limits.memory_mb << 20
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-    # Each process's own CPU time: the kernel's backstop should the watchdog lag (the tree's total is the limit).
+    # Each process's own CPU time: the kernel's backstop should the watchdog lag (the tree's total is the
+    # limit).
     resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 5))
     resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_mb << 20, limits.file_mb << 20))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_NOFILE, (OPEN_FILES, OPEN_FILES))
     if uid is not None:
         resource.setrlimit(resource.RLIMIT_NPROC, (limits.tasks, limits.tasks))
-        resource.setrlimit(resource.RLIMIT_MSGQUEUE, (0, 0))     # POSIX message queues: memory outside the count
+        resource.setrlimit(resource.RLIMIT_MSGQUEUE, (0, 0))  # POSIX message queues: memory outside the count
         become(uid)
     if cut_network is not None:
-        cut_network.install()      # last: it also sets no_new_privs; a failure stops the child before it runs
+        cut_network.install()  # last: it also sets no_new_privs; a failure stops the child before it runs
 
 
 def _tail(path: Path, size: int = STDERR_TAIL_BYTES) -> str:
@@ -430,7 +520,11 @@ def _failure_from_exit(code: int, stderr: str, limits: Limits) -> tuple[str, str
         return "crashed", f"the model wrote more than {limits.file_mb} MB (to a file or its output)"
     if code in (-signal.SIGXCPU, -signal.SIGKILL) and "Killed" not in stderr:
         return "timeout", f"a process of the model used more than {limits.cpu_seconds} s of CPU time"
-    if any(hint in stderr for hint in MEMORY_HINTS) or code in (-signal.SIGABRT, -signal.SIGSEGV, -signal.SIGBUS):
+    if any(hint in stderr for hint in MEMORY_HINTS) or code in (
+        -signal.SIGABRT,
+        -signal.SIGSEGV,
+        -signal.SIGBUS,
+    ):
         return "out-of-memory", f"the model ran out of memory (limit {limits.memory_mb} MB) or crashed"
     last = stderr.strip().splitlines()[-1][:300] if stderr.strip() else f"exit status {code}"
     return "crashed", f"the grading process stopped unexpectedly: {last}"
@@ -439,7 +533,7 @@ def _failure_from_exit(code: int, stderr: str, limits: Limits) -> tuple[str, str
 @dataclass
 class _Run:
     code: int | None
-    status: str | None      # set when the grader stopped the tree (timeout, memory, tasks)
+    status: str | None  # set when the grader stopped the tree (timeout, memory, tasks)
     message: str
     seconds: float
     peak_memory_mb: float
@@ -458,17 +552,19 @@ def _verdict(stopped: str, limits: Limits, cpu_seconds: float) -> tuple[str, str
         return stopped, f"{out_of_memory_line(limit)}; the grading machine ran out of memory{held}"
     return STOPPED_STATUS.get(stopped, stopped), {
         "cpu-time": f"loading and running the model used more than {limits.cpu_seconds} s of CPU time "
-                    "(all its processes together)",
-        "wall-time": f"loading and running the model took longer than {limits.wall_seconds:.0f} s of wall-clock "
-                     f"time while using {cpu_seconds:.0f} s of CPU time (its limit: {limits.cpu_seconds} s); the rest "
-                     "of the time it was waiting",
+        "(all its processes together)",
+        "wall-time": f"loading and running the model took longer than {limits.wall_seconds:.0f} s of "
+        f"wall-clock "
+        f"time while using {cpu_seconds:.0f} s of CPU time (its limit: {limits.cpu_seconds} s); the rest "
+        "of the time it was waiting",
         "out-of-memory": f"the model's processes used more than {limits.memory_mb} MB together",
         "too-many-processes": f"the model started more than {limits.tasks} processes and threads",
     }[stopped]
 
 
 def _over_limit(tree: ProcessTree, cgroup: Cgroup | None, limits: Limits, elapsed: float) -> str | None:
-    """Why the tree must stop now, or None: CPU time (the tree's), the wall-clock backstop, memory or tasks (the
+    """Why the tree must stop now, or None: CPU time (the tree's), the wall-clock backstop, memory or tasks
+    (the
     kernel's count where a cgroup keeps it)."""
     usage = tree.measure()
     if usage.cpu_seconds > limits.cpu_seconds:
@@ -477,33 +573,50 @@ def _over_limit(tree: ProcessTree, cgroup: Cgroup | None, limits: Limits, elapse
         return "wall-time"
     if cgroup.out_of_memory() if cgroup else usage.memory_bytes > limits.memory_mb << 20:
         return "out-of-memory"
-    if cgroup.refused_tasks() if cgroup else usage.tasks >= limits.tasks:   # at the limit, forks are already refused
+    if (
+        cgroup.refused_tasks() if cgroup else usage.tasks >= limits.tasks
+    ):  # at the limit, forks are already refused
         return "too-many-processes"
     return None
 
 
-def _contain(command: list[str], private: Path, limits: Limits, isolation: str, slot: int,
-             pass_fds: tuple[int, ...] = ()) -> _Run:
+def _contain(
+    command: list[str],
+    private: Path,
+    limits: Limits,
+    isolation: str,
+    slot: int,
+    pass_fds: tuple[int, ...] = (),
+) -> _Run:
     """Run ``command`` in ``isolation`` under ``limits``; stdout and stderr go to files in ``private``."""
     uid = sandbox_uid(slot) if is_user_isolation(isolation) else None
     cut_network = prepared(NO_NETWORK) if isolation == USER_NO_NETWORK else None
     if isolation == USER_NO_NETWORK and cut_network is None:
-        raise RuntimeError("the network filter could not be prepared")     # never run such a child without it
+        raise RuntimeError("the network filter could not be prepared")  # never run such a child without it
     work = private / "work"
     if isolation == "namespaces":
         command = _namespace_command(private, command, limits)
-    cgroup = Cgroup.create(f"{TEMP_PREFIX}{os.getpid()}-{slot}-{time.monotonic_ns()}",
-                           TreeLimits(limits.memory_mb << 20, limits.tasks, limits.cpus))
+    cgroup = Cgroup.create(
+        f"{TEMP_PREFIX}{os.getpid()}-{slot}-{time.monotonic_ns()}",
+        TreeLimits(limits.memory_mb << 20, limits.tasks, limits.cpus),
+    )
     cores = _own_cores(slot, limits.cpus) if limits.cpus and not (cgroup and cgroup.cpu_quota) else None
-    kills = oom_kills()      # the grading machine's own count: a rise means the kernel killed for its memory
+    kills = oom_kills()  # the grading machine's own count: a rise means the kernel killed for its memory
     started = time.perf_counter()
     with open(private / "stdout", "wb") as stdout, open(private / "stderr", "wb") as stderr:
-        process = subprocess.Popen(command, cwd=work, env=_environment(work, private / "kit" if uid is not None else KIT_ROOT),
-                                   stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, start_new_session=True,
-                                   pass_fds=pass_fds,
-                                   preexec_fn=functools.partial(_before_exec, limits,
-                                                                cgroup.procs_files if cgroup else [], uid, cut_network,
-                                                                cores))
+        process = subprocess.Popen(
+            command,
+            cwd=work,
+            env=_environment(work, private / "kit" if uid is not None else KIT_ROOT),
+            stdin=subprocess.DEVNULL,
+            stdout=stdout,
+            stderr=stderr,
+            start_new_session=True,
+            pass_fds=pass_fds,
+            preexec_fn=functools.partial(
+                _before_exec, limits, cgroup.procs_files if cgroup else [], uid, cut_network, cores
+            ),
+        )
     how = "namespace" if isolation == "namespaces" else "user" if uid is not None else "session"
     tree = ProcessTree(process.pid, how, uid=uid, cgroup=cgroup, scratch=(*SCRATCH, work))
     stopped, pause = None, 0.01
@@ -515,21 +628,32 @@ def _contain(command: list[str], private: Path, limits: Limits, isolation: str, 
             time.sleep(pause)
             pause = min(pause * 1.5, 0.1)
     finally:
-        tree.kill()                                   # on every exit: nothing it started outlives it
+        tree.kill()  # on every exit: nothing it started outlives it
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(timeout=30)
         if uid is not None:
             _remove_files_of(uid)
         if cgroup is not None:
-            if stopped is None:                       # the kernel may have acted as the child ended
-                stopped = "out-of-memory" if cgroup.out_of_memory() else \
-                    "too-many-processes" if cgroup.refused_tasks() else None
+            if stopped is None:  # the kernel may have acted as the child ended
+                stopped = (
+                    "out-of-memory"
+                    if cgroup.out_of_memory()
+                    else "too-many-processes"
+                    if cgroup.refused_tasks()
+                    else None
+                )
             cgroup.remove()
         if stopped is None and process.returncode != 0 and oom_kills() > kills:
             stopped = "machine-out-of-memory"
     status, message = _verdict(stopped, limits, tree.cpu_seconds) if stopped else (None, "")
-    return _Run(process.returncode, status, message, time.perf_counter() - started, tree.peak_memory_bytes / 2**20,
-                tree.cpu_seconds)
+    return _Run(
+        process.returncode,
+        status,
+        message,
+        time.perf_counter() - started,
+        tree.peak_memory_bytes / 2**20,
+        tree.cpu_seconds,
+    )
 
 
 def _private_folder(files: dict[str, Path], isolation: str, slot: int, job: dict | None = None) -> Path:
@@ -553,13 +677,17 @@ def _private_folder(files: dict[str, Path], isolation: str, slot: int, job: dict
     owner = sandbox_uid(slot) if is_user_isolation(isolation) else None
     if owner is not None:
         _kit_links(private)
-    for path in [*inputs.iterdir(), inputs]:      # readable by the run's group alone, writable by none of its own
+    for path in [*inputs.iterdir(), inputs]:  # readable by the run's group alone, writable by none of its own
         if owner is not None:
             os.chown(path, os.getuid(), owner)
-        os.chmod(path, (0o550 if path == inputs else 0o440) if owner is not None else
-                 (0o555 if path == inputs else 0o644))
+        os.chmod(
+            path,
+            (0o550 if path == inputs else 0o440)
+            if owner is not None
+            else (0o555 if path == inputs else 0o644),
+        )
     if owner is not None:
-        os.chown(work, owner, owner)              # the child's own, counted by the watchdog
+        os.chown(work, owner, owner)  # the child's own, counted by the watchdog
     return private
 
 
@@ -567,15 +695,19 @@ def _remove(folder: Path) -> None:
     """Remove ``folder`` whatever a child left in it: read-only folders, links, trees too deep to recurse."""
     inputs = folder / "in"
     with contextlib.suppress(OSError):
-        if stat.S_ISDIR(os.lstat(inputs).st_mode):      # never chmod through a link
+        if stat.S_ISDIR(os.lstat(inputs).st_mode):  # never chmod through a link
             os.chmod(inputs, 0o755)
     try:
         shutil.rmtree(folder)
     except FileNotFoundError:
         pass
     except (OSError, RecursionError):
-        subprocess.run(["rm", "-rf", "--", str(folder)], check=False, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL)
+        subprocess.run(
+            ["rm", "-rf", "--", str(folder)],
+            check=False,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
 
 
 def _remove_files_of(uid: int) -> None:
@@ -586,7 +718,8 @@ def _remove_files_of(uid: int) -> None:
 
 
 def _read_json_file(path: Path, limit: int) -> dict | None:
-    """The JSON object in the grader's own file ``path``, or None when it is missing, too large or not JSON."""
+    """The JSON object in the grader's own file ``path``, or None when it is missing, too large or not
+    JSON."""
     try:
         if path.stat().st_size > limit:
             return None
@@ -600,14 +733,27 @@ def read_weights(files: dict[str, Path], limits: Limits, isolation: str) -> dict
     """What ``files["model.keras"]``'s weights file holds (:mod:`autograder.weights`), read in a sandbox that
     runs no student code and checked (:func:`autograder.claims.check_weights`): ``{"parameters": n or None,
     "fingerprint": hex or None, "matrices": [...]}``."""
-    quick = Limits(wall_seconds=min(60.0, limits.wall_seconds), cpu_seconds=60, memory_mb=limits.memory_mb,
-                   file_mb=4, tasks=limits.tasks, cpus=limits.cpus)
+    quick = Limits(
+        wall_seconds=min(60.0, limits.wall_seconds),
+        cpu_seconds=60,
+        memory_mb=limits.memory_mb,
+        file_mb=4,
+        tasks=limits.tasks,
+        cpus=limits.cpus,
+    )
     with _slot() as slot:
         private = _private_folder({"model.keras": files["model.keras"]}, isolation, slot)
         try:
-            run = _contain([sys.executable, "-m", "autograder.weights", str(private / "in" / "model.keras")],
-                           private, quick, isolation, slot)
-            answer = _read_json_file(private / "stdout", MAX_WEIGHTS_ANSWER_BYTES) if run.status is None else None
+            run = _contain(
+                [sys.executable, "-m", "autograder.weights", str(private / "in" / "model.keras")],
+                private,
+                quick,
+                isolation,
+                slot,
+            )
+            answer = (
+                _read_json_file(private / "stdout", MAX_WEIGHTS_ANSWER_BYTES) if run.status is None else None
+            )
         finally:
             _remove(private)
     return check_weights(answer)
@@ -620,8 +766,21 @@ def run_child(files: dict[str, Path], job: dict, limits: Limits, isolation: str)
         try:
             result_fd = os.open(private / "result.json", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             try:
-                run = _contain([sys.executable, "-m", "autograder.child", str(private / "in"),
-                                "--result-fd", str(result_fd)], private, limits, isolation, slot, (result_fd,))
+                run = _contain(
+                    [
+                        sys.executable,
+                        "-m",
+                        "autograder.child",
+                        str(private / "in"),
+                        "--result-fd",
+                        str(result_fd),
+                    ],
+                    private,
+                    limits,
+                    isolation,
+                    slot,
+                    (result_fd,),
+                )
             finally:
                 os.close(result_fd)
             return _outcome(run, private, limits, isolation)
@@ -631,8 +790,15 @@ def run_child(files: dict[str, Path], job: dict, limits: Limits, isolation: str)
 
 def _outcome(run: _Run, private: Path, limits: Limits, isolation: str) -> SandboxResult:
     def result(status: str, message: str, data: dict | None = None) -> SandboxResult:
-        return SandboxResult(status, message, data or {}, run.seconds, isolation, round(run.peak_memory_mb, 1),
-                             round(run.cpu_seconds, 2))
+        return SandboxResult(
+            status,
+            message,
+            data or {},
+            run.seconds,
+            isolation,
+            round(run.peak_memory_mb, 1),
+            round(run.cpu_seconds, 2),
+        )
 
     if run.status is not None:
         return result(run.status, run.message)
@@ -643,7 +809,9 @@ def _outcome(run: _Run, private: Path, limits: Limits, isolation: str) -> Sandbo
         return result(*checked_failure(data["status"], data.get("message", "")))
     if (private / "result.json").stat().st_size > MAX_RESULT_BYTES:
         return result("error", f"the grading process returned more than {MAX_RESULT_BYTES // 1_000_000} MB")
-    return result(*_failure_from_exit(run.code if run.code is not None else -9, _tail(private / "stderr"), limits))
+    return result(
+        *_failure_from_exit(run.code if run.code is not None else -9, _tail(private / "stderr"), limits)
+    )
 
 
 def clean_stale_folders() -> int:
@@ -670,7 +838,7 @@ def clean_stale_folders() -> int:
     for path in Path(tempfile.gettempdir()).glob(f"{TEMP_PREFIX}*"):
         with contextlib.suppress(OSError):
             if os.lstat(path).st_uid != os.getuid():
-                continue                                # only the grader's own (a child may plant look-alikes)
+                continue  # only the grader's own (a child may plant look-alikes)
         if stale(path.name):
             if path.is_dir() and not path.is_symlink():
                 _remove(path)

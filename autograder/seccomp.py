@@ -43,31 +43,64 @@ import sys
 from dataclasses import dataclass
 
 # BPF instructions (linux/filter.h, linux/bpf_common.h) and seccomp's return values (linux/seccomp.h).
-LOAD_WORD = 0x20            # BPF_LD | BPF_W | BPF_ABS: A = the 32-bit word at offset k of seccomp_data
-JUMP_IF_EQUAL = 0x15        # BPF_JMP | BPF_JEQ | BPF_K
-JUMP_IF_AT_LEAST = 0x35     # BPF_JMP | BPF_JGE | BPF_K
-JUMP_IF_ANY_BIT = 0x45      # BPF_JMP | BPF_JSET | BPF_K
-RETURN = 0x06               # BPF_RET | BPF_K
+LOAD_WORD = 0x20  # BPF_LD | BPF_W | BPF_ABS: A = the 32-bit word at offset k of seccomp_data
+JUMP_IF_EQUAL = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
+JUMP_IF_AT_LEAST = 0x35  # BPF_JMP | BPF_JGE | BPF_K
+JUMP_IF_ANY_BIT = 0x45  # BPF_JMP | BPF_JSET | BPF_K
+RETURN = 0x06  # BPF_RET | BPF_K
 KILL_PROCESS = 0x80000000
-FAIL_WITH = 0x00050000      # SECCOMP_RET_ERRNO | errno
+FAIL_WITH = 0x00050000  # SECCOMP_RET_ERRNO | errno
 ALLOW = 0x7FFF0000
 # Offsets in struct seccomp_data: int nr; __u32 arch; __u64 instruction_pointer; __u64 args[6].
-NR, ARCH, FIRST_ARGUMENT = 0, 4, 16          # the first argument's low 32 bits (little-endian machines)
+NR, ARCH, FIRST_ARGUMENT = 0, 4, 16  # the first argument's low 32 bits (little-endian machines)
 PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
-X32_BIT = 0x40000000        # x86-64 calls with this bit set are the x32 ABI's: another table, refused
+X32_BIT = 0x40000000  # x86-64 calls with this bit set are the x32 ABI's: another table, refused
 
 # Per machine: the AUDIT_ARCH value seccomp reports, and the numbers of the calls the rules name.
 ARCHITECTURES = {
-    "x86_64": (0xC000003E, {"socket": 41, "socketpair": 53, "io_uring_setup": 425, "ptrace": 101,
-                            "process_vm_readv": 310, "process_vm_writev": 311, "pidfd_getfd": 438, "unshare": 272,
-                            "setns": 308, "mount": 165, "umount2": 166, "pivot_root": 155, "clone": 56, "clone3": 435,
-                            "sched_setaffinity": 203}),
-    "aarch64": (0xC00000B7, {"socket": 198, "socketpair": 199, "io_uring_setup": 425, "ptrace": 117,
-                             "process_vm_readv": 270, "process_vm_writev": 271, "pidfd_getfd": 438, "unshare": 97,
-                             "setns": 268, "mount": 40, "umount2": 39, "pivot_root": 41, "clone": 220, "clone3": 435,
-                             "sched_setaffinity": 122}),
+    "x86_64": (
+        0xC000003E,
+        {
+            "socket": 41,
+            "socketpair": 53,
+            "io_uring_setup": 425,
+            "ptrace": 101,
+            "process_vm_readv": 310,
+            "process_vm_writev": 311,
+            "pidfd_getfd": 438,
+            "unshare": 272,
+            "setns": 308,
+            "mount": 165,
+            "umount2": 166,
+            "pivot_root": 155,
+            "clone": 56,
+            "clone3": 435,
+            "sched_setaffinity": 203,
+        },
+    ),
+    "aarch64": (
+        0xC00000B7,
+        {
+            "socket": 198,
+            "socketpair": 199,
+            "io_uring_setup": 425,
+            "ptrace": 117,
+            "process_vm_readv": 270,
+            "process_vm_writev": 271,
+            "pidfd_getfd": 438,
+            "unshare": 97,
+            "setns": 268,
+            "mount": 40,
+            "umount2": 39,
+            "pivot_root": 41,
+            "clone": 220,
+            "clone3": 435,
+            "sched_setaffinity": 122,
+        },
+    ),
 }
-# clone()'s flags that make a new namespace (linux/sched.h): NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET.
+# clone()'s flags that make a new namespace (linux/sched.h): NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER,
+# NEWPID, NEWNET.
 NEW_NAMESPACE_FLAGS = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000
 
 
@@ -75,19 +108,30 @@ NEW_NAMESPACE_FLAGS = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x1000
 class Rule:
     call: str
     errno: int
-    when_flags: int = 0         # 0: always; else only when the first argument has one of these bits
+    when_flags: int = 0  # 0: always; else only when the first argument has one of these bits
 
 
-NO_NETWORK = (Rule("socket", errno.EACCES), Rule("socketpair", errno.EACCES), Rule("io_uring_setup", errno.EACCES),
-              # and no way into a process of the same user that has no filter, or into its descriptors
-              Rule("ptrace", errno.EPERM), Rule("process_vm_readv", errno.EPERM),
-              Rule("process_vm_writev", errno.EPERM), Rule("pidfd_getfd", errno.EPERM),
-              # nor out of the cores it was pinned to where no cgroup holds its CPU share (autograder.sandbox)
-              Rule("sched_setaffinity", errno.EPERM))
-CONTAINER = (Rule("unshare", errno.EPERM), Rule("setns", errno.EPERM), Rule("mount", errno.EPERM),
-             Rule("umount2", errno.EPERM), Rule("pivot_root", errno.EPERM),
-             Rule("clone", errno.EPERM, NEW_NAMESPACE_FLAGS),
-             Rule("clone3", errno.ENOSYS))          # Docker's answer: the C library falls back to clone()
+NO_NETWORK = (
+    Rule("socket", errno.EACCES),
+    Rule("socketpair", errno.EACCES),
+    Rule("io_uring_setup", errno.EACCES),
+    # and no way into a process of the same user that has no filter, or into its descriptors
+    Rule("ptrace", errno.EPERM),
+    Rule("process_vm_readv", errno.EPERM),
+    Rule("process_vm_writev", errno.EPERM),
+    Rule("pidfd_getfd", errno.EPERM),
+    # nor out of the cores it was pinned to where no cgroup holds its CPU share (autograder.sandbox)
+    Rule("sched_setaffinity", errno.EPERM),
+)
+CONTAINER = (
+    Rule("unshare", errno.EPERM),
+    Rule("setns", errno.EPERM),
+    Rule("mount", errno.EPERM),
+    Rule("umount2", errno.EPERM),
+    Rule("pivot_root", errno.EPERM),
+    Rule("clone", errno.EPERM, NEW_NAMESPACE_FLAGS),
+    Rule("clone3", errno.ENOSYS),
+)  # Docker's answer: the C library falls back to clone()
 
 
 def _instruction(code: int, k: int, jump_if_true: int = 0, jump_if_false: int = 0) -> bytes:
@@ -95,29 +139,39 @@ def _instruction(code: int, k: int, jump_if_true: int = 0, jump_if_false: int = 
 
 
 def program(rules: tuple[Rule, ...], machine: str | None = None) -> bytes:
-    """The BPF program for ``rules`` on ``machine`` (this one's by default); ValueError where it has no table."""
+    """The BPF program for ``rules`` on ``machine`` (this one's by default); ValueError where it has no
+    table."""
     machine = machine or platform.machine()
     if machine not in ARCHITECTURES:
         raise ValueError(f"no seccomp table for {machine}")
     arch, numbers = ARCHITECTURES[machine]
-    code = [_instruction(LOAD_WORD, ARCH),
-            _instruction(JUMP_IF_EQUAL, arch, 1, 0),
-            _instruction(RETURN, KILL_PROCESS),
-            _instruction(LOAD_WORD, NR)]
+    code = [
+        _instruction(LOAD_WORD, ARCH),
+        _instruction(JUMP_IF_EQUAL, arch, 1, 0),
+        _instruction(RETURN, KILL_PROCESS),
+        _instruction(LOAD_WORD, NR),
+    ]
     if machine == "x86_64":
-        code += [_instruction(JUMP_IF_AT_LEAST, X32_BIT, 0, 1), _instruction(RETURN, FAIL_WITH | errno.ENOSYS)]
+        code += [
+            _instruction(JUMP_IF_AT_LEAST, X32_BIT, 0, 1),
+            _instruction(RETURN, FAIL_WITH | errno.ENOSYS),
+        ]
     for rule in rules:
         refuse = _instruction(RETURN, FAIL_WITH | rule.errno)
         if not rule.when_flags:
             code += [_instruction(JUMP_IF_EQUAL, numbers[rule.call], 0, 1), refuse]
-        else:   # this call, decided here: refused with one of the flags, allowed without
-            code += [_instruction(JUMP_IF_EQUAL, numbers[rule.call], 0, 4),
-                     _instruction(LOAD_WORD, FIRST_ARGUMENT),
-                     _instruction(JUMP_IF_ANY_BIT, rule.when_flags, 0, 1), refuse, _instruction(RETURN, ALLOW)]
+        else:  # this call, decided here: refused with one of the flags, allowed without
+            code += [
+                _instruction(JUMP_IF_EQUAL, numbers[rule.call], 0, 4),
+                _instruction(LOAD_WORD, FIRST_ARGUMENT),
+                _instruction(JUMP_IF_ANY_BIT, rule.when_flags, 0, 1),
+                refuse,
+                _instruction(RETURN, ALLOW),
+            ]
     return b"".join(code + [_instruction(RETURN, ALLOW)])
 
 
-class _Program(ctypes.Structure):     # struct sock_fprog
+class _Program(ctypes.Structure):  # struct sock_fprog
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
@@ -133,7 +187,7 @@ class Filter:
 
     def install(self) -> None:
         """Install the filter on the calling process (and so on everything it starts); OSError if refused."""
-        self._call(PR_SET_NO_NEW_PRIVS, 1, None)     # no setuid program can gain back what the filter takes
+        self._call(PR_SET_NO_NEW_PRIVS, 1, None)  # no setuid program can gain back what the filter takes
         self._call(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(self._program))
 
     def _call(self, option: int, value: int, pointer) -> None:
@@ -153,9 +207,11 @@ def prepared(rules: tuple[Rule, ...]) -> Filter | None:
         return None
 
 
-_PROBE = ("import socket, sys\n"
-          "try:\n    socket.socket(socket.AF_INET, socket.SOCK_STREAM)\nexcept PermissionError:\n    sys.exit(0)\n"
-          "sys.exit(3)")
+_PROBE = (
+    "import socket, sys\n"
+    "try:\n    socket.socket(socket.AF_INET, socket.SOCK_STREAM)\nexcept PermissionError:\n    sys.exit(0)\n"
+    "sys.exit(3)"
+)
 
 
 @functools.lru_cache(maxsize=1)
@@ -165,7 +221,11 @@ def network_filter_works() -> bool:
     if cut is None:
         return False
     try:
-        return subprocess.run([sys.executable, "-c", _PROBE], preexec_fn=cut.install, capture_output=True,
-                              timeout=60).returncode == 0
+        return (
+            subprocess.run(
+                [sys.executable, "-c", _PROBE], preexec_fn=cut.install, capture_output=True, timeout=60
+            ).returncode
+            == 0
+        )
     except (OSError, subprocess.SubprocessError):
         return False

@@ -3,7 +3,8 @@ model similarity compares.
 
     python -m autograder.weights model.keras
         ->  {"parameters": 13039, "fingerprint": "9f2c...",
-             "matrices": [{"shape": [32, 64], "sample": "...", "block": "...", "rows": "...", "columns": "..."}, ...]}
+             "matrices": [{"shape": [32, 64], "sample": "...", "block": "...", "rows": "...", "columns":
+             "..."}, ...]}
 
 The grader's parameter budget must not rest on what the sandboxed child reports (student code
 runs there and could say anything). So the sandbox runs this first, before any student code, in
@@ -45,13 +46,13 @@ from functools import cached_property
 import numpy as np
 
 MAX_WEIGHTS_BYTES = 500_000_000
-SAMPLE = 512            # values per matrix kept for the near-identical comparison (sampled; and in the block)
-PROFILE = 8             # sorted magnitudes kept per row and column of the block
-MIN_MATRIX = 64         # smaller matrices say too little to compare
-MAX_MATRICES = 128      # at most about 9 kB each: the answer stays under the sandbox's 2 MB
-MAX_READ = 50_000_000   # values read for similarity at most (far above every rubric's parameter budget)
-MAX_DEPTH = 32          # group nesting a weights file may have (a Keras model's is under 10)
-MAX_LINKS = 100_000     # entries a weights file may have
+SAMPLE = 512  # values per matrix kept for the near-identical comparison (sampled; and in the block)
+PROFILE = 8  # sorted magnitudes kept per row and column of the block
+MIN_MATRIX = 64  # smaller matrices say too little to compare
+MAX_MATRICES = 128  # at most about 9 kB each: the answer stays under the sandbox's 2 MB
+MAX_READ = 50_000_000  # values read for similarity at most (far above every rubric's parameter budget)
+MAX_DEPTH = 32  # group nesting a weights file may have (a Keras model's is under 10)
+MAX_LINKS = 100_000  # entries a weights file may have
 
 
 def _datasets(model_path: str) -> tuple[int, list[np.ndarray] | None]:
@@ -73,14 +74,17 @@ def _datasets(model_path: str) -> tuple[int, list[np.ndarray] | None]:
     with h5py.File(io.BytesIO(data), "r") as weights:
         found = [item for name, item in _reachable(weights) if not name.startswith("optimizer/")]
         total = sum(math.prod(item.shape or ()) * math.prod(item.dtype.shape) for item in found)
-        if total >= 2 ** 63:
+        if total >= 2**63:
             raise ValueError("the weights file declares more parameters than any model can hold")
         if total > MAX_READ:
             return total, None
         try:
-            return total, [np.asarray(item[()], dtype=np.float32).reshape(item.shape or ()) for item in found
-                           if item.dtype.kind in "fiub" and not item.dtype.shape]
-        except BaseException as error:   # MemoryError too: the count stands, the comparison goes without
+            return total, [
+                np.asarray(item[()], dtype=np.float32).reshape(item.shape or ())
+                for item in found
+                if item.dtype.kind in "fiub" and not item.dtype.shape
+            ]
+        except BaseException as error:  # MemoryError too: the count stands, the comparison goes without
             if isinstance(error, (KeyboardInterrupt, SystemExit)):
                 raise
             return total, None
@@ -121,8 +125,10 @@ def _reachable(root) -> list[tuple[str, object]]:
 
 def fingerprint(arrays: list[np.ndarray]) -> str:
     """A SHA-256 of the arrays as a multiset of sorted value lists (``-0.0`` taken as ``0.0``)."""
-    digests = sorted(hashlib.sha256(np.sort(a.ravel() + np.float32(0.0)).astype("<f4").tobytes()).hexdigest()
-                     for a in arrays)
+    digests = sorted(
+        hashlib.sha256(np.sort(a.ravel() + np.float32(0.0)).astype("<f4").tobytes()).hexdigest()
+        for a in arrays
+    )
     return hashlib.sha256("\n".join(digests).encode()).hexdigest()
 
 
@@ -136,7 +142,8 @@ def sample_positions(shape: tuple[int, ...]) -> np.ndarray:
 
 
 def block_shape(shape: tuple[int, ...]) -> tuple[int, int]:
-    """``(R, C)``: how many rows and columns of a matrix of ``shape`` its block keeps, at most ``SAMPLE`` values in
+    """``(R, C)``: how many rows and columns of a matrix of ``shape`` its block keeps, at most ``SAMPLE``
+    values in
     all, as square as the matrix allows (rows: all dimensions but the last; columns: the last)."""
     rows, columns = math.prod(shape[:-1]), shape[-1]
     r = min(rows, math.isqrt(SAMPLE))
@@ -145,8 +152,10 @@ def block_shape(shape: tuple[int, ...]) -> tuple[int, int]:
 
 
 def profiles(units: np.ndarray) -> np.ndarray:
-    """``(n, m) -> (n, k)``: each row's magnitudes, sorted, at ``k = min(PROFILE, m)`` evenly spaced ranks from the
-    smallest to the largest. A hidden unit's profile is the same whatever the order and the signs of the units it
+    """``(n, m) -> (n, k)``: each row's magnitudes, sorted, at ``k = min(PROFILE, m)`` evenly spaced ranks
+    from the
+    smallest to the largest. A hidden unit's profile is the same whatever the order and the signs of the units
+    it
     connects to, so it can be found again in a copy whose units were reordered."""
     ranked = np.sort(np.abs(units), axis=1)
     return ranked[:, np.round(np.linspace(0, ranked.shape[1] - 1, min(PROFILE, ranked.shape[1]))).astype(int)]
@@ -154,13 +163,16 @@ def profiles(units: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class Matrix:
-    """What model similarity keeps of one weight matrix ``W``, read as 2-D: (rows, columns) = (all dimensions but
+    """What model similarity keeps of one weight matrix ``W``, read as 2-D: (rows, columns) = (all dimensions
+    but
     the last, the last); ``(R, C) = block_shape(shape)``, ``k``: :data:`PROFILE` or fewer.
 
     - ``sample`` (up to ``SAMPLE``,): ``W``'s values at :func:`sample_positions`, the same in every model;
-    - ``block`` (R, C): ``W`` at its R rows and C columns of largest mean magnitude, largest first: which rows and
+    - ``block`` (R, C): ``W`` at its R rows and C columns of largest mean magnitude, largest first: which rows
+    and
       columns these are does not depend on the order of the hidden units;
-    - ``rows`` (R, k), ``columns`` (C, k): the :func:`profiles` of the block's rows and columns, taken over the
+    - ``rows`` (R, k), ``columns`` (C, k): the :func:`profiles` of the block's rows and columns, taken over
+    the
       whole of ``W``, by which another model's block is aligned to this one.
     """
 
@@ -174,18 +186,23 @@ class Matrix:
     def of(cls, array: np.ndarray) -> "Matrix":
         """The matrix kept of a weight array of two or more dimensions."""
         shape = tuple(int(d) for d in array.shape)
-        w = np.asarray(array).reshape(-1, shape[-1])                                     # (rows, columns)
+        w = np.asarray(array).reshape(-1, shape[-1])  # (rows, columns)
         r, c = block_shape(shape)
         magnitude = np.abs(w)
         rows = np.argsort(-magnitude.mean(axis=1, dtype=np.float64), kind="stable")[:r]  # (R,)
-        columns = np.argsort(-magnitude.mean(axis=0, dtype=np.float64), kind="stable")[:c]   # (C,)
-        parts = (w.ravel()[sample_positions(shape)], w[np.ix_(rows, columns)], profiles(w[rows]),
-                 profiles(w[:, columns].T))
+        columns = np.argsort(-magnitude.mean(axis=0, dtype=np.float64), kind="stable")[:c]  # (C,)
+        parts = (
+            w.ravel()[sample_positions(shape)],
+            w[np.ix_(rows, columns)],
+            profiles(w[rows]),
+            profiles(w[:, columns].T),
+        )
         return cls(shape, *(np.asarray(part, dtype=np.float64) for part in parts))
 
     @cached_property
     def pattern(self) -> np.ndarray:
-        """(R, C): ``log |block|`` (floored at a thousandth of its mean magnitude) less each row's and each column's
+        """(R, C): ``log |block|`` (floored at a thousandth of its mean magnitude) less each row's and each
+        column's
         mean: where a unit's large and small weights are, once the units' own scales are taken out. What
         :func:`autograder.similarity.aligned_correlation` correlates (kept, since every pair uses it)."""
         magnitude = np.abs(self.block)
@@ -193,33 +210,42 @@ class Matrix:
         return logs - logs.mean(axis=0, keepdims=True) - logs.mean(axis=1, keepdims=True) + logs.mean()
 
     def to_json(self) -> dict:
-        """``{"shape": [...], "sample": text, "block": text, "rows": text, "columns": text}`` (:func:`pack`)."""
+        """``{"shape": [...], "sample": text, "block": text, "rows": text, "columns": text}``
+        (:func:`pack`)."""
         return {"shape": list(self.shape), **{part: pack(getattr(self, part).ravel()) for part in _PARTS}}
 
     @classmethod
     def from_json(cls, item) -> "Matrix | None":
-        """The matrix that :meth:`to_json` wrote, or None when any part is not of the shape this reader writes:
-        two to eight positive dimensions, ``MIN_MATRIX`` to ``MAX_READ`` values in all, each part the right number
+        """The matrix that :meth:`to_json` wrote, or None when any part is not of the shape this reader
+        writes:
+        two to eight positive dimensions, ``MIN_MATRIX`` to ``MAX_READ`` values in all, each part the right
+        number
         of finite values for that shape."""
         if not isinstance(item, dict) or not isinstance(item.get("shape"), list):
             return None
         shape = item["shape"]
-        if not 2 <= len(shape) <= 8 or not all(isinstance(d, int) and not isinstance(d, bool) and 0 < d for d in shape):
+        if not 2 <= len(shape) <= 8 or not all(
+            isinstance(d, int) and not isinstance(d, bool) and 0 < d for d in shape
+        ):
             return None
         shape = tuple(shape)
         if not MIN_MATRIX <= math.prod(shape) <= MAX_READ:
             return None
         r, c = block_shape(shape)
-        expected = {"sample": (len(sample_positions(shape)),), "block": (r, c),
-                    "rows": (r, min(PROFILE, shape[-1])), "columns": (c, min(PROFILE, math.prod(shape[:-1])))}
+        expected = {
+            "sample": (len(sample_positions(shape)),),
+            "block": (r, c),
+            "rows": (r, min(PROFILE, shape[-1])),
+            "columns": (c, min(PROFILE, math.prod(shape[:-1]))),
+        }
         parts = {}
         for part, part_shape in expected.items():
             text, size = item.get(part), math.prod(part_shape)
-            if not isinstance(text, str) or len(text) != 4 * -(-4 * size // 3):   # base64 of 4 bytes a value
+            if not isinstance(text, str) or len(text) != 4 * -(-4 * size // 3):  # base64 of 4 bytes a value
                 return None
             try:
                 values = unpack(text)
-            except ValueError:   # binascii.Error is one
+            except ValueError:  # binascii.Error is one
                 return None
             if values.size != size or not np.isfinite(values).all():
                 return None
@@ -241,7 +267,8 @@ def unpack(text: str) -> np.ndarray:
 
 
 def matrices(arrays: list[np.ndarray]) -> list[dict]:
-    """What model similarity keeps of each matrix (:class:`Matrix`), as JSON: its shape and its parts as text."""
+    """What model similarity keeps of each matrix (:class:`Matrix`), as JSON: its shape and its parts as
+    text."""
     kept = []
     for array in arrays:
         if array.ndim >= 2 and array.size >= MIN_MATRIX and len(kept) < MAX_MATRICES:
@@ -252,7 +279,7 @@ def matrices(arrays: list[np.ndarray]) -> list[dict]:
 def read(model_path: str) -> dict:
     """``{"parameters": n, "fingerprint": hex or None, "matrices": [...]}`` of a ``.keras`` file."""
     total, arrays = _datasets(model_path)
-    if not arrays:   # too many to read, or none at all (every weightless model would share a fingerprint)
+    if not arrays:  # too many to read, or none at all (every weightless model would share a fingerprint)
         return {"parameters": total, "fingerprint": None, "matrices": []}
     return {"parameters": total, "fingerprint": fingerprint(arrays), "matrices": matrices(arrays)}
 
@@ -260,7 +287,7 @@ def read(model_path: str) -> dict:
 def main(argv: list[str]) -> int:
     try:
         answer = read(argv[0])
-    except Exception as error:   # a broken or hostile file: no count, and the grader says so
+    except Exception as error:  # a broken or hostile file: no count, and the grader says so
         answer = {"error": f"{type(error).__name__}: {str(error)[:200]}"}
     sys.stdout.write(json.dumps(answer))
     return 0

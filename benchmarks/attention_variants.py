@@ -1,6 +1,7 @@
 """The lecture's attention family on lab 2's data: one run, same data, same seeds, same CPU.
 
-    python benchmarks/attention_variants.py                      # every variant (about 45 minutes on a 2-core CPU)
+    python benchmarks/attention_variants.py                      # every variant (about 45 minutes on a 2-core
+    CPU)
     python benchmarks/attention_variants.py --attention bahdanau,transformer
 
 Per variant (``--attention``, default all):
@@ -29,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from results_file import write_results  # noqa: E402
+
 from labs.common.plots import plot_attention_grid  # noqa: E402
 from labs.date_translation import variants  # noqa: E402
 from labs.date_translation.config import ATTENTIONS, DateTranslationConfig  # noqa: E402
@@ -41,7 +43,9 @@ HEATMAP_SOURCES = ["Saturday, 27 January 2018", "วันเสาร์ที�
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--attention", default=",".join(ATTENTIONS), help="comma-separated variants (default: all)")
+    parser.add_argument(
+        "--attention", default=",".join(ATTENTIONS), help="comma-separated variants (default: all)"
+    )
     args = parser.parse_args(argv)
     chosen = [a.strip() for a in args.attention.split(",") if a.strip()]
     unknown = sorted(set(chosen) - set(ATTENTIONS))
@@ -50,8 +54,10 @@ def main(argv: list[str] | None = None) -> None:
 
     pairs = sample_pairs(HELD_OUT, seed=3, split="test")
     config = DateTranslationConfig.demo()
-    print(f"default size ({config.units} units, {config.train_size:,} pairs, {config.epochs} epochs), "
-          f"{HELD_OUT:,} held-out pairs:")
+    print(
+        f"default size ({config.units} units, {config.train_size:,} pairs, {config.epochs} epochs), "
+        f"{HELD_OUT:,} held-out pairs:"
+    )
     default_rows, runs = variants.compare(config, pairs, chosen)
     print("\nsmall size (16 units):")
     small_rows, _ = variants.compare(DateTranslationConfig.small(), pairs, chosen)
@@ -59,15 +65,26 @@ def main(argv: list[str] | None = None) -> None:
     for row in default_rows:
         run = runs[row["attention"]]
         row["ms_per_step_by_source_length"] = variants.step_cost(run.model, run.vocabs)
-        print(f"{row['attention']:15} " + "  ".join(f"{length:>3}: {ms:7.2f}" for length, ms in
-                                                 row["ms_per_step_by_source_length"].items()))
+        print(
+            f"{row['attention']:15} "
+            + "  ".join(
+                f"{length:>3}: {ms:7.2f}" for length, ms in row["ms_per_step_by_source_length"].items()
+            )
+        )
     figure_path = Path(__file__).resolve().parent / "results" / "attention_variants.png"
-    plot_attention_grid({name: translate(run.model, run.vocabs, HEATMAP_SOURCES) for name, run in runs.items()},
-                        path=figure_path)
+    plot_attention_grid(
+        {name: translate(run.model, run.vocabs, HEATMAP_SOURCES) for name, run in runs.items()},
+        path=figure_path,
+    )
     print(f"wrote {figure_path}")
     device = next(iter(runs.values())).device
-    report = {"held_out": HELD_OUT, "scores": {a: variants.SCORES[a] for a in chosen},
-              "default": default_rows, "small": small_rows, "heatmaps": figure_path.name}
+    report = {
+        "held_out": HELD_OUT,
+        "scores": {a: variants.SCORES[a] for a in chosen},
+        "default": default_rows,
+        "small": small_rows,
+        "heatmaps": figure_path.name,
+    }
     checks = {f"{row['attention']}_trains_and_translates": row["exact_match"] > 0.5 for row in default_rows}
     write_results("attention_variants", config.to_dict(), report, checks, device)
 

@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from results_file import write_results  # noqa: E402
+
 from autograder import weights  # noqa: E402
 from autograder.batch import compare_class, grade_folder  # noqa: E402
 from autograder.hidden import make_hidden_set  # noqa: E402
@@ -47,8 +48,10 @@ PREVIOUS = Path(__file__).resolve().parent / "results" / "autograder_throughput.
 
 
 def main() -> None:
-    config = DateTranslationConfig(train_size=20_000, epochs=2)   # the default architecture, trained briefly
-    previous = json.loads(PREVIOUS.read_text())["report"]["jobs"]["2"]["seconds"] if PREVIOUS.is_file() else None
+    config = DateTranslationConfig(train_size=20_000, epochs=2)  # the default architecture, trained briefly
+    previous = (
+        json.loads(PREVIOUS.read_text())["report"]["jobs"]["2"]["seconds"] if PREVIOUS.is_file() else None
+    )
     rubric = load_rubric(task="date-translation")
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
@@ -56,12 +59,23 @@ def main() -> None:
         (root / "secret.txt").write_text("benchmark-secret-0123456789abcdef")
         make_hidden_set("date-translation", root / "secret.txt", root / "hidden")
         subs = root / "submissions"
-        first = export(run.model, run.vocabs, task="date-translation", student_id="student-00", out=subs / "student-00.zip")
+        first = export(
+            run.model,
+            run.vocabs,
+            task="date-translation",
+            student_id="student-00",
+            out=subs / "student-00.zip",
+        )
         for i in range(1, BUNDLES):
             shutil.copyfile(first, subs / f"student-{i:02d}.zip")
-        report = {"bundles": BUNDLES, "hidden_pairs": 1000, "isolation": available_isolation(),
-                  "previous_seconds_with_2_jobs": previous,
-                  "exact_match_of_the_bundle": None, "jobs": {}}
+        report = {
+            "bundles": BUNDLES,
+            "hidden_pairs": 1000,
+            "isolation": available_isolation(),
+            "previous_seconds_with_2_jobs": previous,
+            "exact_match_of_the_bundle": None,
+            "jobs": {},
+        }
         for jobs in (1, 2):
             started = time.perf_counter()
             records = grade_folder(subs, rubric, root / "hidden", root / f"grades-{jobs}", jobs=jobs)
@@ -70,7 +84,8 @@ def main() -> None:
             child = [r["child_seconds"]["load"] + r["child_seconds"]["predict"] for r in records]
             report["exact_match_of_the_bundle"] = records[0]["metrics"]["exact_match"]
             report["jobs"][jobs] = {
-                "seconds": seconds, "bundles_per_minute": 60 * BUNDLES / seconds,
+                "seconds": seconds,
+                "bundles_per_minute": 60 * BUNDLES / seconds,
                 "all_graded": all(r["status"] == "graded" for r in records),
                 "sandbox_seconds_median": statistics.median(sandbox),
                 "child_work_seconds_median": statistics.median(child),
@@ -78,18 +93,30 @@ def main() -> None:
                 "peak_memory_mb_median": statistics.median(r["peak_memory_mb"] for r in records),
             }
             j = report["jobs"][jobs]
-            print(f"--jobs {jobs}: {BUNDLES} bundles in {seconds:.1f} s ({j['bundles_per_minute']:.1f} per minute); "
-                  f"per bundle: sandbox {j['sandbox_seconds_median']:.2f} s = model work "
-                  f"{j['child_work_seconds_median']:.2f} s + overhead {j['sandbox_overhead_seconds_median']:.2f} s")
-        report["similarity"] = _similarity_share(first, records, rubric, root / "grades-2",
-                                                 report["jobs"][2]["seconds"])
-    checks = {"50_bundles_within_5_minutes_with_2_jobs": report["jobs"][2]["seconds"] <= 300,
-              "similarity_adds_at_most_10_percent": report["similarity"]["share_of_grading"] <= 0.10,
-              "every_bundle_graded": all(j["all_graded"] for j in report["jobs"].values())}
+            print(
+                f"--jobs {jobs}: {BUNDLES} bundles in {seconds:.1f} s ({j['bundles_per_minute']:.1f} per "
+                f"minute); "
+                f"per bundle: sandbox {j['sandbox_seconds_median']:.2f} s = model work "
+                f"{j['child_work_seconds_median']:.2f} s + overhead "
+                f"{j['sandbox_overhead_seconds_median']:.2f} s"
+            )
+        report["similarity"] = _similarity_share(
+            first, records, rubric, root / "grades-2", report["jobs"][2]["seconds"]
+        )
+    checks = {
+        "50_bundles_within_5_minutes_with_2_jobs": report["jobs"][2]["seconds"] <= 300,
+        "similarity_adds_at_most_10_percent": report["similarity"]["share_of_grading"] <= 0.10,
+        "every_bundle_graded": all(j["all_graded"] for j in report["jobs"].values()),
+    }
     if previous:
         report["ratio_to_previous_with_2_jobs"] = report["jobs"][2]["seconds"] / previous
-        checks["within_25_percent_of_the_previous_run_with_2_jobs"] = report["ratio_to_previous_with_2_jobs"] <= 1.25
-        print(f"--jobs 2 against the previous run ({previous:.1f} s): {report['ratio_to_previous_with_2_jobs']:.2f}x")
+        checks["within_25_percent_of_the_previous_run_with_2_jobs"] = (
+            report["ratio_to_previous_with_2_jobs"] <= 1.25
+        )
+        print(
+            f"--jobs 2 against the previous run ({previous:.1f} s): "
+            f"{report['ratio_to_previous_with_2_jobs']:.2f}x"
+        )
     for name, ok in checks.items():
         print(f"  {'PASS' if ok else 'MISS'}  {name}")
     write_results("autograder_throughput", config.to_dict(), report, checks, run.device)
@@ -116,13 +143,20 @@ def _similarity_share(bundle: Path, records: list[dict], rubric, grades: Path, b
             finally:
                 weights.MAX_READ = saved
     per_bundle = max(0.0, timings["with_similarity"] - timings["count_only"])
-    added = compare_seconds + BUNDLES * per_bundle / 2                      # two bundles at a time
+    added = compare_seconds + BUNDLES * per_bundle / 2  # two bundles at a time
     share = added / (batch_seconds - added)
-    print(f"model similarity: compare + class report {compare_seconds:.2f} s, weights {per_bundle * 1000:.1f} ms more "
-          f"per bundle: {added:.2f} s, {share:.1%} of the rest of the batch")
-    return {"compare_and_report_seconds": compare_seconds, "weights_extra_seconds_per_bundle": per_bundle,
-            "added_seconds": added, "share_of_grading": share,
-            "flagged_pairs": sum(1 for _ in open(grades / "similarity.csv", encoding="utf-8")) - 1}
+    print(
+        f"model similarity: compare + class report {compare_seconds:.2f} s, weights {per_bundle * 1000:.1f} "
+        f"ms more "
+        f"per bundle: {added:.2f} s, {share:.1%} of the rest of the batch"
+    )
+    return {
+        "compare_and_report_seconds": compare_seconds,
+        "weights_extra_seconds_per_bundle": per_bundle,
+        "added_seconds": added,
+        "share_of_grading": share,
+        "flagged_pairs": sum(1 for _ in open(grades / "similarity.csv", encoding="utf-8")) - 1,
+    }
 
 
 if __name__ == "__main__":

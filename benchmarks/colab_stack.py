@@ -1,4 +1,5 @@
-"""Colab's stack, checked here: does a student's one setup cell keep Colab's packages, and does the kit run on them?
+"""Colab's stack, checked here: does a student's one setup cell keep Colab's packages, and does the kit run on
+them?
 
     .venv/bin/python benchmarks/colab_stack.py [--python python3.13] [--keep DIR]   # 5 to 20 minutes
                                                         # writes benchmarks/results/colab_stack.json
@@ -44,27 +45,46 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 ROOT = Path(__file__).resolve().parents[1]
-# Colab's GPU runtime, 2026-08-19 (googlecolab/backend-info): what it ships, and what a student's install must keep.
+# Colab's GPU runtime, 2026-08-19 (googlecolab/backend-info): what it ships, and what a student's install must
+# keep.
 COLAB_PYTHON = "3.13"
-COLAB_PINS = {"tensorflow": "2.20.0", "keras": "3.13.2", "numpy": "2.1.3", "pandas": "2.2.3", "matplotlib": "3.10.0"}
-COLAB_JUPYTER = ("nbclient", "ipykernel")       # Colab has its own; here they execute the notebooks
+COLAB_PINS = {
+    "tensorflow": "2.20.0",
+    "keras": "3.13.2",
+    "numpy": "2.1.3",
+    "pandas": "2.2.3",
+    "matplotlib": "3.10.0",
+}
+COLAB_JUPYTER = ("nbclient", "ipykernel")  # Colab has its own; here they execute the notebooks
 # Linux x86_64 wheel tags that Colab's glibc (Ubuntu 22.04, 2.35) accepts, newest last.
-PLATFORMS = ("linux_x86_64", "manylinux2014_x86_64", "manylinux_2_17_x86_64", "manylinux_2_27_x86_64",
-             "manylinux_2_28_x86_64", "manylinux_2_34_x86_64", "manylinux_2_35_x86_64")
-# name: (notebook, task, the bundle the notebook exports itself; the demos export none, so a cell is added that does)
-NOTEBOOKS = {"demo1": ("demos/demo1_date_generation.ipynb", "date-generation", None),
-             "demo2": ("demos/demo2_date_translation.ipynb", "date-translation", None),
-             "homework": ("homework/hw3_1_thai_name_transliteration.ipynb", "name-transliteration", "submission.zip")}
-HIDDEN_ROWS = 500                                # per throwaway hidden set: the bundles are tiny models
+PLATFORMS = (
+    "linux_x86_64",
+    "manylinux2014_x86_64",
+    "manylinux_2_17_x86_64",
+    "manylinux_2_27_x86_64",
+    "manylinux_2_28_x86_64",
+    "manylinux_2_34_x86_64",
+    "manylinux_2_35_x86_64",
+)
+# name: (notebook, task, the bundle the notebook exports itself; the demos export none, so a cell is added
+# that does)
+NOTEBOOKS = {
+    "demo1": ("demos/demo1_date_generation.ipynb", "date-generation", None),
+    "demo2": ("demos/demo2_date_translation.ipynb", "date-translation", None),
+    "homework": ("homework/hw3_1_thai_name_transliteration.ipynb", "name-transliteration", "submission.zip"),
+}
+HIDDEN_ROWS = 500  # per throwaway hidden set: the bundles are tiny models
 
 
 def pins() -> list[str]:
     return [f"{name}=={version}" for name, version in COLAB_PINS.items()]
 
 
-def resolve_for_colab(requirements: Path = ROOT / "requirements.txt", python: str = sys.executable,
-                      timeout: int = 300) -> dict:
-    """Step 1: pip's resolution of ``requirements`` with Colab's pins, for CPython 3.13 on Linux x86_64, wheels only.
+def resolve_for_colab(
+    requirements: Path = ROOT / "requirements.txt", python: str = sys.executable, timeout: int = 300
+) -> dict:
+    """Step 1: pip's resolution of ``requirements`` with Colab's pins, for CPython 3.13 on Linux x86_64,
+    wheels only.
 
     Returns ``{"ok", "error", "packages": {name: version}, "wheels": {name: wheel file}, "pins_kept"}``.
     ``ok`` is False when pip finds no solution (a requirement that needs another version of a pin,
@@ -72,20 +92,50 @@ def resolve_for_colab(requirements: Path = ROOT / "requirements.txt", python: st
     """
     with tempfile.TemporaryDirectory() as scratch:
         report = Path(scratch) / "report.json"
-        command = [python, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet",
-                   "--disable-pip-version-check", "--report", str(report), "--only-binary=:all:",
-                   "--python-version", COLAB_PYTHON, "--implementation", "cp",
-                   *[f"--platform={tag}" for tag in PLATFORMS], "-r", str(requirements), *pins()]
+        command = [
+            python,
+            "-m",
+            "pip",
+            "install",
+            "--dry-run",
+            "--ignore-installed",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--report",
+            str(report),
+            "--only-binary=:all:",
+            "--python-version",
+            COLAB_PYTHON,
+            "--implementation",
+            "cp",
+            *[f"--platform={tag}" for tag in PLATFORMS],
+            "-r",
+            str(requirements),
+            *pins(),
+        ]
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
         if done.returncode != 0:
             lines = [line for line in done.stderr.splitlines() if line.strip() and "is ignored" not in line]
-            return {"ok": False, "error": "\n".join(lines[-12:]), "packages": {}, "wheels": {}, "pins_kept": False}
+            return {
+                "ok": False,
+                "error": "\n".join(lines[-12:]),
+                "packages": {},
+                "wheels": {},
+                "pins_kept": False,
+            }
         installs = json.loads(report.read_text(encoding="utf-8"))["install"]
     packages = {_name(item["metadata"]["name"]): item["metadata"]["version"] for item in installs}
-    wheels = {_name(item["metadata"]["name"]): item["download_info"]["url"].rsplit("/", 1)[-1] for item in installs}
+    wheels = {
+        _name(item["metadata"]["name"]): item["download_info"]["url"].rsplit("/", 1)[-1] for item in installs
+    }
     kept = all(packages.get(name) == version for name, version in COLAB_PINS.items())
-    return {"ok": kept and all(w.endswith(".whl") for w in wheels.values()), "error": "", "packages": packages,
-            "wheels": wheels, "pins_kept": kept}
+    return {
+        "ok": kept and all(w.endswith(".whl") for w in wheels.values()),
+        "error": "",
+        "packages": packages,
+        "wheels": wheels,
+        "pins_kept": kept,
+    }
 
 
 def _name(name: str) -> str:
@@ -97,13 +147,22 @@ def _run(command: list, log: Path, **kwargs) -> subprocess.CompletedProcess:
     with open(log, "a", encoding="utf-8") as handle:
         handle.write(f"\n$ {' '.join(map(str, command))}\n")
         handle.flush()
-        return subprocess.run(["nice", "-n", "19", *map(str, command)], stdout=handle, stderr=subprocess.STDOUT,
-                              text=True, **kwargs)
+        return subprocess.run(
+            ["nice", "-n", "19", *map(str, command)],
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            text=True,
+            **kwargs,
+        )
 
 
 def _installed(python: Path) -> dict[str, str]:
-    listed = subprocess.run([str(python), "-m", "pip", "list", "--format=json", "--disable-pip-version-check"],
-                            capture_output=True, text=True, check=True).stdout
+    listed = subprocess.run(
+        [str(python), "-m", "pip", "list", "--format=json", "--disable-pip-version-check"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     return {_name(p["name"]): p["version"] for p in json.loads(listed)}
 
 
@@ -122,18 +181,25 @@ def colab_venv(folder: Path, log: Path, base: str = sys.executable) -> tuple[Pat
     installed = _run([*pip, "-r", ROOT / "requirements.txt"], log).returncode == 0
     seconds = time.perf_counter() - started
     after = _installed(python)
-    changed = {name: [version, after.get(name)] for name, version in before.items() if after.get(name) != version}
-    return python, {"installed": installed, "colab_install_seconds": round(colab_seconds, 1),
-                    "requirements_install_seconds": round(seconds, 1),
-                    "pins": {name: after.get(name) for name in COLAB_PINS},
-                    "pins_changed": {name: change for name, change in changed.items() if name in COLAB_PINS},
-                    "other_changed": {name: change for name, change in changed.items() if name not in COLAB_PINS},
-                    "added": sorted(set(after) - set(before))}
+    changed = {
+        name: [version, after.get(name)] for name, version in before.items() if after.get(name) != version
+    }
+    return python, {
+        "installed": installed,
+        "colab_install_seconds": round(colab_seconds, 1),
+        "requirements_install_seconds": round(seconds, 1),
+        "pins": {name: after.get(name) for name in COLAB_PINS},
+        "pins_changed": {name: change for name, change in changed.items() if name in COLAB_PINS},
+        "other_changed": {name: change for name, change in changed.items() if name not in COLAB_PINS},
+        "added": sorted(set(after) - set(before)),
+    }
 
 
 def kit_at_head(folder: Path) -> str:
     """A copy of the kit's committed tree (``git archive HEAD``) in ``folder``; returns the commit."""
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+    commit = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
     archive = folder.parent / "kit.tar"
     subprocess.run(["git", "archive", "--format=tar", "-o", str(archive), "HEAD"], cwd=ROOT, check=True)
     folder.mkdir()
@@ -162,27 +228,46 @@ def run_notebook(path: Path, bundle: Path, exported: str | None) -> dict:
     from nbclient import NotebookClient
 
     notebook = nbformat.read(path, as_version=4)
-    notebook.cells.append(nbformat.v4.new_code_cell(EXPORT_CELL.format(export=exported is None, bundle=str(bundle))))
+    notebook.cells.append(
+        nbformat.v4.new_code_cell(EXPORT_CELL.format(export=exported is None, bundle=str(bundle)))
+    )
     started = time.perf_counter()
     try:
-        NotebookClient(notebook, timeout=900, kernel_name="python3",
-                       resources={"metadata": {"path": str(path.parent)}}).execute()
+        NotebookClient(
+            notebook, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+        ).execute()
         error = ""
-    except Exception as failure:   # a cell's error: record it, go on with the next notebook
+    except Exception as failure:  # a cell's error: record it, go on with the next notebook
         error = f"{type(failure).__name__}: {str(failure).strip().splitlines()[-1][:300]}"
     seconds = time.perf_counter() - started
-    printed = "\n".join(output.get("text", "") for cell in notebook.cells if cell.cell_type == "code"
-                        for output in cell.get("outputs", []))
-    versions = next((json.loads(line.split(" ", 1)[1]) for line in printed.splitlines()
-                     if line.startswith("COLAB_STACK ")), None)
+    printed = "\n".join(
+        output.get("text", "")
+        for cell in notebook.cells
+        if cell.cell_type == "code"
+        for output in cell.get("outputs", [])
+    )
+    versions = next(
+        (
+            json.loads(line.split(" ", 1)[1])
+            for line in printed.splitlines()
+            if line.startswith("COLAB_STACK ")
+        ),
+        None,
+    )
     if exported is not None and (path.parent / exported).is_file():
         shutil.move(path.parent / exported, bundle)
-    return {"ran": not error, "error": error, "seconds": round(seconds, 1), "kernel_versions": versions,
-            "bundle": bundle.is_file()}
+    return {
+        "ran": not error,
+        "error": error,
+        "seconds": round(seconds, 1),
+        "kernel_versions": versions,
+        "bundle": bundle.is_file(),
+    }
 
 
 def probe_models() -> dict:
-    """Every lab 2 variant and the homework model on this Keras: build, run, attention view, decode both ways, save, load."""
+    """Every lab 2 variant and the homework model on this Keras: build, run, attention view, decode both ways,
+    save, load."""
     import keras
     import numpy as np
 
@@ -197,7 +282,7 @@ def probe_models() -> dict:
     from labs.name_transliteration.data import vocabularies as homework_vocabularies
 
     def probe(build, vocabs, texts, targets, steps) -> str:
-        """"ok", or the stage that failed and why."""
+        """ "ok", or the stage that failed and why."""
         stage = "build"
         try:
             keras.utils.set_random_seed(0)
@@ -205,11 +290,13 @@ def probe_models() -> dict:
             pairs = [{"source": s, "target": t} for s, t in zip(texts, targets)]
             source, target_in, _ = translation_arrays(pairs, vocabs)
             stage = "run"
-            model([source, target_in])                              # the layers have run: Keras 3.13's trap is set
+            model([source, target_in])  # the layers have run: Keras 3.13's trap is set
             stage = "save and load"
             with tempfile.TemporaryDirectory() as folder:
                 model.save(Path(folder) / "model.keras")
-                loaded = keras.models.load_model(Path(folder) / "model.keras", safe_mode=True)   # the homework's layer is registered
+                loaded = keras.models.load_model(
+                    Path(folder) / "model.keras", safe_mode=True
+                )  # the homework's layer is registered
             for stage, subject in (("the model after running", model), ("the loaded model", loaded)):
                 _, weights = attention_model(subject, steps=steps)([source, target_in])
                 if not np.allclose(np.asarray(weights).sum(-1), 1.0, atol=1e-4):
@@ -227,30 +314,42 @@ def probe_models() -> dict:
     texts, targets = ["27 January 2018", "๒๗ ม.ค. ๖๑", "1/27/18"], ["2018-01-27"] * 3
     for attention in ATTENTIONS:
         if attention == "none":
-            continue   # no weights to view; it decodes in the notebooks' baseline
+            continue  # no weights to view; it decodes in the notebooks' baseline
         config = DateTranslationConfig.tiny(attention=attention)
         results[f"lab 2 --attention {attention}"] = probe(
-            lambda: lab2.build_model(config, len(vocabs["source"]), len(vocabs["target"])), vocabs, texts, targets,
-            tasks.get("date-translation").max_output_length)
+            lambda: lab2.build_model(config, len(vocabs["source"]), len(vocabs["target"])),
+            vocabs,
+            texts,
+            targets,
+            tasks.get("date-translation").max_output_length,
+        )
     names = homework_vocabularies()
     config = NameTransliterationConfig.tiny()
     results["homework (KeyValueAttention)"] = probe(
-        lambda: homework.build_model(config, len(names["source"]), len(names["target"])), names,
-        ["สมชาย", "ใจดี"], ["somchai", "jaidee"], tasks.get("name-transliteration").max_output_length)
+        lambda: homework.build_model(config, len(names["source"]), len(names["target"])),
+        names,
+        ["สมชาย", "ใจดี"],
+        ["somchai", "jaidee"],
+        tasks.get("name-transliteration").max_output_length,
+    )
     return results
 
 
 def inside(kit: Path, bundles: Path, out: Path) -> None:
-    """What runs in the Colab venv, in the kit's copy: the notebooks, then the model probes; results to ``out``."""
+    """What runs in the Colab venv, in the kit's copy: the notebooks, then the model probes; results to
+    ``out``."""
     os.environ.update(ATTENTION_LAB_TINY="1", MPLBACKEND="Agg")
     sys.path.insert(0, str(kit))
     os.chdir(kit)
-    notebooks = {name: run_notebook(kit / path, bundles / f"{name}.zip", exported)
-                 for name, (path, _, exported) in NOTEBOOKS.items()}
+    notebooks = {
+        name: run_notebook(kit / path, bundles / f"{name}.zip", exported)
+        for name, (path, _, exported) in NOTEBOOKS.items()
+    }
     out.write_text(json.dumps({"notebooks": notebooks, "models": probe_models()}, indent=2), encoding="utf-8")
 
 
 # ---- back in the kit's own environment ----
+
 
 def grade_bundles(bundles: Path, scratch: Path) -> dict:
     """Step 4: each bundle graded by this interpreter's grader against a throwaway hidden set."""
@@ -274,30 +373,47 @@ def grade_bundles(bundles: Path, scratch: Path) -> dict:
         (folder / "submissions").mkdir(parents=True)
         shutil.copy(bundle, folder / "submissions" / bundle.name)
         make_hidden_set(task, secret, folder / "hidden", n=HIDDEN_ROWS)
-        [record] = grade_folder(folder / "submissions", load_rubric(task=task), folder / "hidden", folder / "out",
-                                progress=False)
-        grades[name] = {"task": task, "status": record["status"], "score": record["score"],
-                        "max_score": record["max_score"], "message": record.get("message", "")}
+        [record] = grade_folder(
+            folder / "submissions", load_rubric(task=task), folder / "hidden", folder / "out", progress=False
+        )
+        grades[name] = {
+            "task": task,
+            "status": record["status"],
+            "score": record["score"],
+            "max_score": record["max_score"],
+            "message": record.get("message", ""),
+        }
     return grades
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--python", default=sys.executable,
-                        help="the Python to build the Colab venv on (default: this one; Colab's is 3.13)")
-    parser.add_argument("--keep", default=None, help="keep the venv, the kit's copy and the bundles in this new folder")
+    parser.add_argument(
+        "--python",
+        default=sys.executable,
+        help="the Python to build the Colab venv on (default: this one; Colab's is 3.13)",
+    )
+    parser.add_argument(
+        "--keep", default=None, help="keep the venv, the kit's copy and the bundles in this new folder"
+    )
     parser.add_argument("--inside", nargs=3, metavar=("KIT", "BUNDLES", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.inside:
         inside(*map(Path, args.inside))
         return
-    sys.path.insert(0, str(ROOT))   # the grader: this checkout's, in this interpreter (not in the Colab venv)
+    sys.path.insert(0, str(ROOT))  # the grader: this checkout's, in this interpreter (not in the Colab venv)
     from results_file import write_results
 
     started = time.perf_counter()
-    print(f"1. resolving requirements.txt with Colab's pins for CPython {COLAB_PYTHON}, Linux x86_64, wheels only ...")
+    print(
+        f"1. resolving requirements.txt with Colab's pins for CPython {COLAB_PYTHON}, Linux x86_64, wheels "
+        f"only ..."
+    )
     wheels = resolve_for_colab()
-    print(f"   {'ok' if wheels['ok'] else 'FAILED'}: {len(wheels['packages'])} packages" + (f"\n{wheels['error']}" if wheels["error"] else ""))
+    print(
+        f"   {'ok' if wheels['ok'] else 'FAILED'}: {len(wheels['packages'])} packages"
+        + (f"\n{wheels['error']}" if wheels["error"] else "")
+    )
 
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="colab-stack-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -305,10 +421,16 @@ def main() -> None:
     try:
         print(f"2. a venv with Colab's pins, then requirements.txt on top (log: {log}) ...")
         python, install = colab_venv(work / "venv", log, args.python)
-        venv_python = subprocess.run([python, "-c", "import platform; print(platform.python_version())"],
-                                     capture_output=True, text=True, check=True).stdout.strip()
-        print(f"   pinned packages changed: {install['pins_changed'] or 'none'}; others changed: "
-              f"{install['other_changed'] or 'none'}")
+        venv_python = subprocess.run(
+            [python, "-c", "import platform; print(platform.python_version())"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        print(
+            f"   pinned packages changed: {install['pins_changed'] or 'none'}; others changed: "
+            f"{install['other_changed'] or 'none'}"
+        )
         print("3. the notebooks (tiny) and every model in that venv ...")
         kit, bundles = work / "kit", work / "bundles"
         commit = kit_at_head(kit)
@@ -316,12 +438,27 @@ def main() -> None:
         inside_out = work / "inside.json"
         env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME")}
         env.update(PATH=f"{python.parent}{os.pathsep}{env.get('PATH', '')}", PYTHONPATH=str(kit))
-        ran = _run([python, Path(__file__).resolve(), "--inside", kit, bundles, inside_out], work / "inside.log",
-                   env=env, cwd=kit, timeout=3600)
-        inside_result = json.loads(inside_out.read_text(encoding="utf-8")) if inside_out.is_file() else \
-            {"notebooks": {}, "models": {}, "error": f"exit status {ran.returncode}; see {work / 'inside.log'}"}
+        ran = _run(
+            [python, Path(__file__).resolve(), "--inside", kit, bundles, inside_out],
+            work / "inside.log",
+            env=env,
+            cwd=kit,
+            timeout=3600,
+        )
+        inside_result = (
+            json.loads(inside_out.read_text(encoding="utf-8"))
+            if inside_out.is_file()
+            else {
+                "notebooks": {},
+                "models": {},
+                "error": f"exit status {ran.returncode}; see {work / 'inside.log'}",
+            }
+        )
         for name, result in inside_result["notebooks"].items():
-            print(f"   {name}: {'ran' if result['ran'] else 'FAILED ' + result['error']} in {result['seconds']:.0f} s")
+            print(
+                f"   {name}: {'ran' if result['ran'] else 'FAILED ' + result['error']} in "
+                f"{result['seconds']:.0f} s"
+            )
         for name, verdict in inside_result["models"].items():
             print(f"   {name}: {verdict}")
         print(f"4. grading the bundles with this environment's grader ({sys.executable}) ...")
@@ -333,21 +470,41 @@ def main() -> None:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
 
-    checks = {"python_313_wheels_and_pins": wheels["ok"],
-              "install_keeps_colab_pins": install["installed"] and not install["pins_changed"],
-              "notebooks_ran_on_colab_pins": len(inside_result["notebooks"]) == len(NOTEBOOKS) and all(
-                  r["ran"] and r["kernel_versions"] and all(r["kernel_versions"][k] == v for k, v in COLAB_PINS.items())
-                  for r in inside_result["notebooks"].values()),
-              "models_on_colab_keras": bool(inside_result["models"]) and all(
-                  v == "ok" for v in inside_result["models"].values()),
-              "bundles_graded": all(grades[name]["status"] == "graded" for name in NOTEBOOKS)}
+    checks = {
+        "python_313_wheels_and_pins": wheels["ok"],
+        "install_keeps_colab_pins": install["installed"] and not install["pins_changed"],
+        "notebooks_ran_on_colab_pins": len(inside_result["notebooks"]) == len(NOTEBOOKS)
+        and all(
+            r["ran"]
+            and r["kernel_versions"]
+            and all(r["kernel_versions"][k] == v for k, v in COLAB_PINS.items())
+            for r in inside_result["notebooks"].values()
+        ),
+        "models_on_colab_keras": bool(inside_result["models"])
+        and all(v == "ok" for v in inside_result["models"].values()),
+        "bundles_graded": all(grades[name]["status"] == "graded" for name in NOTEBOOKS),
+    }
     checks["passed"] = all(checks.values())
-    report = {"colab_pins": COLAB_PINS, "python_313": wheels, "install": install,
-              "venv_python": venv_python, "grader_python": platform.python_version(), "kit_commit": commit, **inside_result, "grades": grades,
-              "seconds": round(time.perf_counter() - started, 1)}
-    write_results("colab_stack", {"colab_python": COLAB_PYTHON, "hidden_rows": HIDDEN_ROWS, "tiny": True},
-                  report, checks, "CPU", command="python benchmarks/colab_stack.py" + (
-                      f" --python python{venv_python.rsplit('.', 1)[0]}" if args.python != sys.executable else ""))
+    report = {
+        "colab_pins": COLAB_PINS,
+        "python_313": wheels,
+        "install": install,
+        "venv_python": venv_python,
+        "grader_python": platform.python_version(),
+        "kit_commit": commit,
+        **inside_result,
+        "grades": grades,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+    write_results(
+        "colab_stack",
+        {"colab_python": COLAB_PYTHON, "hidden_rows": HIDDEN_ROWS, "tiny": True},
+        report,
+        checks,
+        "CPU",
+        command="python benchmarks/colab_stack.py"
+        + (f" --python python{venv_python.rsplit('.', 1)[0]}" if args.python != sys.executable else ""),
+    )
     print("passed" if checks["passed"] else f"FAILED: {', '.join(k for k, v in checks.items() if not v)}")
     if not checks["passed"]:
         raise SystemExit(1)

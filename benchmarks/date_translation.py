@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from results_file import write_results  # noqa: E402
+
 from labs.date_translation import evaluate  # noqa: E402
 from labs.date_translation.config import DateTranslationConfig  # noqa: E402
 from labs.date_translation.data import sample_pairs  # noqa: E402
@@ -52,20 +53,35 @@ def main() -> None:
         run = train(model_config, verbose=0)
         predictions, seconds = timed_translate(run.model, run.vocabs, sources)
         tables[name] = evaluate.results_table(pairs, predictions)
-        report[name] = {"training_seconds": run.seconds, "parameters": run.model.count_params(),
-                        "greedy_decode_seconds": seconds, **evaluate.summary(tables[name])}
-        print(evaluate.format_summary(report[name], f"{name} (trained {run.seconds:.0f} s, {run.device})"), flush=True)
+        report[name] = {
+            "training_seconds": run.seconds,
+            "parameters": run.model.count_params(),
+            "greedy_decode_seconds": seconds,
+            **evaluate.summary(tables[name]),
+        }
+        print(
+            evaluate.format_summary(report[name], f"{name} (trained {run.seconds:.0f} s, {run.device})"),
+            flush=True,
+        )
         if name == "attention":
             attention_run = run
     small_tables = {}
-    for name, small_config in (("attention", DateTranslationConfig.small()),
-                               ("baseline", DateTranslationConfig.small(attention=False))):
+    for name, small_config in (
+        ("attention", DateTranslationConfig.small()),
+        ("baseline", DateTranslationConfig.small(attention=False)),
+    ):
         small_run = train(small_config, verbose=0)
         predictions, _ = timed_translate(small_run.model, small_run.vocabs, sources)
         small_tables[name] = evaluate.results_table(pairs, predictions)
-        report[f"small_{name}"] = {"training_seconds": small_run.seconds, **evaluate.summary(small_tables[name])}
+        report[f"small_{name}"] = {
+            "training_seconds": small_run.seconds,
+            **evaluate.summary(small_tables[name]),
+        }
     small_by_length = evaluate.compare_by_length(small_tables)
-    print("\nsmall models (16 units), exact match by source length:\n" + small_by_length.to_string(float_format="{:.2%}".format))
+    print(
+        "\nsmall models (16 units), exact match by source length:\n"
+        + small_by_length.to_string(float_format="{:.2%}".format)
+    )
     report["small_by_length"] = {str(k): v for k, v in small_by_length.to_dict(orient="index").items()}
     model, vocabs = attention_run.model, attention_run.vocabs
     _, full_cold = timed_translate(model, vocabs, sources, step_decoding=False)
@@ -75,25 +91,37 @@ def main() -> None:
     beam, beam_seconds = timed_translate(model, vocabs, sources, beam=4)
     full_beam, full_beam_seconds = timed_translate(model, vocabs, sources, beam=4, step_decoding=False)
     report["decoding"] = {
-        "step_greedy_seconds": step_seconds, "full_rerun_greedy_seconds": full_seconds,
-        "speedup": full_seconds / step_seconds, "identical_outputs": full == step,
-        "cold_step_greedy_seconds": report["attention"]["greedy_decode_seconds"], "cold_full_rerun_greedy_seconds": full_cold,
-        "step_beam4_seconds": beam_seconds, "full_rerun_beam4_seconds": full_beam_seconds,
-        "beam4_speedup": full_beam_seconds / beam_seconds, "beam4_identical_outputs": full_beam == beam,
+        "step_greedy_seconds": step_seconds,
+        "full_rerun_greedy_seconds": full_seconds,
+        "speedup": full_seconds / step_seconds,
+        "identical_outputs": full == step,
+        "cold_step_greedy_seconds": report["attention"]["greedy_decode_seconds"],
+        "cold_full_rerun_greedy_seconds": full_cold,
+        "step_beam4_seconds": beam_seconds,
+        "full_rerun_beam4_seconds": full_beam_seconds,
+        "beam4_speedup": full_beam_seconds / beam_seconds,
+        "beam4_identical_outputs": full_beam == beam,
         "beam4_exact_match": evaluate.exact_match(beam, tables["attention"]["target"].tolist()),
     }
     by_length = evaluate.compare_by_length(tables)
     print("\nexact match by source length:\n" + by_length.to_string(float_format="{:.2%}".format))
     d = report["decoding"]
-    print(f"\ndecoding {HELD_OUT:,} inputs greedily (after a warm-up run): step decoder {d['step_greedy_seconds']:.2f} s, "
-          f"full model per prefix {d['full_rerun_greedy_seconds']:.2f} s -> {d['speedup']:.1f}x "
-          f"(cold first runs: {d['cold_step_greedy_seconds']:.2f} s and {d['cold_full_rerun_greedy_seconds']:.2f} s); "
-          f"identical outputs: {d['identical_outputs']}; beam 4: step decoder {d['step_beam4_seconds']:.1f} s, "
-          f"full model per prefix {d['full_rerun_beam4_seconds']:.1f} s -> {d['beam4_speedup']:.1f}x "
-          f"(identical outputs: {d['beam4_identical_outputs']}), exact match {d['beam4_exact_match']:.2%}")
-    checks = {"training_at_most_5_minutes": report["attention"]["training_seconds"] <= 300,
-              "exact_match_at_least_99.9": report["attention"]["exact_match"] >= 0.999,
-              "step_decoder_at_least_5x": d["speedup"] >= 5, "identical_outputs": d["identical_outputs"]}
+    print(
+        f"\ndecoding {HELD_OUT:,} inputs greedily (after a warm-up run): step decoder "
+        f"{d['step_greedy_seconds']:.2f} s, "
+        f"full model per prefix {d['full_rerun_greedy_seconds']:.2f} s -> {d['speedup']:.1f}x "
+        f"(cold first runs: {d['cold_step_greedy_seconds']:.2f} s and "
+        f"{d['cold_full_rerun_greedy_seconds']:.2f} s); "
+        f"identical outputs: {d['identical_outputs']}; beam 4: step decoder {d['step_beam4_seconds']:.1f} s, "
+        f"full model per prefix {d['full_rerun_beam4_seconds']:.1f} s -> {d['beam4_speedup']:.1f}x "
+        f"(identical outputs: {d['beam4_identical_outputs']}), exact match {d['beam4_exact_match']:.2%}"
+    )
+    checks = {
+        "training_at_most_5_minutes": report["attention"]["training_seconds"] <= 300,
+        "exact_match_at_least_99.9": report["attention"]["exact_match"] >= 0.999,
+        "step_decoder_at_least_5x": d["speedup"] >= 5,
+        "identical_outputs": d["identical_outputs"],
+    }
     for name, ok in checks.items():
         print(f"  {'PASS' if ok else 'MISS'}  {name}")
     report["by_length"] = {str(k): v for k, v in by_length.to_dict(orient="index").items()}

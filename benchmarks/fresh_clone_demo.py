@@ -1,6 +1,7 @@
 """`make demo` as a newcomer runs it: a fresh clone, no .venv, no pip cache; install and demo timed apart.
 
-    python benchmarks/fresh_clone_demo.py [--pip-cache]   # 10 to 15 minutes; writes benchmarks/results/fresh_clone_demo.json
+    python benchmarks/fresh_clone_demo.py [--pip-cache]   # 10 to 15 minutes; writes
+    benchmarks/results/fresh_clone_demo.json
 
 It clones HEAD (uncommitted changes are not measured), then runs the Makefile's install target
 (``make .venv/.installed``: create ``.venv``, install ``requirements-dev.txt``) and ``make demo``
@@ -35,8 +36,9 @@ def _environment(pip_cache: bool) -> dict:
     """The caller's environment without its virtual environment, as on a machine where nothing is set up."""
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME")}
     venv_bins = {str(Path(p).resolve()) for p in (os.environ.get("VIRTUAL_ENV", ""), sys.prefix) if p}
-    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep)
-                                  if str(Path(p).resolve().parent) not in venv_bins)
+    env["PATH"] = os.pathsep.join(
+        p for p in env.get("PATH", "").split(os.pathsep) if str(Path(p).resolve().parent) not in venv_bins
+    )
     if not pip_cache:
         env["PIP_NO_CACHE_DIR"] = "1"
     return env
@@ -46,7 +48,9 @@ def _timed(command: list[str], cwd: Path, env: dict, log: Path) -> float:
     """Run ``command``, echo its output and keep it in ``log``; its wall time in seconds."""
     started = time.perf_counter()
     with open(log, "w", encoding="utf-8") as handle:
-        process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        process = subprocess.Popen(
+            command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
         for line in process.stdout:
             handle.write(line)
             if not line.startswith(("  Downloading", "  Using cached", "Requirement already", "Collecting")):
@@ -58,18 +62,27 @@ def _timed(command: list[str], cwd: Path, env: dict, log: Path) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pip-cache", action="store_true", help="let pip use its cache (not a fresh machine)")
+    parser.add_argument(
+        "--pip-cache", action="store_true", help="let pip use its cache (not a fresh machine)"
+    )
     parser.add_argument("--keep", action="store_true", help="keep the clone (its path is printed)")
     args = parser.parse_args()
-    if subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain"], capture_output=True, text=True).stdout.strip():
+    if subprocess.run(
+        ["git", "-C", str(ROOT), "status", "--porcelain"], capture_output=True, text=True
+    ).stdout.strip():
         print("note: the working tree has uncommitted changes; the clone measures HEAD without them")
-    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True, check=True).stdout.strip()
+    commit = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
     work = Path(tempfile.mkdtemp(prefix="attention-lab-fresh-"))
     kit, env = work / "attention-lab", _environment(args.pip_cache)
     python = subprocess.run(["python3", "--version"], env=env, capture_output=True, text=True).stdout.strip()
-    pip_config = subprocess.run(["python3", "-m", "pip", "config", "list"], env=env, capture_output=True, text=True)
-    pip_sources = [line for line in pip_config.stdout.splitlines() if "index-url" in line or "find-links" in line]
+    pip_config = subprocess.run(
+        ["python3", "-m", "pip", "config", "list"], env=env, capture_output=True, text=True
+    )
+    pip_sources = [
+        line for line in pip_config.stdout.splitlines() if "index-url" in line or "find-links" in line
+    ]
     try:
         subprocess.run(["git", "clone", "--quiet", str(ROOT), str(kit)], check=True)
         print(f"[1/2] {kit}: make .venv/.installed ({python}, pip cache {'on' if args.pip_cache else 'off'})")
@@ -80,14 +93,29 @@ def main() -> None:
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
-    report = {"commit": commit, "python": python, "pip_sources": pip_sources, "install_seconds": round(install, 1),
-              "demo_seconds": round(demo, 1), "total_seconds": round(install + demo, 1),
-              "demo_reported_seconds": summary["seconds"], "labs": summary["labs"]}
+    report = {
+        "commit": commit,
+        "python": python,
+        "pip_sources": pip_sources,
+        "install_seconds": round(install, 1),
+        "demo_seconds": round(demo, 1),
+        "total_seconds": round(install + demo, 1),
+        "demo_reported_seconds": summary["seconds"],
+        "labs": summary["labs"],
+    }
     print(f"\ninstall {install:.0f} s + make demo {demo / 60:.1f} min = {(install + demo) / 60:.1f} min")
     for task, lab in summary["labs"].items():
-        print(f"  {task:22} trained in {lab['training_seconds']:5.0f} s, grade {lab['score']:g} / {lab['max_score']:g}")
-    write_results("fresh_clone_demo", {"pip_cache": args.pip_cache}, report,
-                  {"demo_under_15_minutes": demo <= 15 * 60}, summary["device"])
+        print(
+            f"  {task:22} trained in {lab['training_seconds']:5.0f} s, grade {lab['score']:g} / "
+            f"{lab['max_score']:g}"
+        )
+    write_results(
+        "fresh_clone_demo",
+        {"pip_cache": args.pip_cache},
+        report,
+        {"demo_under_15_minutes": demo <= 15 * 60},
+        summary["device"],
+    )
     if args.keep:
         print(f"kept {work}")
 

@@ -15,11 +15,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from results_file import write_results  # noqa: E402
+
+from labs.common.training import device_description  # noqa: E402
 from labs.date_generation import data as iso_dates  # noqa: E402
 from labs.date_translation import data as date_pairs  # noqa: E402
 from labs.name_transliteration import data as thai_names  # noqa: E402
-from labs.common.training import device_description  # noqa: E402
-from results_file import write_results  # noqa: E402
 
 ROWS = 50_000
 GENERATORS = {
@@ -46,8 +47,13 @@ def main() -> None:
     print(f"{'generator':12} {'rows/s':>10}   ({ROWS:,} rows, best of 3, one process)")
     for name, rate in results.items():
         print(f"{name:12} {rate:>10,}")
-    write_results("generators", {"rows": ROWS, "repeats": 3}, {"rows_per_second": results}, {},
-                  device=device_description())
+    write_results(
+        "generators",
+        {"rows": ROWS, "repeats": 3},
+        {"rows_per_second": results},
+        {},
+        device=device_description(),
+    )
 
 
 if __name__ == "__main__":

@@ -46,29 +46,58 @@ def user_isolation(task_name: str, work: Path, cpus: str) -> dict:
     zip_path = package(task_name, folder / "hidden", folder / "autograder.zip", load_rubric(task=task_name))
     bundle = folder / "submission" / "submission.zip"
     started = time.perf_counter()
-    ran = subprocess.run(["taskset", "-c", cpus, sys.executable, "-m", "autograder", "gradescope-selfcheck",
-                          str(zip_path), str(bundle), "--keep", str(folder / "layout")], cwd=ROOT,
-                         env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True)
+    ran = subprocess.run(
+        [
+            "taskset",
+            "-c",
+            cpus,
+            sys.executable,
+            "-m",
+            "autograder",
+            "gradescope-selfcheck",
+            str(zip_path),
+            str(bundle),
+            "--keep",
+            str(folder / "layout"),
+        ],
+        cwd=ROOT,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        capture_output=True,
+        text=True,
+    )
     wall = time.perf_counter() - started
     try:
         results = json.loads((folder / "layout" / "autograder" / "results" / "results.json").read_text())
     finally:
         subprocess.run(["rm", "-rf", "--", str(folder / "layout")], check=False)
     record = results["extra_data"]["attention_lab"]
-    seconds = next((float(line.split()[-2]) for line in ran.stdout.splitlines() if line.startswith("run_autograder")),
-                   None)
-    return {"run_autograder_seconds": seconds, "selfcheck_wall_seconds": round(wall, 1),
-            "sandbox_seconds": record.get("sandbox_seconds"), "isolation": record.get("isolation"),
-            "status": record["status"], "score": results["score"], "exit_status": ran.returncode}
+    seconds = next(
+        (float(line.split()[-2]) for line in ran.stdout.splitlines() if line.startswith("run_autograder")),
+        None,
+    )
+    return {
+        "run_autograder_seconds": seconds,
+        "selfcheck_wall_seconds": round(wall, 1),
+        "sandbox_seconds": record.get("sandbox_seconds"),
+        "isolation": record.get("isolation"),
+        "status": record["status"],
+        "score": results["score"],
+        "exit_status": ran.returncode,
+    }
 
 
 def namespaces(task_name: str, work: Path, cpus: str) -> dict:
-    """``gradescope-run`` under namespaces on ``cpus`` (gradescope_limits.py's own run, without a memory cgroup)."""
+    """``gradescope-run`` under namespaces on ``cpus`` (gradescope_limits.py's own run, without a memory
+    cgroup)."""
     row = gradescope_limits.grade_once(task_name, work, cpus, None)
     results = json.loads((work / task_name / "results.json").read_text())
-    return {"gradescope_run_seconds": row["wall_seconds"],
-            "sandbox_seconds": results["extra_data"]["attention_lab"].get("sandbox_seconds"),
-            "isolation": row.get("isolation"), "status": row.get("status"), "score": row.get("score")}
+    return {
+        "gradescope_run_seconds": row["wall_seconds"],
+        "sandbox_seconds": results["extra_data"]["attention_lab"].get("sandbox_seconds"),
+        "isolation": row.get("isolation"),
+        "status": row.get("status"),
+        "score": row.get("score"),
+    }
 
 
 def main() -> None:
@@ -77,7 +106,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", nargs="*", default=list(tasks.names()), choices=tasks.names())
     parser.add_argument("--cpus", default="0", help="taskset's CPU list (default 0: one core)")
-    parser.add_argument("--work", default=None, help="keep bundles and hidden sets here (default: a temporary folder)")
+    parser.add_argument(
+        "--work", default=None, help="keep bundles and hidden sets here (default: a temporary folder)"
+    )
     parser.add_argument("--no-write", action="store_true", help="print only; do not rewrite the JSON")
     args = parser.parse_args()
     if os.geteuid() != 0:
@@ -92,21 +123,35 @@ def main() -> None:
             spaced = namespaces(task_name, work, args.cpus)
             user = user_isolation(task_name, work, args.cpus)
             report[task_name] = {"bundle": bundle, "namespaces": spaced, "user+nonet": user}
-            print(f"{task_name:22} namespaces: gradescope-run {spaced['gradescope_run_seconds']:5.1f} s (child "
-                  f"{spaced['sandbox_seconds']} s) {spaced['status']} {spaced['score']}   user+nonet: run_autograder "
-                  f"{user['run_autograder_seconds']} s (child {user['sandbox_seconds']} s) {user['status']} "
-                  f"{user['score']}", flush=True)
+            print(
+                f"{task_name:22} namespaces: gradescope-run {spaced['gradescope_run_seconds']:5.1f} s (child "
+                f"{spaced['sandbox_seconds']} s) {spaced['status']} {spaced['score']}   user+nonet: "
+                f"run_autograder "
+                f"{user['run_autograder_seconds']} s (child {user['sandbox_seconds']} s) {user['status']} "
+                f"{user['score']}",
+                flush=True,
+            )
     finally:
         if not args.work:
             shutil.rmtree(work, ignore_errors=True)
-    checks = {"all_graded": all(r["namespaces"]["status"] == r["user+nonet"]["status"] == "graded"
-                                for r in report.values()),
-              "user_isolation_is_user+nonet": all(r["user+nonet"]["isolation"] == "user+nonet" for r in report.values()),
-              "same_scores": all(r["namespaces"]["score"] == r["user+nonet"]["score"] for r in report.values())}
+    checks = {
+        "all_graded": all(
+            r["namespaces"]["status"] == r["user+nonet"]["status"] == "graded" for r in report.values()
+        ),
+        "user_isolation_is_user+nonet": all(
+            r["user+nonet"]["isolation"] == "user+nonet" for r in report.values()
+        ),
+        "same_scores": all(r["namespaces"]["score"] == r["user+nonet"]["score"] for r in report.values()),
+    }
     print(json.dumps(checks))
     if not args.no_write:
-        write_results("gradescope_isolation", {"cpus": args.cpus, "brief_training": gradescope_limits.BRIEF_TRAINING},
-                      report, checks, "CPU only")
+        write_results(
+            "gradescope_isolation",
+            {"cpus": args.cpus, "brief_training": gradescope_limits.BRIEF_TRAINING},
+            report,
+            checks,
+            "CPU only",
+        )
 
 
 if __name__ == "__main__":

@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from results_file import write_results  # noqa: E402
+
 from labs.common.pipeline import translation_batches  # noqa: E402
 from labs.common.training import compile_for_training, device_description, set_seed  # noqa: E402
 from labs.date_translation.config import DateTranslationConfig  # noqa: E402
@@ -46,14 +47,15 @@ from labs.date_translation.evaluate import exact_match  # noqa: E402
 from labs.date_translation.model import build_model  # noqa: E402
 from labs.date_translation.translate import translate  # noqa: E402
 
-TY = 10                     # YYYY-MM-DD
+TY = 10  # YYYY-MM-DD
 HELD_OUT = 2_000
 CLASSIC_EPOCHS, CLASSIC_SECONDS = 20, 420
 TARGETS = (0.99, 0.999)
 
 
 def build_classic_model(tx: int, source_vocab: int, target_vocab: int, n_a: int = 32, n_s: int = 64):
-    """The course notebooks' model: ``[one-hot source (B, Tx, V_in), s0 (B, n_s), c0 (B, n_s)] -> Ty softmaxes``."""
+    """The course notebooks' model: ``[one-hot source (B, Tx, V_in), s0 (B, n_s), c0 (B, n_s)] -> Ty
+    softmaxes``."""
     import keras
     from keras import layers
 
@@ -66,15 +68,15 @@ def build_classic_model(tx: int, source_vocab: int, target_vocab: int, n_a: int 
     post_attention = layers.LSTM(n_s, return_state=True)
     output_layer = layers.Dense(target_vocab, activation="softmax")
 
-    source = keras.Input(shape=(tx, source_vocab), name="source_one_hot")       # (B, Tx, V_in)
+    source = keras.Input(shape=(tx, source_vocab), name="source_one_hot")  # (B, Tx, V_in)
     s0, c0 = keras.Input(shape=(n_s,), name="s0"), keras.Input(shape=(n_s,), name="c0")
-    encoder_states = layers.Bidirectional(layers.LSTM(n_a, return_sequences=True))(source)   # (B, Tx, 2 n_a)
+    encoder_states = layers.Bidirectional(layers.LSTM(n_a, return_sequences=True))(source)  # (B, Tx, 2 n_a)
     s, c, outputs = s0, c0, []
     for _ in range(TY):
         energies = score(score_hidden(concatenate([encoder_states, repeat(s)])))  # (B, Tx, 1)
-        context = weighted_sum([softmax_over_time(energies), encoder_states])    # (B, 1, 2 n_a)
-        s, _, c = post_attention(context, initial_state=[s, c])                   # (B, n_s)
-        outputs.append(output_layer(s))                                          # (B, V_out)
+        context = weighted_sum([softmax_over_time(energies), encoder_states])  # (B, 1, 2 n_a)
+        s, _, c = post_attention(context, initial_state=[s, c])  # (B, n_s)
+        outputs.append(output_layer(s))  # (B, V_out)
     return keras.Model([source, s0, c0], outputs, name="classic_course_model")
 
 
@@ -82,32 +84,49 @@ def classic_arrays(pairs, vocabs, tx: int):
     """One-hot sources (n, Tx, V_in), zero initial states, and Ty targets (n,) each (character ids)."""
     source = vocabs["source"].encode_batch([p["source"] for p in pairs], length=tx, unknown="unk")
     one_hot = np.eye(len(vocabs["source"]), dtype="float32")[source]
-    one_hot[source == 0] = 0.0                                                   # padding: all zeros
-    target = vocabs["target"].encode_batch([p["target"] for p in pairs])        # (n, 10)
+    one_hot[source == 0] = 0.0  # padding: all zeros
+    target = vocabs["target"].encode_batch([p["target"] for p in pairs])  # (n, 10)
     zeros = np.zeros((len(pairs), 64), dtype="float32")
     return [one_hot, zeros, zeros], [target[:, t] for t in range(TY)]
 
 
 def time_to_targets(log: list[dict]) -> dict:
-    return {f"{target:.3f}": next((e["training_seconds"] for e in log if e["exact_match"] >= target), None)
-            for target in TARGETS}
+    return {
+        f"{target:.3f}": next((e["training_seconds"] for e in log if e["exact_match"] >= target), None)
+        for target in TARGETS
+    }
 
 
 def run_kit(config, train_pairs, test_pairs, vocabs) -> list[dict]:
     set_seed(config.seed)
     model = build_model(config, len(vocabs["source"]), len(vocabs["target"]))
-    compile_for_training(model, learning_rate=config.learning_rate, epochs=config.epochs,
-                         train_size=len(train_pairs), batch_size=config.batch_size)
+    compile_for_training(
+        model,
+        learning_rate=config.learning_rate,
+        epochs=config.epochs,
+        train_size=len(train_pairs),
+        batch_size=config.batch_size,
+    )
     dataset = translation_batches(train_pairs, vocabs, config.batch_size, shuffle_seed=config.seed)
     log, trained = [], 0.0
     for epoch in range(config.epochs):
         started = time.perf_counter()
-        model.fit(dataset, epochs=epoch + 1, initial_epoch=epoch, verbose=0, shuffle=False)   # the pipeline shuffles
+        model.fit(
+            dataset, epochs=epoch + 1, initial_epoch=epoch, verbose=0, shuffle=False
+        )  # the pipeline shuffles
         trained += time.perf_counter() - started
         outputs = [t.output for t in translate(model, vocabs, [p["source"] for p in test_pairs])]
-        log.append({"epoch": epoch + 1, "training_seconds": trained,
-                    "exact_match": exact_match(outputs, [p["target"] for p in test_pairs])})
-        print(f"  kit      epoch {epoch + 1:2d}: {trained:6.0f} s, exact match {log[-1]['exact_match']:.2%}", flush=True)
+        log.append(
+            {
+                "epoch": epoch + 1,
+                "training_seconds": trained,
+                "exact_match": exact_match(outputs, [p["target"] for p in test_pairs]),
+            }
+        )
+        print(
+            f"  kit      epoch {epoch + 1:2d}: {trained:6.0f} s, exact match {log[-1]['exact_match']:.2%}",
+            flush=True,
+        )
     return log, model.count_params()
 
 
@@ -130,14 +149,32 @@ def run_classic(train_pairs, test_pairs, vocabs, seed: int, recipe: str) -> list
     log, trained = [], 0.0
     for epoch in range(CLASSIC_EPOCHS):
         started = time.perf_counter()
-        model.fit(inputs, targets, batch_size=batch_size, epochs=epoch + 1, initial_epoch=epoch, verbose=0, shuffle=True)
+        model.fit(
+            inputs,
+            targets,
+            batch_size=batch_size,
+            epochs=epoch + 1,
+            initial_epoch=epoch,
+            verbose=0,
+            shuffle=True,
+        )
         trained += time.perf_counter() - started
-        predicted = np.stack([p.argmax(-1) for p in model.predict(test_inputs, batch_size=1000, verbose=0)], axis=1)
+        predicted = np.stack(
+            [p.argmax(-1) for p in model.predict(test_inputs, batch_size=1000, verbose=0)], axis=1
+        )
         outputs = [vocabs["target"].decode(row, stop_at_end=False) for row in predicted]
-        log.append({"epoch": epoch + 1, "training_seconds": trained,
-                    "exact_match": exact_match(outputs, [p["target"] for p in test_pairs])})
-        print(f"  classic ({recipe} recipe) epoch {epoch + 1:2d}: {trained:6.0f} s, exact match "
-              f"{log[-1]['exact_match']:.2%}", flush=True)
+        log.append(
+            {
+                "epoch": epoch + 1,
+                "training_seconds": trained,
+                "exact_match": exact_match(outputs, [p["target"] for p in test_pairs]),
+            }
+        )
+        print(
+            f"  classic ({recipe} recipe) epoch {epoch + 1:2d}: {trained:6.0f} s, exact match "
+            f"{log[-1]['exact_match']:.2%}",
+            flush=True,
+        )
         if trained > CLASSIC_SECONDS or log[-1]["exact_match"] >= TARGETS[-1]:
             break
     return log, model.count_params()
@@ -150,15 +187,24 @@ def main() -> None:
     test_pairs = sample_pairs(HELD_OUT, seed=3, split="test")
     print("lab 2's model (default configuration):")
     kit_log, kit_parameters = run_kit(config, train_pairs, test_pairs, vocabs)
-    report = {"kit": {"parameters": kit_parameters, "epochs": kit_log, "seconds_to": time_to_targets(kit_log)}}
+    report = {
+        "kit": {"parameters": kit_parameters, "epochs": kit_log, "seconds_to": time_to_targets(kit_log)}
+    }
     for recipe in ("course", "kit"):
         print(f"the classic course architecture, {recipe} recipe:")
         log, parameters = run_classic(train_pairs, test_pairs, vocabs, config.seed, recipe)
         reached = time_to_targets(log)
         report[f"classic_{recipe}_recipe"] = {
-            "parameters": parameters, "epochs": log, "seconds_to": reached,
-            "over_kit": {t: reached[t] / report["kit"]["seconds_to"][t] if reached[t] and report["kit"]["seconds_to"][t]
-                         else None for t in reached}}
+            "parameters": parameters,
+            "epochs": log,
+            "seconds_to": reached,
+            "over_kit": {
+                t: reached[t] / report["kit"]["seconds_to"][t]
+                if reached[t] and report["kit"]["seconds_to"][t]
+                else None
+                for t in reached
+            },
+        }
     print(f"\n{'':22} {'parameters':>10} {'to 99 %':>12} {'to 99.9 %':>12} {'best':>8}")
     for name in ("kit", "classic_course_recipe", "classic_kit_recipe"):
         side = report[name]

@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from results_file import write_results  # noqa: E402
+
 from labs.common.files import read_csv  # noqa: E402
 from labs.common.paths import DATASETS_DIR  # noqa: E402
 from labs.name_transliteration import evaluate  # noqa: E402
@@ -37,7 +38,7 @@ from labs.name_transliteration.transliterate import transliterate  # noqa: E402
 
 
 def timed(model, vocabs, names, **options):
-    transliterate(model, vocabs, names[:200], **options)   # warm-up: build and compile the step decoder
+    transliterate(model, vocabs, names[:200], **options)  # warm-up: build and compile the step decoder
     started = time.perf_counter()
     results = transliterate(model, vocabs, names, **options)
     return results, time.perf_counter() - started
@@ -47,9 +48,11 @@ def romanizer_predictions(names: list[str], engine: str) -> tuple[list[str], flo
     """Each name's words romanized by pythainlp's ``engine`` and capitalised; and the seconds it took."""
     from labs.name_transliteration.romanization import romanize_words
 
-    romanize_words(["สมชาย"], engine)   # load the engine outside the timing
+    romanize_words(["สมชาย"], engine)  # load the engine outside the timing
     started = time.perf_counter()
-    predictions = [" ".join(w.capitalize() for w in romanize_words(name.split(" "), engine)) for name in names]
+    predictions = [
+        " ".join(w.capitalize() for w in romanize_words(name.split(" "), engine)) for name in names
+    ]
     return predictions, time.perf_counter() - started
 
 
@@ -62,30 +65,39 @@ def main() -> None:
     beam, beam_seconds = timed(run.model, run.vocabs, names, beam=3)
     result = evaluate.summary(test, [r.alternatives for r in beam])
     report = {
-        "training_seconds": run.seconds, "parameters": run.model.count_params(),
+        "training_seconds": run.seconds,
+        "parameters": run.model.count_params(),
         "validation_loss": run.history["validation"][-1],
-        "beam3": result, "greedy": evaluate.summary(test, [[r.output] for r in greedy]),
+        "beam3": result,
+        "greedy": evaluate.summary(test, [[r.output] for r in greedy]),
         "names_per_second": {"greedy": len(names) / greedy_seconds, "beam3": len(names) / beam_seconds},
     }
     print(f"\ntrained in {run.seconds:.0f} s on the {run.device} ({run.model.count_params():,} parameters)")
     print(evaluate.format_summary(result, "beam 3"))
     print(evaluate.format_summary(report["greedy"], "greedy"))
-    print(f"decoding: greedy {report['names_per_second']['greedy']:,.0f} names/s, "
-          f"beam 3 {report['names_per_second']['beam3']:,.0f} names/s")
+    print(
+        f"decoding: greedy {report['names_per_second']['greedy']:,.0f} names/s, "
+        f"beam 3 {report['names_per_second']['beam3']:,.0f} names/s"
+    )
     report["pythainlp"] = {}
     for engine in ("thai2rom_onnx", "royin"):
         predictions, seconds = romanizer_predictions(names, engine)
         summary = evaluate.summary(test, [[p] for p in predictions])
         report["pythainlp"][engine] = {"summary": summary, "names_per_second": len(names) / seconds}
-        print(evaluate.format_summary(summary, f"pythainlp {engine}").splitlines()[0]
-              + f"; {len(names) / seconds:,.0f} names/s")
+        print(
+            evaluate.format_summary(summary, f"pythainlp {engine}").splitlines()[0]
+            + f"; {len(names) / seconds:,.0f} names/s"
+        )
         for stratum, headline in summary["per_stratum"].items():
             print(f"    {stratum} words: accuracy {headline['accuracy']:.2%}, CER {headline['cer']:.2%}")
     seen, unseen = result["per_stratum"]["seen"], result["per_stratum"]["unseen"]
-    checks = {"training_at_most_10_minutes": run.seconds <= 600,
-              "seen_accuracy_at_least_98": seen["accuracy"] >= 0.98,
-              "unseen_accuracy_at_least_90": unseen["accuracy"] >= 0.90,
-              "seen_cer_at_most_1": seen["cer"] <= 0.01, "unseen_cer_at_most_4": unseen["cer"] <= 0.04}
+    checks = {
+        "training_at_most_10_minutes": run.seconds <= 600,
+        "seen_accuracy_at_least_98": seen["accuracy"] >= 0.98,
+        "unseen_accuracy_at_least_90": unseen["accuracy"] >= 0.90,
+        "seen_cer_at_most_1": seen["cer"] <= 0.01,
+        "unseen_cer_at_most_4": unseen["cer"] <= 0.04,
+    }
     for name, ok in checks.items():
         print(f"  {'PASS' if ok else 'MISS'}  {name}")
     write_results("name_transliteration", config.to_dict(), report, checks, run.device)

@@ -49,13 +49,13 @@ import os
 # CI runs this notebook in a tiny configuration; you get the real one.
 TINY = os.environ.get("ATTENTION_LAB_TINY") == "1"
 
+from labs.common.pipeline import language_model_arrays
 from labs.common.training import device_description
 from labs.date_generation.config import DateGenerationConfig
 from labs.date_generation.data import IsoDateDistribution, vocabularies
 from labs.date_generation.evaluate import evaluate, format_report, uniqueness, validity
 from labs.date_generation.model import build_model
 from labs.date_generation.sampling import sample
-from labs.common.pipeline import language_model_arrays
 from labs.date_generation.train import train
 
 print("Running on the", device_description(), "(tiny configuration)" if TINY else "")
@@ -117,9 +117,13 @@ print(f"trained in {run.seconds:.1f} s on the {run.device}")
 
 from labs.common.plots import plot_training_curves
 
-plot_training_curves(run.history, unit="cross-entropy (bits per token)", bound=dates.entropy_bits_per_token,
-                     bound_label="entropy of the data", title="Teacher-forced loss");
-
+plot_training_curves(
+    run.history,
+    unit="cross-entropy (bits per token)",
+    bound=dates.entropy_bits_per_token,
+    bound_label="entropy of the data",
+    title="Teacher-forced loss",
+)
 # %% [markdown]
 # ## Sampling at several temperatures
 #
@@ -133,11 +137,18 @@ plot_training_curves(run.history, unit="cross-entropy (bits per token)", bound=d
 
 # %%
 n_show = 8
-for name, settings in [("greedy", dict(greedy=True)), ("t = 0.5", dict(temperature=0.5)),
-                       ("t = 0.8", dict(temperature=0.8)), ("t = 1.0", dict(temperature=1.0)),
-                       ("t = 1.5", dict(temperature=1.5))]:
+for name, settings in [
+    ("greedy", dict(greedy=True)),
+    ("t = 0.5", dict(temperature=0.5)),
+    ("t = 0.8", dict(temperature=0.8)),
+    ("t = 1.0", dict(temperature=1.0)),
+    ("t = 1.5", dict(temperature=1.5)),
+]:
     samples = sample(run.model, run.vocabs, 1_000, seed=1, **settings)
-    print(f"{name:8} valid {validity(samples):6.1%}  unique {uniqueness(samples):6.1%}   {'  '.join(samples[:n_show])}")
+    print(
+        f"{name:8} valid {validity(samples):6.1%}  unique {uniqueness(samples):6.1%}   "
+        f"{'  '.join(samples[:n_show])}"
+    )
 
 # %% [markdown]
 # ## How good is it?
@@ -151,8 +162,9 @@ for name, settings in [("greedy", dict(greedy=True)), ("t = 0.5", dict(temperatu
 # - **held-out cross-entropy** beside the lower bound.
 
 # %%
-report = evaluate(run.model, run.vocabs, config, n=500 if TINY else 10_000,
-                  held_out=1_000 if TINY else 10_000)
+report = evaluate(
+    run.model, run.vocabs, config, n=500 if TINY else 10_000, held_out=1_000 if TINY else 10_000
+)
 print(format_report(report))
 
 # %% [markdown]

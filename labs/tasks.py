@@ -24,8 +24,8 @@ from typing import Any
 from labs.common.errors import InputError
 from labs.common.paths import DATASETS_DIR, REPO_ROOT
 
-LANGUAGE_MODEL = "language-model"   # tokens[B, T] -> next-token probabilities[B, T, V]
-TRANSLATION = "translation"          # (source[B, S], target_in[B, T]) -> probabilities[B, T, V]
+LANGUAGE_MODEL = "language-model"  # tokens[B, T] -> next-token probabilities[B, T, V]
+TRANSLATION = "translation"  # (source[B, S], target_in[B, T]) -> probabilities[B, T, V]
 SIGNATURES = {LANGUAGE_MODEL: "tokens (batch, T)", TRANSLATION: "[source (batch, S), target_in (batch, T)]"}
 RUBRICS_DIR = REPO_ROOT / "autograder" / "rubrics"
 
@@ -77,21 +77,21 @@ class Showcase:
 
     lines: list[str]
     samples: list[str] = field(default_factory=list)
-    translations: list = field(default_factory=list)   # labs.common.decoding.Translation, for heatmaps
+    translations: list = field(default_factory=list)  # labs.common.decoding.Translation, for heatmaps
 
 
 @dataclass(frozen=True)
 class Dataset:
     """A task's public splits under ``datasets/``: what ``data build`` writes and the grader reads."""
 
-    name: str                              # the folder (``datasets/NAME``) and the `data` command's name
+    name: str  # the folder (``datasets/NAME``) and the `data` command's name
     columns: tuple[str, ...]
-    sizes: dict[str, int]                  # split -> rows
-    generate: Ref                          # (n, seed, split) -> rows (dicts keyed by ``columns``)
-    input_column: str = "source"           # what a model reads
-    target_column: str = "target"          # what it should write
-    breakdown: tuple[str, ...] = ()        # columns the datasheet counts rows by
-    folder: Path | None = None             # default: DATASETS_DIR / name
+    sizes: dict[str, int]  # split -> rows
+    generate: Ref  # (n, seed, split) -> rows (dicts keyed by ``columns``)
+    input_column: str = "source"  # what a model reads
+    target_column: str = "target"  # what it should write
+    breakdown: tuple[str, ...] = ()  # columns the datasheet counts rows by
+    folder: Path | None = None  # default: DATASETS_DIR / name
 
     @property
     def path(self) -> Path:
@@ -123,34 +123,36 @@ class Task:
 
     name: str
     title: str
-    signature: str                         # LANGUAGE_MODEL or TRANSLATION
-    max_output_length: int                 # tokens a decoder writes at most, </s> included
+    signature: str  # LANGUAGE_MODEL or TRANSLATION
+    max_output_length: int  # tokens a decoder writes at most, </s> included
     dataset: Dataset
-    vocabularies: Ref                      # () -> {"source"?: Vocabulary, "target": Vocabulary}
-    vocabulary_names: tuple[str, ...]      # the names in that dict, and in every vocab.json of the task
-    config: Ref                            # the configuration dataclass (with .tiny() and .demo())
+    vocabularies: Ref  # () -> {"source"?: Vocabulary, "target": Vocabulary}
+    vocabulary_names: tuple[str, ...]  # the names in that dict, and in every vocab.json of the task
+    config: Ref  # the configuration dataclass (with .tiny() and .demo())
     train: Ref
     load: Ref
     decode: Ref
     grading_metrics: Ref
-    metric_names: tuple[str, ...]          # what a rubric may score
-    graded_answers: Ref                    # (checked result, target rows) -> per hidden item: answer, right or not
+    metric_names: tuple[str, ...]  # what a rubric may score
+    graded_answers: Ref  # (checked result, target rows) -> per hidden item: answer, right or not
     hidden_rows: Ref
-    rates: tuple[str, ...] = ()            # the metrics that are fractions (accuracy, CER): shown as percentages
-    hidden_columns: tuple[str, ...] = ()   # target columns of a hidden set beyond ``target`` (for breakdowns)
-    description: str = ""                  # what `train TASK` trains, for --help
+    rates: tuple[str, ...] = ()  # the metrics that are fractions (accuracy, CER): shown as percentages
+    hidden_columns: tuple[str, ...] = ()  # target columns of a hidden set beyond ``target`` (for breakdowns)
+    description: str = ""  # what `train TASK` trains, for --help
     hidden_size: int = 1000
     commands: Ref | None = None
-    showcase: Ref | None = None            # (run, tiny) -> Showcase: what the demo shows
-    feedback_examples: Ref | None = None   # (dev rows, n) -> the public examples shown in feedback
-    attention_view: str | None = None      # "module:function": model -> (probabilities, attention weights)
+    showcase: Ref | None = None  # (run, tiny) -> Showcase: what the demo shows
+    feedback_examples: Ref | None = None  # (dev rows, n) -> the public examples shown in feedback
+    attention_view: str | None = None  # "module:function": model -> (probabilities, attention weights)
     custom_layer_module: Path | None = None  # the file a bundle carries as custom_layers.py
-    layer_selftest: Ref | None = None      # (layer file) -> [failed check: message]: export runs it before writing
-    student_kit: Ref | None = None         # (kit, student kit) -> words no released file may hold
-    next_step: str = ""                    # what to run after training, with {out} for the run folder
-    advice: dict[str, str] = field(default_factory=dict)   # metric -> what to try, in a student's feedback
+    layer_selftest: Ref | None = (
+        None  # (layer file) -> [failed check: message]: export runs it before writing
+    )
+    student_kit: Ref | None = None  # (kit, student kit) -> words no released file may hold
+    next_step: str = ""  # what to run after training, with {out} for the run folder
+    advice: dict[str, str] = field(default_factory=dict)  # metric -> what to try, in a student's feedback
     class_scatter: tuple[str, str] | None = None  # two metrics the class report plots per student (x, y)
-    rubric: Path | None = None             # default: autograder/rubrics/NAME.toml
+    rubric: Path | None = None  # default: autograder/rubrics/NAME.toml
 
     @property
     def rubric_path(self) -> Path:

@@ -24,8 +24,11 @@ def _build(attention, cell="lstm"):
     import keras
 
     keras.utils.set_random_seed(0)
-    return build_model(DateTranslationConfig.tiny(attention=attention, cell=cell), len(VOCABS["source"]),
-                       len(VOCABS["target"]))
+    return build_model(
+        DateTranslationConfig.tiny(attention=attention, cell=cell),
+        len(VOCABS["source"]),
+        len(VOCABS["target"]),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -51,26 +54,29 @@ def test_every_variant_keeps_the_translation_signature_for_any_prefix_length(mod
 def test_source_padding_does_not_change_any_variants_outputs(models, attention):
     short_source, target_in, _ = _arrays()
     long_source, _, _ = _arrays(length=short_source.shape[1] + 9)
-    np.testing.assert_allclose(np.asarray(models[attention]([short_source, target_in])),
-                               np.asarray(models[attention]([long_source, target_in])), atol=1e-5)
+    np.testing.assert_allclose(
+        np.asarray(models[attention]([short_source, target_in])),
+        np.asarray(models[attention]([long_source, target_in])),
+        atol=1e-5,
+    )
 
 
 @pytest.mark.parametrize("attention", [a for a in ATTENTIONS if a != "none"])
 def test_weights_sum_to_one_over_the_real_source_positions(models, attention):
     source, target_in, _ = _arrays(length=40)
     _, weights = attention_model(models[attention])([source, target_in])
-    weights = np.asarray(weights)                                          # (B, T, S)
+    weights = np.asarray(weights)  # (B, T, S)
     assert weights.shape == (len(SOURCES), TARGET_LENGTH, 40)
     real = source != 0
     np.testing.assert_allclose((weights * real[:, None, :]).sum(-1), 1.0, rtol=1e-4)
-    assert np.abs(weights * ~real[:, None, :]).max() < 1e-6                # nothing on padding
+    assert np.abs(weights * ~real[:, None, :]).max() < 1e-6  # nothing on padding
 
 
 @pytest.mark.parametrize("cell", CELLS)
 def test_the_bahdanau_step_decoder_equals_its_unrolled_model_on_the_same_prefix(cell):
     model = _build("bahdanau", cell)
     source, target_in, _ = _arrays()
-    full = np.asarray(model([source, target_in]))                          # (B, T, V), teacher-forced
+    full = np.asarray(model([source, target_in]))  # (B, T, V), teacher-forced
     step, state = step_decoder(model, source)
     for t in range(TARGET_LENGTH):
         probabilities, state, attention = step(target_in[:, t], state)
@@ -82,11 +88,11 @@ def test_the_transformer_causal_mask_holds(models):
     """Changing a later target character changes nothing before it."""
     source, target_in, _ = _arrays()
     changed = target_in.copy()
-    changed[:, 6:] = (changed[:, 6:] % (len(VOCABS["target"]) - 4)) + 4    # other characters from position 6 on
+    changed[:, 6:] = (changed[:, 6:] % (len(VOCABS["target"]) - 4)) + 4  # other characters from position 6 on
     before = np.asarray(models["transformer"]([source, target_in]))
     after = np.asarray(models["transformer"]([source, changed]))
     np.testing.assert_allclose(before[:, :6], after[:, :6], atol=1e-5)
-    assert np.abs(before[:, 6:] - after[:, 6:]).max() > 1e-4              # and the later ones do change
+    assert np.abs(before[:, 6:] - after[:, 6:]).max() > 1e-4  # and the later ones do change
 
 
 @pytest.mark.parametrize("attention", ATTENTIONS)
@@ -99,14 +105,19 @@ def test_step_decoding_beam_search_and_the_full_rerun_agree(models, attention):
     assert all(len(t.alternatives) == 3 for t in beams)
     if attention != "none":
         for t in stepped:
-            assert t.attention.shape == (min(len(t.output) + 1, TARGET_LENGTH), len(t.source))   # </s> if written
+            assert t.attention.shape == (
+                min(len(t.output) + 1, TARGET_LENGTH),
+                len(t.source),
+            )  # </s> if written
             np.testing.assert_allclose(t.attention.sum(-1), 1.0, rtol=1e-4)
 
 
 @pytest.mark.parametrize("attention, architecture_points", [("bahdanau", 10), ("transformer", 0)])
-def test_variant_bundles_grade_and_the_rubric_still_requires_additive_attention(attention, architecture_points,
-                                                                                  tmp_path):
-    """Bahdanau's unrolled decoder is graded by its signature and has AdditiveAttention; the Transformer has none."""
+def test_variant_bundles_grade_and_the_rubric_still_requires_additive_attention(
+    attention, architecture_points, tmp_path
+):
+    """Bahdanau's unrolled decoder is graded by its signature and has AdditiveAttention; the Transformer has
+    none."""
     from autograder.batch import grade_folder
     from autograder.hidden import make_hidden_set
     from autograder.rubric import load_rubric
@@ -117,18 +128,30 @@ def test_variant_bundles_grade_and_the_rubric_still_requires_additive_attention(
     secret.write_text("a-course-secret-0123456789abcdef")
     run = train(DateTranslationConfig.tiny(attention=attention, train_size=500), verbose=0)
     (tmp_path / "subs").mkdir()
-    export(run.model, run.vocabs, task=run.task, student_id="6512345678", out=tmp_path / "subs" / "6512345678.zip")
+    export(
+        run.model,
+        run.vocabs,
+        task=run.task,
+        student_id="6512345678",
+        out=tmp_path / "subs" / "6512345678.zip",
+    )
     make_hidden_set(run.task, secret, tmp_path / "hidden", n=30)
-    record = grade_folder(tmp_path / "subs", load_rubric(task=run.task), tmp_path / "hidden", tmp_path / "grades",
-                          progress=False)[0]
+    record = grade_folder(
+        tmp_path / "subs",
+        load_rubric(task=run.task),
+        tmp_path / "hidden",
+        tmp_path / "grades",
+        progress=False,
+    )[0]
     assert record["status"] == "graded", record["message"]
     assert record["lines"][0]["points"] == architecture_points
-    assert record["examples"] and record["examples"][0]["attention"] is not None     # heatmaps in the feedback
+    assert record["examples"] and record["examples"][0]["attention"] is not None  # heatmaps in the feedback
 
 
 @pytest.mark.parametrize("attention", ATTENTIONS)
-def test_every_variant_passes_the_allow_list_and_reloads_in_safe_mode_with_the_same_outputs(models, attention,
-                                                                                          tmp_path):
+def test_every_variant_passes_the_allow_list_and_reloads_in_safe_mode_with_the_same_outputs(
+    models, attention, tmp_path
+):
     import zipfile
 
     import keras
@@ -143,10 +166,15 @@ def test_every_variant_passes_the_allow_list_and_reloads_in_safe_mode_with_the_s
     assert ("AdditiveAttention" in verdict.classes) == (attention in ("bahdanau", "luong-additive"))
     reloaded = keras.saving.load_model(tmp_path / "model.keras", safe_mode=True)
     source, target_in, _ = _arrays()
-    for rows in (slice(0, 1), slice(None)):                                # a batch of one, and of four
-        np.testing.assert_allclose(np.asarray(reloaded([source[rows], target_in[rows]])),
-                                   np.asarray(model([source[rows], target_in[rows]])), atol=1e-6)
-    assert [t.output for t in translate(reloaded, VOCABS, SOURCES)] == [t.output for t in translate(model, VOCABS, SOURCES)]
+    for rows in (slice(0, 1), slice(None)):  # a batch of one, and of four
+        np.testing.assert_allclose(
+            np.asarray(reloaded([source[rows], target_in[rows]])),
+            np.asarray(model([source[rows], target_in[rows]])),
+            atol=1e-6,
+        )
+    assert [t.output for t in translate(reloaded, VOCABS, SOURCES)] == [
+        t.output for t in translate(model, VOCABS, SOURCES)
+    ]
 
 
 def test_run_folders_saved_before_the_variants_load_their_attention_setting():
@@ -155,9 +183,14 @@ def test_run_folders_saved_before_the_variants_load_their_attention_setting():
     assert DateTranslationConfig.from_dict({"attention": True, "attention_units": 30}).attention_units == 30
 
 
-@pytest.mark.parametrize("bad, message", [({"attention": "luong"}, "attention must be one of"),
-                                          ({"cell": "rnn"}, "cell must be one of"),
-                                          ({"attention": "multi-head", "attention_units": 30}, "multiple of heads")])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ({"attention": "luong"}, "attention must be one of"),
+        ({"cell": "rnn"}, "cell must be one of"),
+        ({"attention": "multi-head", "attention_units": 30}, "multiple of heads"),
+    ],
+)
 def test_a_bad_variant_setting_is_refused_with_a_message(bad, message):
     from labs.common.errors import InputError
 
@@ -170,10 +203,37 @@ def test_the_command_line_passes_the_variant_to_the_configuration_and_refuses_an
     from labs.cli import _build_parser, _config
 
     refused = cli("train", "date-translation", "--tiny", "--attention", "luong", "--out", str(tmp_path / "x"))
-    assert refused.returncode == 2 and "invalid choice: 'luong'" in refused.stderr and "Traceback" not in refused.stderr
+    assert (
+        refused.returncode == 2
+        and "invalid choice: 'luong'" in refused.stderr
+        and "Traceback" not in refused.stderr
+    )
     parser = _build_parser()
     task = tasks.get("date-translation")
-    config = _config(parser.parse_args(["train", "date-translation", "--tiny", "--attention", "scaled-dot", "--cell", "gru",
-                                        "--out", "x"]), task)
-    assert (config.attention, config.cell, config.units) == ("scaled-dot", "gru", DateTranslationConfig.tiny().units)
-    assert _config(parser.parse_args(["train", "date-translation", "--no-attention", "--out", "x"]), task).attention == "none"
+    config = _config(
+        parser.parse_args(
+            [
+                "train",
+                "date-translation",
+                "--tiny",
+                "--attention",
+                "scaled-dot",
+                "--cell",
+                "gru",
+                "--out",
+                "x",
+            ]
+        ),
+        task,
+    )
+    assert (config.attention, config.cell, config.units) == (
+        "scaled-dot",
+        "gru",
+        DateTranslationConfig.tiny().units,
+    )
+    assert (
+        _config(
+            parser.parse_args(["train", "date-translation", "--no-attention", "--out", "x"]), task
+        ).attention
+        == "none"
+    )

@@ -28,8 +28,14 @@ SECRET = "a-course-secret-0123456789abcdef"
 
 def run_autograder(*args: str, cwd: Path = REPO_ROOT):
     env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
-    return subprocess.run([sys.executable, "-m", "autograder", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "autograder", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def _rubric(tmp_path: Path, task: str, **limits) -> Path:
@@ -54,20 +60,32 @@ def secret_file(tmp_path_factory):
 
 # ---- static checks (no TensorFlow) ----
 
+
 def _layer(class_name, module="keras.layers", registered=None):
     return {"class_name": class_name, "module": module, "registered_name": registered, "config": {}}
 
 
 def test_allowlist_accepts_keras_layers_and_refuses_code_and_foreign_modules():
-    model = {"class_name": "Functional", "module": "keras.src.models.functional",
-             "config": {"layers": [_layer("Embedding"), _layer("LSTM"), _layer("AdditiveAttention"),
-                                   {"class_name": "__keras_tensor__", "module": None}]}}
+    model = {
+        "class_name": "Functional",
+        "module": "keras.src.models.functional",
+        "config": {
+            "layers": [
+                _layer("Embedding"),
+                _layer("LSTM"),
+                _layer("AdditiveAttention"),
+                {"class_name": "__keras_tensor__", "module": None},
+            ]
+        },
+    }
     assert check_config(model).allowed
     model["config"]["layers"].append(_layer("Lambda"))
     assert "'Lambda'" in check_config(model).message and not check_config(model).allowed
     model["config"]["layers"][-1] = _layer("system", module="os")
     assert "from the module 'os'" in check_config(model).message
-    model["config"]["layers"][-1] = _layer("KeyValueAttention", "homework.kv_attention", "attention_lab>KeyValueAttention")
+    model["config"]["layers"][-1] = _layer(
+        "KeyValueAttention", "homework.kv_attention", "attention_lab>KeyValueAttention"
+    )
     assert "this task allows no custom objects" in check_config(model).message
     allowed = ("attention_lab>KeyValueAttention",)
     assert "no custom_layers.py" in check_config(model, allowed_custom=allowed).message
@@ -87,7 +105,9 @@ def test_the_architecture_is_read_from_the_real_layer_graph_not_from_decoys():
     from labs.date_translation.config import DateTranslationConfig
 
     model, _ = _lab2_model()
-    assert {"Bidirectional", "LSTM", "AdditiveAttention", "Dense"} <= check_config(_model_config(model)).classes
+    assert {"Bidirectional", "LSTM", "AdditiveAttention", "Dense"} <= check_config(
+        _model_config(model)
+    ).classes
     baseline, _ = _lab2_model(DateTranslationConfig.tiny(attention=False))
     config = _decoyed(_model_config(baseline))
     assert check_config(config).allowed and "AdditiveAttention" not in check_config(config).classes
@@ -112,8 +132,11 @@ def test_a_second_output_earns_no_architecture_points():
     # The same inside a nested model: an output of the decoder that the model never uses is a decoy too.
     y, h = keras.Input((None,), dtype="int32", name="y"), keras.Input((None, 8), name="h")
     s = keras.layers.LSTM(8, return_sequences=True)(keras.layers.Embedding(20, 8)(y))
-    decoder = keras.Model({"y": y, "h": h}, {"p": keras.layers.Dense(15, activation="softmax")(s),
-                                             "z": keras.layers.AdditiveAttention()([s, h])}, name="decoder")
+    decoder = keras.Model(
+        {"y": y, "h": h},
+        {"p": keras.layers.Dense(15, activation="softmax")(s), "z": keras.layers.AdditiveAttention()([s, h])},
+        name="decoder",
+    )
     nested = keras.Model([source, target_in], decoder({"y": target_in, "h": memory})["p"])
     classes = check_config(_model_config(nested)).classes
     assert "LSTM" in classes and "AdditiveAttention" not in classes
@@ -125,23 +148,39 @@ def test_a_parameter_count_too_large_for_a_float_does_not_stop_the_batch(tmp_pat
     model, vocabs = _lab2_model()
     export(model, vocabs, task="date-translation", student_id="x", out=tmp_path / "subs" / "x.zip")
     make_hidden_set("date-translation", secret_file, tmp_path / "hidden", n=20)
-    monkeypatch.setattr(autograder.grade, "read_weights",      # as if the check slipped
-                        lambda *args: {"parameters": 10 ** 400, "fingerprint": None, "matrices": []})
-    records = grade_folder(tmp_path / "subs", load_rubric(task="date-translation"), tmp_path / "hidden",
-                           tmp_path / "grades", progress=False)
+    monkeypatch.setattr(
+        autograder.grade,
+        "read_weights",  # as if the check slipped
+        lambda *args: {"parameters": 10**400, "fingerprint": None, "matrices": []},
+    )
+    records = grade_folder(
+        tmp_path / "subs",
+        load_rubric(task="date-translation"),
+        tmp_path / "hidden",
+        tmp_path / "grades",
+        progress=False,
+    )
     assert records[0]["status"] == "error" and (tmp_path / "grades" / "gradebook.csv").is_file()
 
 
 def _decoyed(config: dict) -> dict:
-    """A config with an AdditiveAttention that computes nothing: a top-level object and a layer nothing feeds."""
-    decoy = {"class_name": "AdditiveAttention", "module": "keras.layers", "registered_name": None,
-             "config": {"name": "decoy", "use_scale": True, "dropout": 0.0}, "name": "decoy", "inbound_nodes": []}
+    """A config with an AdditiveAttention that computes nothing: a top-level object and a layer nothing
+    feeds."""
+    decoy = {
+        "class_name": "AdditiveAttention",
+        "module": "keras.layers",
+        "registered_name": None,
+        "config": {"name": "decoy", "use_scale": True, "dropout": 0.0},
+        "name": "decoy",
+        "inbound_nodes": [],
+    }
     config["decoy"] = dict(decoy)
     config["config"]["layers"].append(decoy)
     return config
 
 
 # ---- rubrics ----
+
 
 def test_default_rubrics_load_and_give_partial_credit():
     rubric = load_rubric(task="name-transliteration")
@@ -161,14 +200,20 @@ def test_a_broken_rubric_names_the_file_and_field(tmp_path):
 
 # ---- hidden sets ----
 
+
 def test_hidden_set_is_deterministic_and_disjoint_from_the_public_splits(tmp_path, secret_file):
     first = make_hidden_set("name-transliteration", secret_file, tmp_path / "a", n=200)
     again = make_hidden_set("name-transliteration", secret_file, tmp_path / "b", n=200)
     assert first == again
     assert (tmp_path / "a" / "targets.csv").read_bytes() == (tmp_path / "b" / "targets.csv").read_bytes()
     inputs, targets, _ = load_hidden_set(tmp_path / "a", "name-transliteration")
-    public = {r["source"] for split in ("train", "dev", "test")
-              for r in csv.DictReader(open(REPO_ROOT / "datasets" / "thai-names" / f"{split}.csv", encoding="utf-8"))}
+    public = {
+        r["source"]
+        for split in ("train", "dev", "test")
+        for r in csv.DictReader(
+            open(REPO_ROOT / "datasets" / "thai-names" / f"{split}.csv", encoding="utf-8")
+        )
+    }
     assert not {r["source"] for r in inputs} & public
     assert sorted({t["stratum"] for t in targets}) == ["seen", "unseen"]
     assert "target" not in (tmp_path / "a" / "inputs.csv").read_text(encoding="utf-8").splitlines()[0]
@@ -186,11 +231,18 @@ def test_the_homework_hidden_set_asks_for_words_whose_spellings_no_student_file_
 
     make_hidden_set("name-transliteration", secret_file, tmp_path / "h", n=200)
     _, targets, _ = load_hidden_set(tmp_path / "h", "name-transliteration")
-    unseen_words = {w for t in targets if t["stratum"] == "unseen" for w in t["source"].split(" ")
-                    if word_group(w) != "seen"}
+    unseen_words = {
+        w
+        for t in targets
+        if t["stratum"] == "unseen"
+        for w in t["source"].split(" ")
+        if word_group(w) != "seen"
+    }
     assert unseen_words and {word_group(w) for w in unseen_words} == {HIDDEN}
-    public = "".join((REPO_ROOT / "datasets" / "thai-names" / f"{split}.csv").read_text(encoding="utf-8")
-                     for split in ("train", "dev", "test"))
+    public = "".join(
+        (REPO_ROOT / "datasets" / "thai-names" / f"{split}.csv").read_text(encoding="utf-8")
+        for split in ("train", "dev", "test")
+    )
     assert not {w for w in re.findall(r"[\u0e00-\u0e7f]+", public)} & unseen_words
 
 
@@ -198,13 +250,13 @@ def test_a_killed_graders_leftovers_are_removed_at_the_next_start(tmp_path):
     import tempfile
 
     dead = subprocess.Popen(["true"])
-    dead.wait()                                            # a pid that no longer runs
+    dead.wait()  # a pid that no longer runs
     stale = Path(tempfile.mkdtemp(prefix=f"attention-lab-{dead.pid}-"))
     (stale / "in").mkdir()
     (stale / "in" / "job.json").write_text("{}")
     (stale / "in").chmod(0o555)
-    alive = Path(tempfile.mkdtemp(prefix=f"attention-lab-{os.getppid()}-"))   # a grader that still runs
-    planted = Path(tempfile.mkdtemp(prefix=f"attention-lab-{dead.pid}-"))     # a child's look-alike
+    alive = Path(tempfile.mkdtemp(prefix=f"attention-lab-{os.getppid()}-"))  # a grader that still runs
+    planted = Path(tempfile.mkdtemp(prefix=f"attention-lab-{dead.pid}-"))  # a child's look-alike
     (planted / "in").symlink_to(tmp_path / "target")
     (tmp_path / "target").write_text("the grader must not chmod this")
     (tmp_path / "target").chmod(0o600)
@@ -214,7 +266,7 @@ def test_a_killed_graders_leftovers_are_removed_at_the_next_start(tmp_path):
         assert clean_stale_folders() >= 1
         assert not stale.exists() and alive.exists()
         assert oct((tmp_path / "target").stat().st_mode & 0o777) == "0o600"
-        assert planted.exists() == (os.geteuid() == 0)    # not the grader's own: left alone
+        assert planted.exists() == (os.geteuid() == 0)  # not the grader's own: left alone
     finally:
         subprocess.run(["rm", "-rf", str(stale), str(alive), str(planted)], check=False)
 
@@ -228,10 +280,27 @@ def test_a_terminated_grader_removes_its_temporary_folders(tmp_path, secret_file
     export(model, vocabs, task="date-translation", student_id="x", out=tmp_path / "subs" / "x.zip")
     make_hidden_set("date-translation", secret_file, tmp_path / "hidden", n=50)
     env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
-    grader = subprocess.Popen([sys.executable, "-m", "autograder", "grade", str(tmp_path / "subs"), "--task",
-                               "date-translation", "--hidden", str(tmp_path / "hidden"), "--out", str(tmp_path / "g"),
-                               "--quiet"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    ours = lambda: list(Path(tempfile.gettempdir()).glob(f"attention-lab-{grader.pid}-*"))   # noqa: E731
+    grader = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "autograder",
+            "grade",
+            str(tmp_path / "subs"),
+            "--task",
+            "date-translation",
+            "--hidden",
+            str(tmp_path / "hidden"),
+            "--out",
+            str(tmp_path / "g"),
+            "--quiet",
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    ours = lambda: list(Path(tempfile.gettempdir()).glob(f"attention-lab-{grader.pid}-*"))  # noqa: E731
     deadline = time.monotonic() + 120
     while not ours() and grader.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -244,20 +313,30 @@ def test_a_terminated_grader_removes_its_temporary_folders(tmp_path, secret_file
 
 def test_hidden_set_refuses_a_short_secret(tmp_path):
     (tmp_path / "s.txt").write_text("1234")
-    result = run_autograder("hidden-set", "--task", "date-translation", "--seed-file", str(tmp_path / "s.txt"),
-                            "--out", str(tmp_path / "h"))
+    result = run_autograder(
+        "hidden-set",
+        "--task",
+        "date-translation",
+        "--seed-file",
+        str(tmp_path / "s.txt"),
+        "--out",
+        str(tmp_path / "h"),
+    )
     assert result.returncode == 2 and "use at least 16 random characters" in result.stderr
     assert not (tmp_path / "h").exists()
 
 
 # ---- bundles, hostile and honest ----
 
-TINY_CONFIGS = {"date-translation": ("labs.date_translation", "DateTranslationConfig"),
-                "name-transliteration": ("labs.name_transliteration", "NameTransliterationConfig")}
+TINY_CONFIGS = {
+    "date-translation": ("labs.date_translation", "DateTranslationConfig"),
+    "name-transliteration": ("labs.name_transliteration", "NameTransliterationConfig"),
+}
 
 
 def tiny_model_and_hidden_set(task: str, root: Path, n: int = 20):
-    """``root/secret.txt``, a hidden set of ``n`` rows in ``root/hidden``, and ``task``'s tiny model (seed 0) with
+    """``root/secret.txt``, a hidden set of ``n`` rows in ``root/hidden``, and ``task``'s tiny model (seed 0)
+    with
     its vocabularies: what a test needs to grade bundles of its own making."""
     import importlib
 
@@ -272,6 +351,7 @@ def tiny_model_and_hidden_set(task: str, root: Path, n: int = 20):
     tiny = getattr(importlib.import_module(f"{package}.config"), config).tiny()
     return build_model(tiny, len(vocabs["source"]), len(vocabs["target"])), vocabs
 
+
 def _lab2_model(config=None):
     import keras
 
@@ -281,11 +361,17 @@ def _lab2_model(config=None):
 
     keras.utils.set_random_seed(0)
     vocabs = vocabularies()
-    return build_model(config or DateTranslationConfig.tiny(), len(vocabs["source"]), len(vocabs["target"])), vocabs
+    return build_model(
+        config or DateTranslationConfig.tiny(), len(vocabs["source"]), len(vocabs["target"])
+    ), vocabs
 
 
-def _zip_with(path: Path, entries: dict[str, bytes], symlink: str | None = None, stored: bool = False) -> Path:
-    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED if stored else zipfile.ZIP_DEFLATED) as archive:
+def _zip_with(
+    path: Path, entries: dict[str, bytes], symlink: str | None = None, stored: bool = False
+) -> Path:
+    with zipfile.ZipFile(
+        path, "w", compression=zipfile.ZIP_STORED if stored else zipfile.ZIP_DEFLATED
+    ) as archive:
         for name, data in entries.items():
             archive.writestr(name, data)
         if symlink:
@@ -332,8 +418,11 @@ def _entry_offsets(path: Path, name: str) -> tuple[int, int]:
     data = path.read_bytes()
     with zipfile.ZipFile(path) as archive:
         local = archive.getinfo(name).header_offset
-    central = next(i for i in range(len(data)) if data.startswith(b"PK\x01\x02", i)
-                   and data[i + 46:i + 46 + len(name)] == name.encode())
+    central = next(
+        i
+        for i in range(len(data))
+        if data.startswith(b"PK\x01\x02", i) and data[i + 46 : i + 46 + len(name)] == name.encode()
+    )
     return local, central
 
 
@@ -344,7 +433,7 @@ def _patch_header(path: Path, name: str, *, flag_bits: int = 0, method: int | No
     for offset, flags_at, method_at in ((local, 6, 8), (central, 8, 10)):
         data[offset + flags_at] |= flag_bits
         if method is not None:
-            data[offset + method_at:offset + method_at + 2] = method.to_bytes(2, "little")
+            data[offset + method_at : offset + method_at + 2] = method.to_bytes(2, "little")
     path.write_bytes(bytes(data))
 
 
@@ -352,8 +441,12 @@ def _corrupt(path: Path, name: str) -> None:
     """Flip a byte of ``name``'s compressed data: its CRC no longer matches."""
     data = bytearray(path.read_bytes())
     local, _ = _entry_offsets(path, name)
-    start = local + 30 + int.from_bytes(data[local + 26:local + 28], "little") + \
-        int.from_bytes(data[local + 28:local + 30], "little")
+    start = (
+        local
+        + 30
+        + int.from_bytes(data[local + 26 : local + 28], "little")
+        + int.from_bytes(data[local + 28 : local + 30], "little")
+    )
     data[start + 2] ^= 0xFF
     path.write_bytes(bytes(data))
 
@@ -374,7 +467,9 @@ def lab2_submissions(tmp_path_factory):
     good = _bundle_files(subs / "as-a-folder")
 
     inputs = keras.Input((None,), dtype="int32")
-    lambda_model = keras.Model(inputs, keras.layers.Lambda(lambda x: keras.ops.cast(x, "float32") * 2)(inputs))
+    lambda_model = keras.Model(
+        inputs, keras.layers.Lambda(lambda x: keras.ops.cast(x, "float32") * 2)(inputs)
+    )
     lambda_model.save(root / "lambda.keras")
     _zip_with(subs / "lambda.zip", {**good, "model.keras": (root / "lambda.keras").read_bytes()})
 
@@ -382,6 +477,7 @@ def lab2_submissions(tmp_path_factory):
         config["config"]["layers"][3]["module"] = "os"
         config["config"]["layers"][3]["class_name"] = "system"
         return config
+
     _zip_with(subs / "foreign-module.zip", _replace_in_model(good, foreign))
     _zip_with(subs / "traversal.zip", {**good, "../escaped.txt": b"gotcha"})
     _zip_with(subs / "symlink.zip", good, symlink="vocab-link.json")
@@ -390,9 +486,14 @@ def lab2_submissions(tmp_path_factory):
     model.save(root / "model.h5")
     _zip_with(subs / "h5-renamed.zip", {**good, "model.keras": (root / "model.h5").read_bytes()})
 
-    language_model = keras.Sequential([keras.Input((None,), dtype="int32"), keras.layers.Embedding(20, 4),
-                                       keras.layers.LSTM(4, return_sequences=True),
-                                       keras.layers.Dense(len(vocabs["target"]), activation="softmax")])
+    language_model = keras.Sequential(
+        [
+            keras.Input((None,), dtype="int32"),
+            keras.layers.Embedding(20, 4),
+            keras.layers.LSTM(4, return_sequences=True),
+            keras.layers.Dense(len(vocabs["target"]), activation="softmax"),
+        ]
+    )
     language_model.save(root / "lm.keras")
     _zip_with(subs / "wrong-signature.zip", {**good, "model.keras": (root / "lm.keras").read_bytes()})
 
@@ -419,25 +520,43 @@ def lab2_submissions(tmp_path_factory):
     (subs / "link-to-zero.zip").symlink_to("/dev/zero")
     os.mkfifo(subs / "a-fifo.zip")
     (subs / "notes.txt").write_text("not a bundle")
-    _zip_with(subs / "decoy.zip", {**good, "model.keras": _model_file(root, _decoyed(_model_config(
-        _lab2_model(DateTranslationConfig.tiny(attention=False))[0])), good["model.keras"], "baseline")})
+    _zip_with(
+        subs / "decoy.zip",
+        {
+            **good,
+            "model.keras": _model_file(
+                root,
+                _decoyed(_model_config(_lab2_model(DateTranslationConfig.tiny(attention=False))[0])),
+                good["model.keras"],
+                "baseline",
+            ),
+        },
+    )
     export(model, vocabs, task="date-translation", student_id="someone-else", out=subs / "mismatch.zip")
     export(model, vocabs, task="date-translation", student_id="dotted", out=subs / ".dotted.zip")
-    for name in ('=HYPERLINK("evil.example")&A1.zip', "สมชาย.zip", "สมหญิง.zip", "Alice.zip", "alice.zip",
-                 "\u202egiz.exe\u200b.zip"):
+    for name in (
+        '=HYPERLINK("evil.example")&A1.zip',
+        "สมชาย.zip",
+        "สมหญิง.zip",
+        "Alice.zip",
+        "alice.zip",
+        "\u202egiz.exe\u200b.zip",
+    ):
         (subs / name).write_bytes(b"not a zip")
     (subs / "submission_metadata.yml").write_text("gradescope's index, not a submission\n")
 
-    def surrogate(config):   # a class name no UTF-8 file can hold, which Keras repeats in its error
+    def surrogate(config):  # a class name no UTF-8 file can hold, which Keras repeats in its error
         config["config"]["layers"][1]["class_name"] = "\udcff"
         return config
+
     _zip_with(subs / "surrogate.zip", _replace_in_model(good, surrogate))
-    (subs / os.fsdecode(b"caf\xe9.zip")).write_bytes(b"not a zip")       # a name that is not UTF-8
+    (subs / os.fsdecode(b"caf\xe9.zip")).write_bytes(b"not a zip")  # a name that is not UTF-8
     return root
 
 
-EXPECTED_LAB2 = {   # entry name -> (status, a phrase of the message)
-    "honest.zip": ("graded", ""), "as-a-folder": ("graded", ""),
+EXPECTED_LAB2 = {  # entry name -> (status, a phrase of the message)
+    "honest.zip": ("graded", ""),
+    "as-a-folder": ("graded", ""),
     "lambda.zip": ("disallowed", "'Lambda'"),
     "foreign-module.zip": ("disallowed", "from the module 'os'"),
     "traversal.zip": ("unsafe", "path traversal"),
@@ -467,7 +586,7 @@ EXPECTED_LAB2 = {   # entry name -> (status, a phrase of the message)
     "alice.zip": ("malformed", "not a readable zip file"),
     "surrogate.zip": ("load-failed", "Keras could not load"),
     "caf\ufffd.zip": ("malformed", "not a readable zip file"),
-    "<U+202E>giz.exe<U+200B>.zip": ("malformed", "not a readable zip file"),   # a name that reads reversed
+    "<U+202E>giz.exe<U+200B>.zip": ("malformed", "not a readable zip file"),  # a name that reads reversed
 }
 
 
@@ -476,14 +595,16 @@ def lab2_graded(lab2_submissions, secret_file, tmp_path_factory):
     root = lab2_submissions
     make_hidden_set("date-translation", secret_file, root / "hidden", n=200)
     rubric = load_rubric(_rubric(tmp_path_factory.mktemp("rubric"), "date-translation", wall_seconds=120))
-    records = grade_folder(root / "submissions", rubric, root / "hidden", root / "grades", jobs=2, progress=False)
+    records = grade_folder(
+        root / "submissions", rubric, root / "hidden", root / "grades", jobs=2, progress=False
+    )
     return root, rubric, {r["student"]: r for r in records}
 
 
 def test_every_bundle_gets_its_status_and_the_batch_completes(lab2_graded):
     root, _, records = lab2_graded
     by_entry = {r["bundle"]: r for r in records.values()}
-    assert set(by_entry) == set(EXPECTED_LAB2)         # every entry has its row (Gradescope's index has none)
+    assert set(by_entry) == set(EXPECTED_LAB2)  # every entry has its row (Gradescope's index has none)
     for entry, (status, phrase) in EXPECTED_LAB2.items():
         assert by_entry[entry]["status"] == status, (entry, by_entry[entry]["message"])
         assert phrase in by_entry[entry]["message"], (entry, by_entry[entry]["message"])
@@ -491,7 +612,7 @@ def test_every_bundle_gets_its_status_and_the_batch_completes(lab2_graded):
     # a refused bundle still gets the architecture points its (readable) config earns
     assert by_entry["nan-output.zip"]["score"] == 10 and by_entry["lambda.zip"]["score"] == 0
     decoy = by_entry["decoy.zip"]["lines"][0]
-    assert decoy["points"] == 0 and "no AdditiveAttention" in decoy["message"]   # the decoys compute nothing
+    assert decoy["points"] == 0 and "no AdditiveAttention" in decoy["message"]  # the decoys compute nothing
     assert {r["isolation"] for r in records.values()} == {available_isolation()}
 
 
@@ -499,12 +620,14 @@ def test_student_ids_stay_distinct_and_meta_json_is_checked_against_the_entry(la
     _, _, records = lab2_graded
     ids = {r["bundle"]: r["student"] for r in records.values()}
     assert len(set(ids.values())) == len(ids)
-    assert len({i.casefold() for i in ids.values()}) == len(ids)   # case-insensitive file systems too
+    assert len({i.casefold() for i in ids.values()}) == len(ids)  # case-insensitive file systems too
     assert ids["Alice.zip"] == "Alice" and ids["alice.zip"].startswith("alice+")
     assert ids["สมชาย.zip"].startswith("student-") and ids["สมชาย.zip"] != ids["สมหญิง.zip"]
     assert re.fullmatch(r"[A-Za-z0-9._-]+", ids['=HYPERLINK("evil.example")&A1.zip'])
     assert ids[".dotted.zip"].startswith("dotted-")
-    assert records[ids["mismatch.zip"]]["notes"] == ["meta.json names student 'someone-else'; the submission is 'mismatch'"]
+    assert records[ids["mismatch.zip"]]["notes"] == [
+        "meta.json names student 'someone-else'; the submission is 'mismatch'"
+    ]
     assert records[ids["honest.zip"]]["notes"] == []
 
 
@@ -523,21 +646,26 @@ def test_no_entry_can_be_named_into_another_entrys_id():
     for names in (["x", "x-2.zip", "x.zip"], ["x", "x.zip", "x-2"], ["X.zip", "x-2", "x.zip", "x-3.zip"]):
         ids = ids_of(names)
         assert len({i.casefold() for i in ids.values()}) == len(names)
-        for entry in ids:   # the entry its own name names keeps that id; the others are marked apart
+        for entry in ids:  # the entry its own name names keeps that id; the others are marked apart
             plain = student_id_for(entry)
             assert ids[entry] == plain or (ids[entry].startswith(plain + "+") and "+" not in plain)
         assert ids[Path("x-2" + (".zip" if "x-2.zip" in names else ""))] == "x-2"
-        again = ids_of([*names, "x-4.zip", "x.ZIP"])   # more entries: ids stand
+        again = ids_of([*names, "x-4.zip", "x.ZIP"])  # more entries: ids stand
         assert all(again[entry] == ids[entry] for entry in ids)
 
 
 def test_invisible_and_bidi_characters_are_shown_escaped_in_every_report(lab2_graded):
-    """A bundle named with U+202E (its name displays reversed) and a zero-width space: every report writes them
+    """A bundle named with U+202E (its name displays reversed) and a zero-width space: every report writes
+    them
     as <U+202E> and <U+200B>, and none holds such a character raw."""
     root, _, records = lab2_graded
     grades = root / "grades"
     hidden = re.compile("[\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
-    reports = [grades / "gradebook.csv", grades / "class-report.html", *sorted((grades / "feedback").glob("*.*"))]
+    reports = [
+        grades / "gradebook.csv",
+        grades / "class-report.html",
+        *sorted((grades / "feedback").glob("*.*")),
+    ]
     for path in reports:
         if path.suffix in (".csv", ".html", ".md"):
             assert not hidden.search(path.read_text(encoding="utf-8")), path
@@ -546,12 +674,24 @@ def test_invisible_and_bidi_characters_are_shown_escaped_in_every_report(lab2_gr
     from autograder.similarity import THRESHOLDS
 
     rubric = lab2_graded[1]
-    shown = [dict(r, bundle="\u202egiz.exe\u200b.zip", sandbox_seconds=999.0) if r["student"] == "honest" else r
-             for r in records.values()]
-    pair = {"student_a": "honest", "student_b": "decoy", "flagged": True, "why": "identical weights\u202e",
-            "identical_weights": True, "architecture": "same", "weight_similarity": 1.0, "matrices_compared": 3,
-            "shared_mistakes": None, "expected_shared_mistakes": None, "shared_mistakes_z": None,
-            "examples": [{"source": "\u2066x", "output": "y\u200d"}]}
+    shown = [
+        dict(r, bundle="\u202egiz.exe\u200b.zip", sandbox_seconds=999.0) if r["student"] == "honest" else r
+        for r in records.values()
+    ]
+    pair = {
+        "student_a": "honest",
+        "student_b": "decoy",
+        "flagged": True,
+        "why": "identical weights\u202e",
+        "identical_weights": True,
+        "architecture": "same",
+        "weight_similarity": 1.0,
+        "matrices_compared": 3,
+        "shared_mistakes": None,
+        "expected_shared_mistakes": None,
+        "shared_mistakes_z": None,
+        "examples": [{"source": "\u2066x", "output": "y\u200d"}],
+    }
     page = class_report_html(shown, rubric, [pair], THRESHOLDS)
     assert not hidden.search(page) and "&lt;U+202E&gt;giz.exe&lt;U+200B&gt;.zip" in page
     with open(grades / "gradebook.csv", encoding="utf-8") as handle:
@@ -563,7 +703,7 @@ def test_a_message_is_one_short_line_cut_before_an_escape_it_would_split():
 
     text = "/srv/kit/labs/x.py line 3:\n" + "a" * 40 + "\u202e" + "b" * 10
     assert clean_message(text) == "…/x.py line 3: " + "a" * 40 + "<U+202E>" + "b" * 10
-    for limit in range(56, 66):                   # each cut that lands inside '<U+202E>' drops all of it
+    for limit in range(56, 66):  # each cut that lands inside '<U+202E>' drops all of it
         cut = clean_message(text, limit)
         assert len(cut) <= limit and cut.endswith("…")
         assert cut[:-1].endswith("a" * 40) or cut[:-1].endswith("<U+202E>") or cut[-2] == "b", cut
@@ -575,27 +715,42 @@ def test_gradebook_leaderboard_feedback_and_gradescope_results(lab2_graded):
     with open(grades / "gradebook.csv", encoding="utf-8") as handle:
         book = list(csv.DictReader(handle))
     assert [r["student"] for r in book] == sorted(records)
-    assert set(book[0]) >= {"student", "score", "max_score", "exact_match", "status", "message", "isolation", "notes"}
+    assert set(book[0]) >= {
+        "student",
+        "score",
+        "max_score",
+        "exact_match",
+        "status",
+        "message",
+        "isolation",
+        "notes",
+    }
     formula = next(r for r in book if "HYPERLINK" in r["bundle"])
-    assert formula["bundle"].startswith("'=")                # a spreadsheet shows it as text
+    assert formula["bundle"].startswith("'=")  # a spreadsheet shows it as text
     with open(grades / "leaderboard.csv", encoding="utf-8") as handle:
         graded = {r["student"] for r in records.values() if r["status"] == "graded"}
         assert {r["student"] for r in csv.DictReader(handle)} == graded
     for student in records:
         result = json.loads((grades / "results" / f"{student}.json").read_text(encoding="utf-8"))
         assert isinstance(result["score"], (int, float)) and result["score"] == records[student]["score"]
-        assert isinstance(result["execution_time"], int)        # whole seconds: a coarse channel, not a fine one
+        assert isinstance(result["execution_time"], int)  # whole seconds: a coarse channel, not a fine one
         assert result["visibility"] in ("visible", "hidden", "after_due_date", "after_published")
         for test in result["tests"]:
-            assert {"name", "score", "max_score", "output"} <= set(test) and 0 <= test["score"] <= test["max_score"]
+            assert {"name", "score", "max_score", "output"} <= set(test) and 0 <= test["score"] <= test[
+                "max_score"
+            ]
             assert test["status"] in ("passed", "failed")
         assert sum(t["max_score"] for t in result["tests"]) == rubric.max_score
         assert all({"name", "value"} <= set(entry) for entry in result["leaderboard"])
-        assert (grades / "feedback" / f"{student}.md").is_file() and (grades / "feedback" / f"{student}.html").is_file()
+        assert (grades / "feedback" / f"{student}.md").is_file() and (
+            grades / "feedback" / f"{student}.html"
+        ).is_file()
     honest = (grades / "feedback" / "honest.md").read_text(encoding="utf-8")
     assert "## Examples from the public dev set" in honest and "honest-example-1.png" in honest
     assert "data:image/png;base64," in (grades / "feedback" / "honest.html").read_text(encoding="utf-8")
-    assert "Lambda layers and custom modules are not loaded" in (grades / "feedback" / "lambda.md").read_text(encoding="utf-8")
+    assert "Lambda layers and custom modules are not loaded" in (grades / "feedback" / "lambda.md").read_text(
+        encoding="utf-8"
+    )
 
 
 def test_a_rerun_resumes_and_grading_again_gives_the_same_scores(lab2_graded, monkeypatch):
@@ -605,28 +760,37 @@ def test_a_rerun_resumes_and_grading_again_gives_the_same_scores(lab2_graded, mo
     root, rubric, records = lab2_graded
     runs = []
     real_run_child = autograder.grade.run_child
-    def run_child(files, job, *args, **kwargs):   # counts the runs on the hidden set (not the public examples')
+
+    def run_child(
+        files, job, *args, **kwargs
+    ):  # counts the runs on the hidden set (not the public examples')
         runs.extend([1] if job.get("sources") else [])
         return real_run_child(files, job, *args, **kwargs)
 
     monkeypatch.setattr(autograder.grade, "run_child", run_child)
-    again = grade_folder(root / "submissions", rubric, root / "hidden", root / "grades", jobs=2, progress=False)
+    again = grade_folder(
+        root / "submissions", rubric, root / "hidden", root / "grades", jobs=2, progress=False
+    )
     assert {r["student"]: r["score"] for r in again} == {s: r["score"] for s, r in records.items()}
-    assert runs == []   # nothing was run again: every result came from results/
-    forced = grade_folder(root / "submissions", rubric, root / "hidden", root / "grades", jobs=2, force=True,
-                          progress=False)
+    assert runs == []  # nothing was run again: every result came from results/
+    forced = grade_folder(
+        root / "submissions", rubric, root / "hidden", root / "grades", jobs=2, force=True, progress=False
+    )
     assert {r["student"]: r["score"] for r in forced} == {s: r["score"] for s, r in records.items()}
     sandboxed = [s for s, r in records.items() if r["sandbox_seconds"] is not None]
-    assert len(runs) == len(sandboxed) >= 6   # --force ran every bundle that reaches the sandbox again
+    assert len(runs) == len(sandboxed) >= 6  # --force ran every bundle that reaches the sandbox again
     # A fixed grader (here: other code, as grader_digest sees it) grades again without --force.
     runs.clear()
     monkeypatch.setattr(autograder.batch, "grader_digest", lambda: "0" * 64)
-    fixed = grade_folder(root / "submissions", rubric, root / "hidden", root / "grades", jobs=2, progress=False)
+    fixed = grade_folder(
+        root / "submissions", rubric, root / "hidden", root / "grades", jobs=2, progress=False
+    )
     assert {r["student"]: r["score"] for r in fixed} == {s: r["score"] for s, r in records.items()}
     assert len(runs) == len(sandboxed) and {r["grader_sha256"] for r in fixed} == {"0" * 64}
 
 
 # ---- the reference models, end to end ----
+
 
 def test_reference_models_are_graded_end_to_end(tmp_path, secret_file):
     """Tiny trained runs of the three labs, exported as bundles and graded from the command line."""
@@ -637,23 +801,48 @@ def test_reference_models_are_graded_end_to_end(tmp_path, secret_file):
     from labs.name_transliteration.config import NameTransliterationConfig
     from labs.name_transliteration.train import train as train_names
 
-    runs = {"date-generation": train_dates(DateGenerationConfig.tiny(), verbose=0),
-            "date-translation": train_translator(DateTranslationConfig.tiny(), verbose=0),
-            "name-transliteration": train_names(NameTransliterationConfig.tiny(), verbose=0)}
+    runs = {
+        "date-generation": train_dates(DateGenerationConfig.tiny(), verbose=0),
+        "date-translation": train_translator(DateTranslationConfig.tiny(), verbose=0),
+        "name-transliteration": train_names(NameTransliterationConfig.tiny(), verbose=0),
+    }
     for task, run in runs.items():
         vocabs = run.vocabs if hasattr(run, "vocabs") else {"target": run.vocab}
         subs = tmp_path / task / "submissions"
         export(run.model, vocabs, task=task, student_id="reference", out=subs / "reference.zip")
-        made = run_autograder("hidden-set", "--task", task, "--seed-file", str(secret_file), "--out",
-                              str(tmp_path / task / "hidden"), "--n", "100")
+        made = run_autograder(
+            "hidden-set",
+            "--task",
+            task,
+            "--seed-file",
+            str(secret_file),
+            "--out",
+            str(tmp_path / task / "hidden"),
+            "--n",
+            "100",
+        )
         assert made.returncode == 0, made.stderr
-        graded = run_autograder("grade", str(subs), "--task", task, "--hidden", str(tmp_path / task / "hidden"),
-                                "--out", str(tmp_path / task / "grades"), "--quiet")
+        graded = run_autograder(
+            "grade",
+            str(subs),
+            "--task",
+            task,
+            "--hidden",
+            str(tmp_path / task / "hidden"),
+            "--out",
+            str(tmp_path / task / "grades"),
+            "--quiet",
+        )
         assert graded.returncode == 0, graded.stderr
-        assert "1 graded" in graded.stdout and "similarity.csv (0 flagged pairs) and class-report.html" in graded.stdout
-        result = json.loads((tmp_path / task / "grades" / "results" / "reference.json").read_text(encoding="utf-8"))
+        assert (
+            "1 graded" in graded.stdout
+            and "similarity.csv (0 flagged pairs) and class-report.html" in graded.stdout
+        )
+        result = json.loads(
+            (tmp_path / task / "grades" / "results" / "reference.json").read_text(encoding="utf-8")
+        )
         assert result["extra_data"]["attention_lab"]["status"] == "graded"
-        assert result["tests"][0]["score"] == 10   # the reference architecture earns its points
+        assert result["tests"][0]["score"] == 10  # the reference architecture earns its points
     checked = run_autograder("check", str(tmp_path / "date-translation" / "submissions" / "reference.zip"))
     assert checked.returncode == 0, checked.stderr
     assert "status: graded" in checked.stdout and "score on the public dev set" in checked.stdout
@@ -662,20 +851,44 @@ def test_reference_models_are_graded_end_to_end(tmp_path, secret_file):
 def test_gradescope_package_runs_one_submission(tmp_path, secret_file):
     model, vocabs = _lab2_model()
     make_hidden_set("date-translation", secret_file, tmp_path / "hidden", n=100)
-    packaged = run_autograder("gradescope", "--task", "date-translation", "--hidden", str(tmp_path / "hidden"),
-                              "--out", str(tmp_path / "autograder.zip"))
+    packaged = run_autograder(
+        "gradescope",
+        "--task",
+        "date-translation",
+        "--hidden",
+        str(tmp_path / "hidden"),
+        "--out",
+        str(tmp_path / "autograder.zip"),
+    )
     assert packaged.returncode == 0, packaged.stderr
     with zipfile.ZipFile(tmp_path / "autograder.zip") as archive:
         names = set(archive.namelist())
-        assert {"setup.sh", "run_autograder", "rubric.toml", "hidden/targets.csv", "requirements.txt",
-                "autograder/child.py", "labs/common/decoding.py"} <= names
+        assert {
+            "setup.sh",
+            "run_autograder",
+            "rubric.toml",
+            "hidden/targets.csv",
+            "requirements.txt",
+            "autograder/child.py",
+            "labs/common/decoding.py",
+        } <= names
         assert (archive.getinfo("run_autograder").external_attr >> 16) & 0o111
         assert not any(n.endswith(".keras") or "__pycache__" in n for n in names)
     submission = tmp_path / "submission"
     export(model, vocabs, task="date-translation", student_id="gs", out=submission / "submission.zip")
-    ran = run_autograder("gradescope-run", "--task", "date-translation", "--hidden", str(tmp_path / "hidden"),
-                         "--rubric", str(REPO_ROOT / "autograder" / "rubrics" / "date-translation.toml"),
-                         "--submission", str(submission), "--results", str(tmp_path / "results.json"))
+    ran = run_autograder(
+        "gradescope-run",
+        "--task",
+        "date-translation",
+        "--hidden",
+        str(tmp_path / "hidden"),
+        "--rubric",
+        str(REPO_ROOT / "autograder" / "rubrics" / "date-translation.toml"),
+        "--submission",
+        str(submission),
+        "--results",
+        str(tmp_path / "results.json"),
+    )
     assert ran.returncode == 0, ran.stderr
     results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
     assert results["extra_data"]["attention_lab"]["status"] == "graded" and len(results["tests"]) == 2
@@ -691,17 +904,23 @@ def test_check_explains_a_missing_bundle_in_one_line(tmp_path):
 FIXTURES = REPO_ROOT / "tests" / "fixtures"
 
 
-@pytest.mark.parametrize("task,bundle", [("date-translation", "lab2-bundle-kit-0.1.0.zip"),
-                                         ("name-transliteration", "homework-bundle-kit-0.1.0.zip")])
+@pytest.mark.parametrize(
+    "task,bundle",
+    [
+        ("date-translation", "lab2-bundle-kit-0.1.0.zip"),
+        ("name-transliteration", "homework-bundle-kit-0.1.0.zip"),
+    ],
+)
 def test_a_bundle_exported_by_an_earlier_kit_still_grades(task, bundle, tmp_path, secret_file):
     """Bundles that students exported with kit 0.1.0 (commit 10403d4, before the task registry)."""
     (tmp_path / "subs").mkdir()
     (tmp_path / "subs" / bundle).write_bytes((FIXTURES / bundle).read_bytes())
     make_hidden_set(task, secret_file, tmp_path / "hidden", n=40)
-    record = grade_folder(tmp_path / "subs", load_rubric(task=task), tmp_path / "hidden", tmp_path / "grades",
-                          progress=False)[0]
+    record = grade_folder(
+        tmp_path / "subs", load_rubric(task=task), tmp_path / "hidden", tmp_path / "grades", progress=False
+    )[0]
     assert record["status"] == "graded", record["message"]
-    assert record["lines"][0]["points"] == 10 and record["examples"]            # architecture, and feedback shown
+    assert record["lines"][0]["points"] == 10 and record["examples"]  # architecture, and feedback shown
     checked = run_autograder("check", str(FIXTURES / bundle))
     assert checked.returncode == 0 and "status: graded" in checked.stdout, checked.stdout + checked.stderr
 
@@ -723,7 +942,8 @@ def _with_weights(bundle: Path, out: Path, change) -> Path:
 
 
 def _hide_behind_links(weights) -> None:
-    """Move every variable under ``optimizer/`` and leave a soft link where Keras looks (it loads the same)."""
+    """Move every variable under ``optimizer/`` and leave a soft link where Keras looks (it loads the
+    same)."""
     import h5py
 
     paths = []
@@ -735,24 +955,44 @@ def _hide_behind_links(weights) -> None:
 
 def test_weights_the_reader_cannot_count_earn_no_architecture_points(tmp_path, secret_file):
     """Unreadable weights would otherwise buy the parameter budget's points that the same model, readable and
-    over the budget, loses: a declared-huge extra dataset makes the count fail (0 points, said why), soft links
-    to datasets outside the model's groups are counted where they are used; the honest bundle keeps its points."""
+    over the budget, loses: a declared-huge extra dataset makes the count fail (0 points, said why), soft
+    links
+    to datasets outside the model's groups are counted where they are used; the honest bundle keeps its
+    points."""
     import h5py
 
     model, vocabs = _lab2_model()
-    honest = export(model, vocabs, task="date-translation", student_id="honest", out=tmp_path / "subs" / "honest.zip")
-    _with_weights(honest, tmp_path / "subs" / "huge.zip", lambda w: w.create_dataset(
-        "layers/extra", shape=(2 ** 40, 2 ** 24), dtype="f4", chunks=(1, 16)))
+    honest = export(
+        model, vocabs, task="date-translation", student_id="honest", out=tmp_path / "subs" / "honest.zip"
+    )
+    _with_weights(
+        honest,
+        tmp_path / "subs" / "huge.zip",
+        lambda w: w.create_dataset("layers/extra", shape=(2**40, 2**24), dtype="f4", chunks=(1, 16)),
+    )
     _with_weights(honest, tmp_path / "subs" / "linked.zip", _hide_behind_links)
-    _with_weights(honest, tmp_path / "subs" / "external.zip", lambda w: w.__setitem__(
-        "layers/elsewhere", h5py.ExternalLink("/etc/passwd", "/x")))
+    _with_weights(
+        honest,
+        tmp_path / "subs" / "external.zip",
+        lambda w: w.__setitem__("layers/elsewhere", h5py.ExternalLink("/etc/passwd", "/x")),
+    )
     make_hidden_set("date-translation", secret_file, tmp_path / "hidden", n=20)
-    records = {r["student"]: r for r in grade_folder(tmp_path / "subs", load_rubric(task="date-translation"),
-                                                     tmp_path / "hidden", tmp_path / "grades", progress=False)}
+    records = {
+        r["student"]: r
+        for r in grade_folder(
+            tmp_path / "subs",
+            load_rubric(task="date-translation"),
+            tmp_path / "hidden",
+            tmp_path / "grades",
+            progress=False,
+        )
+    }
     architecture = {student: record["lines"][0] for student, record in records.items()}
     assert architecture["honest"]["points"] == 10 and records["honest"]["parameters"] == model.count_params()
     assert records["linked"]["parameters"] == model.count_params() and architecture["linked"]["points"] == 10
     for student in ("huge", "external"):
-        assert records[student]["parameters"] is None and architecture[student]["points"] == 0, records[student]
+        assert records[student]["parameters"] is None and architecture[student]["points"] == 0, records[
+            student
+        ]
         assert "could not count the parameters" in architecture[student]["message"]
     assert records["huge"]["score"] == records["honest"]["score"] - 10

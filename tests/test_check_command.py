@@ -25,19 +25,24 @@ from tests.test_autograder import FIXTURES, _zip_with, run_autograder
 LAB2 = FIXTURES / "lab2-bundle-kit-0.1.0.zip"
 HOMEWORK = FIXTURES / "homework-bundle-kit-0.1.0.zip"
 # What the student kit's kv_attention.py raises until the first TODO is written (tools/release.py).
-TODO = ("TODO: compute keys (batch, S, key_dim), values (batch, S, value_dim) and q (batch, T, key_dim) "
-        "(homework/kv_attention.py)")
+TODO = (
+    "TODO: compute keys (batch, S, key_dim), values (batch, S, value_dim) and q (batch, T, key_dim) "
+    "(homework/kv_attention.py)"
+)
 
 
 @pytest.fixture(scope="module")
 def unwritten_layer(tmp_path_factory):
-    """The homework bundle with the layer of the student kit, its first TODO not written: Keras cannot load it."""
+    """The homework bundle with the layer of the student kit, its first TODO not written: Keras cannot load
+    it."""
     with zipfile.ZipFile(HOMEWORK) as archive:
         files = {name: archive.read(name) for name in archive.namelist()}
     layer = files["custom_layers.py"].decode("utf-8")
     solved = "        keys = ops.matmul(memory, self.key_kernel)"
     assert solved in layer
-    files["custom_layers.py"] = layer.replace(solved, f"        raise NotImplementedError({TODO!r})", 1).encode()
+    files["custom_layers.py"] = layer.replace(
+        solved, f"        raise NotImplementedError({TODO!r})", 1
+    ).encode()
     return _zip_with(tmp_path_factory.mktemp("unwritten") / "submission.zip", files)
 
 
@@ -45,34 +50,48 @@ def test_the_first_line_names_the_task_and_a_matching_task_is_graded():
     checked = run_autograder("check", str(LAB2), "--task", "date-translation")
     assert checked.returncode == 0, checked.stdout + checked.stderr
     first = checked.stdout.splitlines()[0]
-    assert first.startswith(f"Checking {LAB2}: a date-translation bundle "
-                            f"({tasks.get('date-translation').title}), against its rubric on the public dev set"), first
+    assert first.startswith(
+        f"Checking {LAB2}: a date-translation bundle "
+        f"({tasks.get('date-translation').title}), against its rubric on the public dev set"
+    ), first
     assert "status: graded" in checked.stdout
     # Lab 2 prints exact match as a percentage; so does the check.
-    assert re.search(r"exact match, all 40 formats, on the first 1,000 rows of the public dev set: \d+\.\d\d%$",
-                     checked.stdout, re.MULTILINE), checked.stdout
+    assert re.search(
+        r"exact match, all 40 formats, on the first 1,000 rows of the public dev set: \d+\.\d\d%$",
+        checked.stdout,
+        re.MULTILINE,
+    ), checked.stdout
 
 
 def test_a_bundle_of_another_lab_fails_in_one_line_without_grading():
     checked = run_autograder("check", str(LAB2), "--task", "name-transliteration")
     assert checked.returncode == 1
-    assert checked.stdout == ""                                       # not graded: nothing checked, no score
+    assert checked.stdout == ""  # not graded: nothing checked, no score
     lines = checked.stderr.splitlines()
     assert len(lines) == 1, checked.stderr
-    assert lines[0].startswith("python -m autograder: error: lab2-bundle-kit-0.1.0.zip is a date-translation bundle "
-                               f"({tasks.get('date-translation').title}), not a name-transliteration one"), lines[0]
+    assert lines[0].startswith(
+        "python -m autograder: error: lab2-bundle-kit-0.1.0.zip is a date-translation bundle "
+        f"({tasks.get('date-translation').title}), not a name-transliteration one"
+    ), lines[0]
 
 
 def test_check_bundle_with_a_task_refuses_another_labs_bundle_without_running_it():
     # The notebook's call where the run is lab 2's: the rubric follows the run, the task is the assignment's.
     record = check_bundle(LAB2, load_rubric(task="date-translation"), task="name-transliteration")
     assert record["status"] == "wrong-task"
-    assert record["task"] == "name-transliteration" and record["max_score"] == load_rubric(
-        task="name-transliteration").max_score
-    assert "date-translation bundle" in record["message"] and "not a name-transliteration one" in record["message"]
+    assert (
+        record["task"] == "name-transliteration"
+        and record["max_score"] == load_rubric(task="name-transliteration").max_score
+    )
+    assert (
+        "date-translation bundle" in record["message"]
+        and "not a name-transliteration one" in record["message"]
+    )
     assert "\n" not in record["message"]
-    assert record["score"] == 0 and record["sandbox_seconds"] is None         # never run
-    assert check_bundle(LAB2, task="name-transliteration")["status"] == "wrong-task"   # no rubric: the task's own
+    assert record["score"] == 0 and record["sandbox_seconds"] is None  # never run
+    assert (
+        check_bundle(LAB2, task="name-transliteration")["status"] == "wrong-task"
+    )  # no rubric: the task's own
 
 
 def test_a_bundle_that_is_not_a_bundle_exits_non_zero(tmp_path):
@@ -82,7 +101,9 @@ def test_a_bundle_that_is_not_a_bundle_exits_non_zero(tmp_path):
     assert "as a date-translation bundle (" in checked.stdout.splitlines()[0]
     assert "its meta.json names no task of this kit)" in checked.stdout.splitlines()[0]
     assert "status: malformed" in checked.stdout
-    assert " / " not in "\n".join(checked.stdout.splitlines()[2:-1]), "a bundle that never ran gets no rubric lines"
+    assert " / " not in "\n".join(checked.stdout.splitlines()[2:-1]), (
+        "a bundle that never ran gets no rubric lines"
+    )
     assert checked.stdout.splitlines()[-1].startswith("score on the public dev set: 0 / ")
 
 
@@ -90,13 +111,17 @@ def test_a_layer_that_raises_fails_to_load_and_its_own_error_is_what_the_student
     checked = run_autograder("check", str(unwritten_layer))
     assert checked.returncode == 1, checked.stdout + checked.stderr
     status = next(line for line in checked.stdout.splitlines() if line.startswith("status: "))
-    assert status.startswith("status: load-failed: Keras could not load model.keras: KeyValueAttention.call() raised "
-                             f"NotImplementedError: {TODO} (custom_layers.py, line "), status
+    assert status.startswith(
+        "status: load-failed: Keras could not load model.keras: KeyValueAttention.call() raised "
+        f"NotImplementedError: {TODO} (custom_layers.py, line "
+    ), status
     assert "\x1b" not in checked.stdout and "[1m" not in checked.stdout and "[0m" not in checked.stdout
     assert "Arguments received" not in checked.stdout and "…" not in status
 
 
-def test_feedback_and_gradebook_keep_the_students_error_line_and_no_terminal_escapes(unwritten_layer, tmp_path):
+def test_feedback_and_gradebook_keep_the_students_error_line_and_no_terminal_escapes(
+    unwritten_layer, tmp_path
+):
     rubric = load_rubric(task="name-transliteration")
     record = {**check_bundle(unwritten_layer, rubric), "student": "s1"}
     assert record["status"] == "load-failed"
@@ -114,14 +139,15 @@ def test_feedback_and_gradebook_keep_the_students_error_line_and_no_terminal_esc
 
 def test_terminal_escapes_from_a_child_never_reach_a_report():
     # The child runs student code, so it may return any text: the grader cleans what it reads.
-    assert checked_failure("load-failed", "Keras: \x1b[1mbold\x1b[0m and \x1b]0;a title\x07\x1b[38;5;196mred\x1b[m") \
-        == ("load-failed", "Keras: bold and red")
+    assert checked_failure(
+        "load-failed", "Keras: \x1b[1mbold\x1b[0m and \x1b]0;a title\x07\x1b[38;5;196mred\x1b[m"
+    ) == ("load-failed", "Keras: bold and red")
 
 
 def test_check_shows_rates_as_percentages_as_the_labs_print_them(monkeypatch, capsys, tmp_path):
     records = []
 
-    def few_rows(*args, **kwargs):   # the command's own check, on 40 dev rows to keep the test short
+    def few_rows(*args, **kwargs):  # the command's own check, on 40 dev rows to keep the test short
         records.append(check_bundle(*args, **kwargs, limit=40))
         return records[-1]
 
@@ -135,9 +161,11 @@ def test_check_shows_rates_as_percentages_as_the_labs_print_them(monkeypatch, ca
     assert code == 0, out
     record = records[0]
     values = {line["name"]: line["value"] for line in record["lines"]}
-    assert values["cer_unseen"] > 1        # a kit-0.1.0 tiny model writes long outputs: more than one error a char
-    shown = re.search(r"character error rate on names with unseen words, .*: (\S+)$", out, re.MULTILINE).group(1)
-    assert shown == f"{values['cer_unseen']:.2%}"           # labs/name_transliteration/evaluate.py: CER {cer:.2%}
+    assert values["cer_unseen"] > 1  # a kit-0.1.0 tiny model writes long outputs: more than one error a char
+    shown = re.search(
+        r"character error rate on names with unseen words, .*: (\S+)$", out, re.MULTILINE
+    ).group(1)
+    assert shown == f"{values['cer_unseen']:.2%}"  # labs/name_transliteration/evaluate.py: CER {cer:.2%}
     for name in ("accuracy_seen", "accuracy_unseen"):
         assert re.search(rf": {re.escape(f'{values[name]:.2%}')}$", out, re.MULTILINE)
     rule = next(line["rule"] for line in record["lines"] if line["name"] == "cer_unseen")
@@ -148,19 +176,24 @@ def test_check_shows_rates_as_percentages_as_the_labs_print_them(monkeypatch, ca
     rubric = load_rubric(task="name-transliteration")
     write_student_files({**record, "student": "s1"}, rubric, tmp_path)
     write_gradebook([{**record, "student": "s1"}], rubric, tmp_path)
-    saved = json.loads((tmp_path / "results" / "s1.json").read_text(encoding="utf-8"))["extra_data"]["attention_lab"]
+    saved = json.loads((tmp_path / "results" / "s1.json").read_text(encoding="utf-8"))["extra_data"][
+        "attention_lab"
+    ]
     assert saved["metrics"]["cer_unseen"] == values["cer_unseen"]
     assert f"{values['cer_unseen']:.6f}" in (tmp_path / "gradebook.csv").read_text(encoding="utf-8")
     assert shown in (tmp_path / "feedback" / "s1.md").read_text(encoding="utf-8")
 
 
 def test_every_metric_that_is_a_fraction_is_a_rate_of_its_task():
-    """The registry says which metrics are rates; each is one the task grades, and the labs' headline ones are."""
+    """The registry says which metrics are rates; each is one the task grades, and the labs' headline ones
+    are."""
     for task in tasks.all_tasks():
         assert set(task.rates) <= set(task.metric_names), task.name
     assert {"accuracy", "cer", "exact_match"} <= set(tasks.get("name-transliteration").rates)
     assert tasks.get("name-transliteration").show_metric("cer", 0.0337) == "3.37%"
-    assert tasks.get("name-transliteration").show_metric("mrr", 0.8312) == "0.8312"   # not a rate: as the lab prints it
+    assert (
+        tasks.get("name-transliteration").show_metric("mrr", 0.8312) == "0.8312"
+    )  # not a rate: as the lab prints it
 
 
 def test_the_class_report_shows_rates_as_percentages():

@@ -7,11 +7,14 @@ import pytest
 from labs.common.files import read_csv
 
 
-@pytest.mark.parametrize("name,columns", [
-    ("iso-dates", ["date"]),
-    ("date-pairs", ["source", "target", "format_id", "locale"]),
-    ("thai-names", ["source", "target", "alternatives", "gender", "stratum"]),
-])
+@pytest.mark.parametrize(
+    "name,columns",
+    [
+        ("iso-dates", ["date"]),
+        ("date-pairs", ["source", "target", "format_id", "locale"]),
+        ("thai-names", ["source", "target", "alternatives", "gender", "stratum"]),
+    ],
+)
 def test_data_command_writes_csv_and_same_seed_gives_same_bytes(cli, tmp_path, name, columns):
     first, second, other = tmp_path / "a.csv", tmp_path / "b.csv", tmp_path / "c.csv"
     for path, seed in ((first, "5"), (second, "5"), (other, "6")):
@@ -26,31 +29,65 @@ def test_data_command_writes_csv_and_same_seed_gives_same_bytes(cli, tmp_path, n
 
 def test_date_pairs_options(cli, tmp_path):
     out = tmp_path / "th.csv"
-    result = cli("data", "date-pairs", "--n", "200", "--out", str(out), "--split", "test",
-                 "--locale", "th_TH", "--format", "th_medium_be2,th_digits_short_be2")
+    result = cli(
+        "data",
+        "date-pairs",
+        "--n",
+        "200",
+        "--out",
+        str(out),
+        "--split",
+        "test",
+        "--locale",
+        "th_TH",
+        "--format",
+        "th_medium_be2,th_digits_short_be2",
+    )
     assert result.returncode == 0, result.stderr
     assert {r["format_id"] for r in read_csv(out)} == {"th_medium_be2", "th_digits_short_be2"}
 
 
 def test_iso_dates_range_options(cli, tmp_path):
     out = tmp_path / "feb.csv"
-    assert cli("data", "iso-dates", "--n", "100", "--start", "2020-02-01", "--end", "2020-02-29",
-               "--out", str(out)).returncode == 0
+    assert (
+        cli(
+            "data",
+            "iso-dates",
+            "--n",
+            "100",
+            "--start",
+            "2020-02-01",
+            "--end",
+            "2020-02-29",
+            "--out",
+            str(out),
+        ).returncode
+        == 0
+    )
     assert {r["date"][:8] for r in read_csv(out)} == {"2020-02-"}
 
 
-@pytest.mark.parametrize("args,message", [
-    (["data", "iso-dates", "--n", "-3"], "n must be 0 or more, got -3"),
-    (["data", "iso-dates", "--n", "1000000000"], "more than the 10,000,000 rows"),
-    (["data", "iso-dates", "--n", "ten"], "invalid int value: 'ten'"),
-    (["data", "iso-dates", "--n", "5", "--start", "2018-02-30"], "--start '2018-02-30' is not a calendar date"),
-    (["data", "iso-dates", "--n", "5", "--start", "2020-01-01", "--end", "2019-01-01"], "after end"),
-    (["data", "date-pairs", "--n", "5", "--locale", "th_XX"], "unknown locale 'th_XX'; choose one of: en_US, en_GB, th_TH"),
-    (["data", "date-pairs", "--n", "5", "--format", "d MMM YYY"], "unknown format 'd MMM YYY'"),
-    (["data", "date-pairs", "--n", "5", "--split", "validation"], "unknown split 'validation'"),
-    (["data", "thai-names", "--n", "5", "--table", "/nonexistent.csv"], "no romanization table"),
-    (["data", "cities", "--n", "5"], "invalid choice: 'cities'"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["data", "iso-dates", "--n", "-3"], "n must be 0 or more, got -3"),
+        (["data", "iso-dates", "--n", "1000000000"], "more than the 10,000,000 rows"),
+        (["data", "iso-dates", "--n", "ten"], "invalid int value: 'ten'"),
+        (
+            ["data", "iso-dates", "--n", "5", "--start", "2018-02-30"],
+            "--start '2018-02-30' is not a calendar date",
+        ),
+        (["data", "iso-dates", "--n", "5", "--start", "2020-01-01", "--end", "2019-01-01"], "after end"),
+        (
+            ["data", "date-pairs", "--n", "5", "--locale", "th_XX"],
+            "unknown locale 'th_XX'; choose one of: en_US, en_GB, th_TH",
+        ),
+        (["data", "date-pairs", "--n", "5", "--format", "d MMM YYY"], "unknown format 'd MMM YYY'"),
+        (["data", "date-pairs", "--n", "5", "--split", "validation"], "unknown split 'validation'"),
+        (["data", "thai-names", "--n", "5", "--table", "/nonexistent.csv"], "no romanization table"),
+        (["data", "cities", "--n", "5"], "invalid choice: 'cities'"),
+    ],
+)
 def test_bad_arguments_give_one_line_and_no_file(cli, tmp_path, args, message):
     out = tmp_path / "out.csv"
     result = cli(*args, "--out", str(out))
@@ -112,9 +149,13 @@ def test_autograder_without_a_command_lists_what_it_can_do():
 
     from tests.conftest import REPO_ROOT
 
-    result = subprocess.run([sys.executable, "-m", "autograder"], cwd=REPO_ROOT, capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "autograder"], cwd=REPO_ROOT, capture_output=True, text=True
+    )
     assert result.returncode == 2 and "the following arguments are required: command" in result.stderr
-    helped = subprocess.run([sys.executable, "-m", "autograder", "--help"], cwd=REPO_ROOT, capture_output=True, text=True)
+    helped = subprocess.run(
+        [sys.executable, "-m", "autograder", "--help"], cwd=REPO_ROOT, capture_output=True, text=True
+    )
     for command in ("hidden-set", "grade", "gradescope", "check"):
         assert command in helped.stdout
-    assert "gradescope-run" not in helped.stdout   # internal: what the Gradescope container calls
+    assert "gradescope-run" not in helped.stdout  # internal: what the Gradescope container calls

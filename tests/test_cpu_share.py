@@ -27,24 +27,26 @@ from tests.test_grader_attacks import PRELUDE, needs_namespaces
 # The attack that worked: busy processes, each in a session of its own (the scheduler shares the
 # CPU per session), while the module goes on to load the model as an honest one does. Its run is
 # kept alive so that the burners outlast its neighbour's.
-BURN = r'''
+BURN = r"""
 for _ in range(40):
     subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
 time.sleep(600)
-'''
+"""
 # Work spread over processes that each stay far under the per-process CPU limit, waited for.
-SPREAD = r'''
+SPREAD = r"""
 work = "import time\nend = time.process_time() + 4\nwhile time.process_time() < end: pass"
 workers = [subprocess.Popen([sys.executable, "-c", work]) for _ in range(8)]
 for worker in workers:
     worker.wait()
-'''
-CPU_SECONDS = 15      # the honest child uses about 6 s of CPU time on a 2-core laptop
+"""
+CPU_SECONDS = 15  # the honest child uses about 6 s of CPU time on a 2-core laptop
 
 
 def _cgroup_with_quota() -> bool:
     """Whether the grader may make a cgroup that holds a child to its share of the cores here."""
-    group = Cgroup.create(f"{autograder.sandbox.TEMP_PREFIX}{os.getpid()}-probe", TreeLimits(1 << 30, 64, 1.0))
+    group = Cgroup.create(
+        f"{autograder.sandbox.TEMP_PREFIX}{os.getpid()}-probe", TreeLimits(1 << 30, 64, 1.0)
+    )
     if group is None:
         return False
     group.remove()
@@ -63,7 +65,8 @@ def containment(request, monkeypatch):
 
 @pytest.fixture(scope="module")
 def homework(tmp_path_factory):
-    """A hidden set, a rubric with small time limits, a maker of homework bundles and the honest bundle's result
+    """A hidden set, a rubric with small time limits, a maker of homework bundles and the honest bundle's
+    result
     graded alone."""
     root = tmp_path_factory.mktemp("cpu-share")
     model, vocabs = tiny_model_and_hidden_set("name-transliteration", root)
@@ -73,9 +76,11 @@ def homework(tmp_path_factory):
         export(model, vocabs, task="name-transliteration", student_id=name, out=folder / name)
         (folder / name / "custom_layers.py").write_text(layer + PRELUDE + attack, encoding="utf-8")
 
-    # The wall-clock backstop: ten times what the honest child takes, beside the attack too, where its share holds.
-    rubric = load_rubric(_rubric(root, "name-transliteration", cpu_seconds=CPU_SECONDS, wall_seconds=60,
-                                 memory_mb=3072))
+    # The wall-clock backstop: ten times what the honest child takes, beside the attack too, where its share
+    # holds.
+    rubric = load_rubric(
+        _rubric(root, "name-transliteration", cpu_seconds=CPU_SECONDS, wall_seconds=60, memory_mb=3072)
+    )
     bundle(root / "alone", "honest")
     alone = grade_folder(root / "alone", rubric, root / "hidden", root / "grades-alone", progress=False)[0]
     assert alone["status"] == "graded", alone["message"]
@@ -86,12 +91,18 @@ def homework(tmp_path_factory):
 def test_a_bundle_that_burns_every_core_costs_its_neighbour_nothing(homework, containment, tmp_path):
     homework.bundle(tmp_path / "subs", "honest")
     homework.bundle(tmp_path / "subs", "burner", BURN)
-    records = {r["student"]: r for r in grade_folder(tmp_path / "subs", homework.rubric, homework.hidden,
-                                                     tmp_path / "grades", jobs=2, progress=False)}
+    records = {
+        r["student"]: r
+        for r in grade_folder(
+            tmp_path / "subs", homework.rubric, homework.hidden, tmp_path / "grades", jobs=2, progress=False
+        )
+    }
     honest, burner = records["honest"], records["burner"]
     assert honest["status"] == "graded", honest["message"]
     assert (honest["score"], honest["metrics"]) == (homework.alone["score"], homework.alone["metrics"])
-    assert not any("graded again alone" in note for note in honest["notes"])    # its first run, beside the burner
+    assert not any(
+        "graded again alone" in note for note in honest["notes"]
+    )  # its first run, beside the burner
     assert burner["status"] == "timeout" and f"more than {CPU_SECONDS} s of CPU time" in burner["message"]
     assert any("graded again alone" in note for note in burner["notes"])
 
@@ -100,15 +111,21 @@ def test_a_bundle_that_burns_every_core_costs_its_neighbour_nothing(homework, co
 def test_cpu_time_is_charged_across_the_whole_tree(homework, containment, tmp_path):
     """Eight processes of 4 s each stay under the per-process limit; together they are over the tree's."""
     homework.bundle(tmp_path / "subs", "spreader", SPREAD)
-    record = grade_folder(tmp_path / "subs", homework.rubric, homework.hidden, tmp_path / "grades", progress=False)[0]
+    record = grade_folder(
+        tmp_path / "subs", homework.rubric, homework.hidden, tmp_path / "grades", progress=False
+    )[0]
     assert record["status"] == "timeout", record["message"]
-    assert record["message"] == (f"loading and running the model used more than {CPU_SECONDS} s of CPU time "
-                                 "(all its processes together)")
+    assert record["message"] == (
+        f"loading and running the model used more than {CPU_SECONDS} s of CPU time "
+        "(all its processes together)"
+    )
 
 
 def _first_run_times_out(monkeypatch, out_of_time: set[str], jobs: int) -> list[tuple[str, int]]:
-    """Make the first run of every bundle in ``out_of_time`` end in ``timeout`` (all runs, for a name ending in
-    ``-always``); the others are graded for real. The first runs of a batch with ``jobs`` 2 overlap. Returns each
+    """Make the first run of every bundle in ``out_of_time`` end in ``timeout`` (all runs, for a name ending
+    in
+    ``-always``); the others are graded for real. The first runs of a batch with ``jobs`` 2 overlap. Returns
+    each
     run as ``(bundle, runs in flight as it started)``."""
     real = autograder.batch.grade_bundle
     runs, lock, together = [], threading.Lock(), threading.Barrier(2, timeout=60)
@@ -124,8 +141,11 @@ def _first_run_times_out(monkeypatch, out_of_time: set[str], jobs: int) -> list[
                 together.wait()
             if path.name in out_of_time and (first or path.name.endswith("-always")):
                 record = missing_bundle(path.name, rubric, hidden, "", kwargs.get("isolation", "none"))
-                record.update(status="timeout", message=f"run {len([n for n, _ in runs if n == path.name])} took "
-                                                        "longer than 60 s of wall-clock time")
+                record.update(
+                    status="timeout",
+                    message=f"run {len([n for n, _ in runs if n == path.name])} took "
+                    "longer than 60 s of wall-clock time",
+                )
                 return record
             return real(path, rubric, hidden, **kwargs)
         finally:
@@ -148,25 +168,45 @@ def lab2(tmp_path_factory):
 
 def test_a_bundle_out_of_time_beside_another_is_graded_again_alone(lab2, monkeypatch, tmp_path):
     runs = _first_run_times_out(monkeypatch, {"slow", "slow-always"}, jobs=2)
-    records = {r["student"]: r for r in grade_folder(lab2 / "subs", load_rubric(task="date-translation"),
-                                                     lab2 / "hidden", tmp_path / "grades", jobs=2, progress=False)}
+    records = {
+        r["student"]: r
+        for r in grade_folder(
+            lab2 / "subs",
+            load_rubric(task="date-translation"),
+            lab2 / "hidden",
+            tmp_path / "grades",
+            jobs=2,
+            progress=False,
+        )
+    }
     assert sorted(name for name, _ in runs) == ["slow", "slow", "slow-always", "slow-always"]
-    assert [in_flight for _, in_flight in runs[2:]] == [1, 1]        # the second runs: nothing beside them
+    assert [in_flight for _, in_flight in runs[2:]] == [1, 1]  # the second runs: nothing beside them
     slow, always = records["slow"], records["slow-always"]
-    assert slow["status"] == "graded", slow["message"]                # the second result stands
-    assert "graded again alone: its first run, beside other bundles, ran out of time (run 1 took longer than 60 s" \
-        in "; ".join(slow["notes"])
+    assert slow["status"] == "graded", slow["message"]  # the second result stands
+    assert (
+        "graded again alone: its first run, beside other bundles, ran out of time (run 1 took longer than 60 "
+        "s" in "; ".join(slow["notes"])
+    )
     assert always["status"] == "timeout" and always["message"].startswith("run 2 took longer")
     assert any("graded again alone" in note for note in always["notes"])
     gradebook = (tmp_path / "grades" / "gradebook.csv").read_text(encoding="utf-8")
-    assert gradebook.count("graded again alone") == 2                  # the instructor's notes column
+    assert gradebook.count("graded again alone") == 2  # the instructor's notes column
     feedback = (tmp_path / "grades" / "feedback" / "slow.md").read_text(encoding="utf-8")
     assert "timeout" not in feedback and "again alone" not in feedback
 
 
 def test_a_bundle_out_of_time_alone_is_not_graded_again(lab2, monkeypatch, tmp_path):
     runs = _first_run_times_out(monkeypatch, {"slow-always"}, jobs=1)
-    records = {r["student"]: r for r in grade_folder(lab2 / "subs", load_rubric(task="date-translation"),
-                                                     lab2 / "hidden", tmp_path / "grades", jobs=1, progress=False)}
+    records = {
+        r["student"]: r
+        for r in grade_folder(
+            lab2 / "subs",
+            load_rubric(task="date-translation"),
+            lab2 / "hidden",
+            tmp_path / "grades",
+            jobs=1,
+            progress=False,
+        )
+    }
     assert sorted(name for name, _ in runs) == ["slow", "slow-always"]
     assert records["slow-always"]["status"] == "timeout" and records["slow-always"]["notes"] == []

@@ -11,13 +11,13 @@ import pytest
 from labs.common.decoding import choose_next, decode_steps
 from labs.common.errors import InputError
 from labs.common.metrics import bits_per_token, total_variation
+from labs.common.pipeline import language_model_arrays
 from labs.common.vocab import END_ID, PAD_ID, START_ID, UNK_ID
 from labs.date_generation.config import DateGenerationConfig
 from labs.date_generation.data import IsoDateDistribution, vocabularies
 from labs.date_generation.evaluate import copied_share, field_distances, uniqueness, validity
 from labs.date_generation.model import build_model, step_decoder
 from labs.date_generation.sampling import sample
-from labs.common.pipeline import language_model_arrays
 from labs.date_generation.train import load_run, train
 
 VOCAB = vocabularies()["target"]
@@ -62,10 +62,10 @@ def test_step_model_agrees_with_the_full_model_on_the_same_prefix(cell):
 
 def test_sampling_is_deterministic_for_a_seed(tiny_run):
     run, _ = tiny_run
-    first = sample(run.model, {'target': VOCAB}, 50, seed=3)
-    assert first == sample(run.model, {'target': VOCAB}, 50, seed=3)
-    assert first != sample(run.model, {'target': VOCAB}, 50, seed=4)
-    assert len(set(sample(run.model, {'target': VOCAB}, 20, greedy=True))) == 1  # greedy: one answer
+    first = sample(run.model, {"target": VOCAB}, 50, seed=3)
+    assert first == sample(run.model, {"target": VOCAB}, 50, seed=3)
+    assert first != sample(run.model, {"target": VOCAB}, 50, seed=4)
+    assert len(set(sample(run.model, {"target": VOCAB}, 20, greedy=True))) == 1  # greedy: one answer
 
 
 def test_choose_next_greedy_top_k_temperature_and_banned_tokens():
@@ -101,7 +101,16 @@ def test_decode_steps_stops_at_end_and_pads_after_it():
 
 
 def test_validity_uniqueness_and_copying_on_hand_made_samples():
-    samples = ["2020-02-29", "2019-02-29", "1900-02-29", "2000-02-29", "2018-04-31", "2018-13-01", "18-03-19", "2018-03-19"]
+    samples = [
+        "2020-02-29",
+        "2019-02-29",
+        "1900-02-29",
+        "2000-02-29",
+        "2018-04-31",
+        "2018-13-01",
+        "18-03-19",
+        "2018-03-19",
+    ]
     assert validity(samples) == pytest.approx(3 / 8)  # the leap days of 2020 and 2000, and 2018-03-19
     assert uniqueness(["2018-03-19", "2018-03-19", "2018-03-20", "2018-03-21"]) == pytest.approx(3 / 4)
     assert copied_share(["2018-03-19", "2018-03-20"], ["2018-03-19"]) == pytest.approx(0.5)
@@ -130,7 +139,12 @@ def test_total_variation_and_bits_per_token():
 
 def test_training_writes_the_run_folder_and_reloads(tiny_run):
     run, out = tiny_run
-    assert {p.name for p in out.iterdir()} >= {"model.keras", "vocab.json", "metrics.json", "training_curve.png"}
+    assert {p.name for p in out.iterdir()} >= {
+        "model.keras",
+        "vocab.json",
+        "metrics.json",
+        "training_curve.png",
+    }
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["config"] == DateGenerationConfig.tiny().to_dict()
     assert len(metrics["bits_per_token"]["validation"]) == DateGenerationConfig.tiny().epochs

@@ -11,7 +11,15 @@ from labs.common.errors import InputError
 from labs.common.files import read_csv
 from labs.common.isodate import is_iso_date
 from labs.date_translation.data import SPLITS, sample_pairs, select_formats, split_of
-from labs.date_translation.formats import FORMATS, FORMATS_BY_ID, LOCALES, TWO_DIGIT_WINDOW, ordinal, pattern_fields, render
+from labs.date_translation.formats import (
+    FORMATS,
+    FORMATS_BY_ID,
+    LOCALES,
+    TWO_DIGIT_WINDOW,
+    ordinal,
+    pattern_fields,
+    render,
+)
 from tests.conftest import DATASETS
 
 THAI_TO_ARABIC = str.maketrans("๐๑๒๓๔๕๖๗๘๙", "0123456789")
@@ -49,8 +57,12 @@ def test_every_format_writes_the_right_year_on_the_first_and_last_days_of_many_y
             if not fmt.allows(day):
                 continue
             text = render(fmt, day, rng).translate(THAI_TO_ARABIC)
-            expected = {"ce": str(year), "ce2": f"{year % 100:02d}", "be": str(year + 543),
-                        "be2": f"{(year + 543) % 100:02d}"}[fmt.year]
+            expected = {
+                "ce": str(year),
+                "ce2": f"{year % 100:02d}",
+                "be": str(year + 543),
+                "be2": f"{(year + 543) % 100:02d}",
+            }[fmt.year]
             assert re.findall(r"\d+", text)[-1] == expected, (fmt.id, day, text)
 
 
@@ -58,19 +70,39 @@ def test_known_renderings():
     day = date(2018, 1, 27)
     rng = random.Random(0)
     expected = {
-        "us_full": "Saturday, January 27, 2018", "us_short": "1/27/18", "us_apostrophe_year": "Jan 27, '18",
-        "gb_medium": "27 Jan 2018", "gb_short": "27/01/2018", "gb_ordinal_of": "27th of January 2018",
-        "gb_upper": "27 JAN 2018", "th_long_ce": "27 มกราคม ค.ศ. 2018", "th_long_be_era": "27 มกราคม พ.ศ. 2561",
-        "th_medium_be": "27 ม.ค. 2561", "th_medium_be2": "27 ม.ค. 61", "th_digits_medium_be": "๒๗ ม.ค. ๒๕๖๑",
-        "th_digits_short_be2": "๒๗/๑/๖๑", "th_full_be": "วันเสาร์ที่ 27 มกราคม พ.ศ. 2561",
+        "us_full": "Saturday, January 27, 2018",
+        "us_short": "1/27/18",
+        "us_apostrophe_year": "Jan 27, '18",
+        "gb_medium": "27 Jan 2018",
+        "gb_short": "27/01/2018",
+        "gb_ordinal_of": "27th of January 2018",
+        "gb_upper": "27 JAN 2018",
+        "th_long_ce": "27 มกราคม ค.ศ. 2018",
+        "th_long_be_era": "27 มกราคม พ.ศ. 2561",
+        "th_medium_be": "27 ม.ค. 2561",
+        "th_medium_be2": "27 ม.ค. 61",
+        "th_digits_medium_be": "๒๗ ม.ค. ๒๕๖๑",
+        "th_digits_short_be2": "๒๗/๑/๖๑",
+        "th_full_be": "วันเสาร์ที่ 27 มกราคม พ.ศ. 2561",
     }
     for format_id, text in expected.items():
         assert render(FORMATS_BY_ID[format_id], day, rng) == text
 
 
 def test_ordinals_single_digit_days_and_mixed_case():
-    assert [ordinal(d) for d in (1, 2, 3, 4, 11, 12, 13, 21, 22, 23, 31)] == \
-        ["1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "23rd", "31st"]
+    assert [ordinal(d) for d in (1, 2, 3, 4, 11, 12, 13, 21, 22, 23, 31)] == [
+        "1st",
+        "2nd",
+        "3rd",
+        "4th",
+        "11th",
+        "12th",
+        "13th",
+        "21st",
+        "22nd",
+        "23rd",
+        "31st",
+    ]
     assert render(FORMATS_BY_ID["gb_ordinal"], date(2018, 5, 22)) == "22nd May 2018"
     assert render(FORMATS_BY_ID["gb_numeric"], date(2018, 5, 2)) == "2/5/2018"
     assert render(FORMATS_BY_ID["gb_short"], date(2018, 5, 2)) == "02/05/2018"
@@ -128,9 +160,17 @@ def test_same_seed_same_rows():
 
 def test_splits_are_by_date():
     for split in SPLITS:
-        assert all(split_of(date.fromisoformat(r["target"])) == split for r in sample_pairs(3_000, 1, split=split))
-    dates = {split: {r["target"] for r in read_csv(DATASETS / "date-pairs" / f"{split}.csv")} for split in SPLITS}
-    assert not dates["train"] & dates["dev"] and not dates["train"] & dates["test"] and not dates["dev"] & dates["test"]
+        assert all(
+            split_of(date.fromisoformat(r["target"])) == split for r in sample_pairs(3_000, 1, split=split)
+        )
+    dates = {
+        split: {r["target"] for r in read_csv(DATASETS / "date-pairs" / f"{split}.csv")} for split in SPLITS
+    }
+    assert (
+        not dates["train"] & dates["dev"]
+        and not dates["train"] & dates["test"]
+        and not dates["dev"] & dates["test"]
+    )
 
 
 def test_locale_and_format_selection():

@@ -7,13 +7,13 @@ import pytest
 
 from labs.common.decoding import decode_steps
 from labs.common.errors import InputError
+from labs.common.pipeline import translation_arrays
+from labs.common.seq2seq import attention_model as build_attention_model
+from labs.common.seq2seq import step_decoder
 from labs.date_translation import evaluate
 from labs.date_translation.config import DateTranslationConfig
 from labs.date_translation.data import sample_pairs, vocabularies
-from labs.date_translation.model import build_model
-from labs.common.pipeline import translation_arrays
-from labs.common.seq2seq import attention_model as build_attention_model, step_decoder
-from labs.date_translation.model import TARGET_LENGTH
+from labs.date_translation.model import TARGET_LENGTH, build_model
 from labs.date_translation.train import load_run, train
 from labs.date_translation.translate import translate
 
@@ -42,7 +42,9 @@ def _arrays(texts, length=None):
 
 @pytest.mark.parametrize("attention", [True, False])
 def test_model_signature(attention):
-    model = build_model(DateTranslationConfig.tiny(attention=attention), len(VOCABS["source"]), len(VOCABS["target"]))
+    model = build_model(
+        DateTranslationConfig.tiny(attention=attention), len(VOCABS["source"]), len(VOCABS["target"])
+    )
     source, target_in, _ = _arrays(SOURCES)
     probabilities = np.asarray(model([source, target_in]))
     assert probabilities.shape == (len(SOURCES), TARGET_LENGTH, len(VOCABS["target"]))
@@ -52,14 +54,15 @@ def test_model_signature(attention):
 def test_padding_does_not_change_the_outputs(model):
     short_source, target_in, _ = _arrays(SOURCES)
     long_source, _, _ = _arrays(SOURCES, length=short_source.shape[1] + 9)
-    np.testing.assert_allclose(np.asarray(model([short_source, target_in])),
-                               np.asarray(model([long_source, target_in])), atol=1e-5)
+    np.testing.assert_allclose(
+        np.asarray(model([short_source, target_in])), np.asarray(model([long_source, target_in])), atol=1e-5
+    )
 
 
 def test_attention_weights_sum_to_one_over_the_real_source_positions(model):
     source, target_in, _ = _arrays(SOURCES, length=40)
     _, weights = build_attention_model(model)([source, target_in])
-    weights = np.asarray(weights)                                     # (batch, T, S)
+    weights = np.asarray(weights)  # (batch, T, S)
     real = source != 0
     np.testing.assert_allclose((weights * real[:, None, :]).sum(-1), 1.0, rtol=1e-5)
     assert np.abs(weights * ~real[:, None, :]).max() < 1e-6
@@ -95,8 +98,9 @@ def test_beam_width_one_is_greedy(tiny_run):
     greedy = decode_steps(step, state, len(sources), max_length=TARGET_LENGTH, greedy=True)
     single = beam_search(step, state, len(sources), beam_width=1, max_length=TARGET_LENGTH)[0]
     np.testing.assert_array_equal(single.tokens, greedy.tokens)
-    assert [t.output for t in translate(run.model, run.vocabs, sources, beam=1)] == \
-        [VOCABS["target"].decode(row) for row in greedy.tokens]
+    assert [t.output for t in translate(run.model, run.vocabs, sources, beam=1)] == [
+        VOCABS["target"].decode(row) for row in greedy.tokens
+    ]
     beams = translate(run.model, run.vocabs, sources[:5], beam=3)
     assert all(len(t.alternatives) == 3 and t.alternatives[0] == t.output for t in beams)
 
@@ -109,17 +113,27 @@ def test_translation_attention_has_one_row_per_output_character_and_end(tiny_run
 
 
 def test_per_format_per_locale_and_per_field_tables():
-    rows = [{"source": "a", "target": "2018-01-27", "format_id": "gb_short", "locale": "en_GB"},
-            {"source": "bb", "target": "2018-01-27", "format_id": "gb_short", "locale": "en_GB"},
-            {"source": "ccc", "target": "1999-12-31", "format_id": "th_medium_be", "locale": "th_TH"},
-            {"source": "dddd", "target": "1999-12-31", "format_id": "us_full", "locale": "en_US"}]
+    rows = [
+        {"source": "a", "target": "2018-01-27", "format_id": "gb_short", "locale": "en_GB"},
+        {"source": "bb", "target": "2018-01-27", "format_id": "gb_short", "locale": "en_GB"},
+        {"source": "ccc", "target": "1999-12-31", "format_id": "th_medium_be", "locale": "th_TH"},
+        {"source": "dddd", "target": "1999-12-31", "format_id": "us_full", "locale": "en_US"},
+    ]
     predictions = ["2018-01-27", "2018-01-28", "1999-12-31", "nonsense"]
     table = evaluate.results_table(rows, predictions)
     per_format = evaluate.breakdown(table, "format_id")
     assert per_format.loc["gb_short", "exact_match"] == 0.5 and per_format.loc["gb_short", "examples"] == 2
     assert per_format.index[0] == "us_full"  # worst first
-    assert evaluate.breakdown(table, "locale")["exact_match"].to_dict() == {"en_US": 0.0, "en_GB": 0.5, "th_TH": 1.0}
-    assert evaluate.field_accuracy(predictions, table["target"].tolist()) == {"year": 0.75, "month": 0.75, "day": 0.5}
+    assert evaluate.breakdown(table, "locale")["exact_match"].to_dict() == {
+        "en_US": 0.0,
+        "en_GB": 0.5,
+        "th_TH": 1.0,
+    }
+    assert evaluate.field_accuracy(predictions, table["target"].tolist()) == {
+        "year": 0.75,
+        "month": 0.75,
+        "day": 0.5,
+    }
     summary = evaluate.summary(table)
     assert summary["exact_match"] == 0.5 and summary["per_locale"]["th_TH"] == 1.0
     by_length = evaluate.compare_by_length({"attention": table, "baseline": table.assign(correct=False)})
@@ -132,14 +146,18 @@ def test_attention_plot_has_thai_labels(tmp_path):
 
     assert use_thai_font() is not None
     source, output = "๒๗ ม.ค. ๖๑", "2018-01-27"
-    figure = plot_attention(source, output, np.full((len(output) + 1, len(source)), 1 / len(source)),
-                            path=tmp_path / "attention.png")
+    figure = plot_attention(
+        source,
+        output,
+        np.full((len(output) + 1, len(source)), 1 / len(source)),
+        path=tmp_path / "attention.png",
+    )
     labels = [label.get_text() for label in figure.axes[0].get_xticklabels()]
     assert labels[:2] == ["๒", "๗"] and "ม" in labels
     assert (tmp_path / "attention.png").read_bytes()[:4] == b"\x89PNG"
     # Every Thai glyph is really in the font matplotlib picks for it: no empty boxes.
-    from matplotlib import font_manager
     from fontTools.ttLib import TTFont
+    from matplotlib import font_manager
 
     path = font_manager.findfont(font_manager.FontProperties(family=use_thai_font()))
     cmap = TTFont(path, lazy=True).getBestCmap()
@@ -156,10 +174,17 @@ def test_without_a_thai_font_labels_fall_back_to_code_points():
 
 def test_run_folder_round_trip(tiny_run):
     run, out = tiny_run
-    assert {p.name for p in out.iterdir()} >= {"model.keras", "vocab.json", "metrics.json", "training_curve.png"}
+    assert {p.name for p in out.iterdir()} >= {
+        "model.keras",
+        "vocab.json",
+        "metrics.json",
+        "training_curve.png",
+    }
     model, vocabs, config = load_run(out)
     assert config == DateTranslationConfig.tiny()
-    assert [t.output for t in translate(model, vocabs, SOURCES)] == [t.output for t in translate(run.model, run.vocabs, SOURCES)]
+    assert [t.output for t in translate(model, vocabs, SOURCES)] == [
+        t.output for t in translate(run.model, run.vocabs, SOURCES)
+    ]
 
 
 def test_config_rejects_bad_values():
@@ -173,13 +198,24 @@ def test_cli_train_translate_evaluate(cli, tmp_path):
     result = cli("train", "date-translation", "--tiny", "--quiet", "--no-attention", "--out", str(baseline))
     assert result.returncode == 0, result.stderr
     assert json.loads((baseline / "metrics.json").read_text())["config"]["attention"] == "none"
-    translated = cli("translate", "--model", str(attention), "27 January 2018", "๒๗ ม.ค. ๖๑", "--beam", "2",
-                     "--plot", str(tmp_path / "heat.png"))
+    translated = cli(
+        "translate",
+        "--model",
+        str(attention),
+        "27 January 2018",
+        "๒๗ ม.ค. ๖๑",
+        "--beam",
+        "2",
+        "--plot",
+        str(tmp_path / "heat.png"),
+    )
     assert translated.returncode == 0, translated.stderr
     assert "27 January 2018  ->" in translated.stdout and (tmp_path / "heat-2.png").is_file()
     no_plot = cli("translate", "--model", str(baseline), "27 January 2018", "--plot", str(tmp_path / "x.png"))
     assert no_plot.returncode == 2 and "without attention" in no_plot.stderr
-    evaluated = cli("evaluate", "date-translation", "--model", str(attention), "--baseline", str(baseline), "--n", "200")
+    evaluated = cli(
+        "evaluate", "date-translation", "--model", str(attention), "--baseline", str(baseline), "--n", "200"
+    )
     assert evaluated.returncode == 0, evaluated.stderr
     assert "exact match per format" in evaluated.stdout and "by source length" in evaluated.stdout
     assert json.loads((attention / "evaluation.json").read_text())["examples"] == 200

@@ -14,7 +14,8 @@ from tests.conftest import REPO_ROOT, run_cli
 
 @pytest.fixture
 def out_in_the_kit():
-    """A demo folder inside the kit's runs/, where `make demo` writes (runs/demo): the grader there refuses a kit
+    """A demo folder inside the kit's runs/, where `make demo` writes (runs/demo): the grader there refuses a
+    kit
     that holds a hidden set or a secret, so the demo must keep them elsewhere."""
     out = REPO_ROOT / "runs" / f"test-demo-{os.getpid()}"
     yield out
@@ -27,8 +28,10 @@ def test_tiny_demo_writes_the_report_and_grades_all_three_models(out_in_the_kit,
     result = run_cli("demo", "--tiny", "--out", str(out))
     assert result.returncode == 0, result.stderr[-3000:]
     assert not [p for p in out.rglob("manifest.json") if "hidden-set" in p.read_text(encoding="utf-8")]
-    assert not list(out.rglob("secret*")) and set(Path(tempfile.gettempdir()).glob("attention-lab-demo-grading-*")) \
-        == before                                        # the secret and hidden sets lived outside, and are gone
+    assert (
+        not list(out.rglob("secret*"))
+        and set(Path(tempfile.gettempdir()).glob("attention-lab-demo-grading-*")) == before
+    )  # the secret and hidden sets lived outside, and are gone
     for step in ("[1/5]", "[2/5]", "[3/5]", "[4/5]", "[5/5]", "Done in"):
         assert step in result.stdout
     report = (out / "report.md").read_text(encoding="utf-8")
@@ -41,12 +44,14 @@ def test_tiny_demo_writes_the_report_and_grades_all_three_models(out_in_the_kit,
     for task, lab in summary["labs"].items():
         gradebook = read_csv(out / "grading" / task / "grades" / "gradebook.csv")
         assert lab["status"] == "graded" and lab["training_seconds"] > 0
-        assert [(float(row["score"]), row["student"]) for row in gradebook] == [(lab["score"], "reference"),
-                                                                                  (lab["score"], "reference-copy")]
+        assert [(float(row["score"]), row["student"]) for row in gradebook] == [
+            (lab["score"], "reference"),
+            (lab["score"], "reference-copy"),
+        ]
         assert lab["flagged_pairs"] == [["reference", "reference-copy"]]
         assert (out / lab["class_report"]).is_file() and lab["class_report"] in report
     html = (out / "report.html").read_text(encoding="utf-8")
-    assert html.count("data:image/png;base64,") >= 7   # 3 training curves and 4 heatmaps
+    assert html.count("data:image/png;base64,") >= 7  # 3 training curves and 4 heatmaps
     (tmp_path / "notes.txt").write_text("a folder of the user's own")
-    again = run_cli("demo", "--tiny", "--out", str(tmp_path))   # not empty, not a demo folder
+    again = run_cli("demo", "--tiny", "--out", str(tmp_path))  # not empty, not a demo folder
     assert again.returncode == 2 and "was not written by a demo" in again.stderr

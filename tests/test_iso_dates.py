@@ -61,15 +61,28 @@ def test_distribution_is_uniform_over_months():
 
 def test_strict_iso_validity():
     assert is_iso_date("2000-02-29") and is_iso_date("2018-03-19")
-    for bad in ("2019-02-29", "1900-02-29", "2018-3-19", "2018-13-01", "2018-04-31", " 2018-03-19",
-                "2018/03/19", "٢٠١٨-03-19", "20180319", ""):
+    for bad in (
+        "2019-02-29",
+        "1900-02-29",
+        "2018-3-19",
+        "2018-13-01",
+        "2018-04-31",
+        " 2018-03-19",
+        "2018/03/19",
+        "٢٠١٨-03-19",
+        "20180319",
+        "",
+    ):
         assert not is_iso_date(bad), bad
 
 
-@pytest.mark.parametrize("start,end,message", [
-    (date(2000, 1, 2), date(2000, 1, 1), "after end"),
-    (date(900, 1, 1), date(2000, 1, 1), "before year 1000"),
-])
+@pytest.mark.parametrize(
+    "start,end,message",
+    [
+        (date(2000, 1, 2), date(2000, 1, 1), "after end"),
+        (date(900, 1, 1), date(2000, 1, 1), "before year 1000"),
+    ],
+)
 def test_bad_ranges_are_refused(start, end, message):
     with pytest.raises(InputError, match=message):
         IsoDateDistribution(start, end)

@@ -1,17 +1,59 @@
 """The static read of a layer module: what it refuses, and what it lists for the instructor."""
 
 import types
+
 import pytest
 
 from labs.common.layer_audit import REACHES_OUT, REVIEW_NAMES, audit_module
 from tests.conftest import REPO_ROOT
 
 # Modules through which code reaches files, processes, the network or other code.
-OUTSIDE = ("os", "posix", "sys", "socket", "subprocess", "ctypes", "importlib", "builtins", "io", "_io", "shutil",
-           "pathlib", "tempfile", "urllib", "http", "pickle", "marshal", "inspect", "threading", "_thread",
-           "multiprocessing", "concurrent", "signal", "mmap", "zipfile", "tarfile", "glob", "runpy", "pkgutil", "gc",
-           "h5py", "requests")
-RISKY_BUILTINS = ("open", "exec", "eval", "compile", "__import__", "breakpoint", "input", "globals", "locals", "vars")
+OUTSIDE = (
+    "os",
+    "posix",
+    "sys",
+    "socket",
+    "subprocess",
+    "ctypes",
+    "importlib",
+    "builtins",
+    "io",
+    "_io",
+    "shutil",
+    "pathlib",
+    "tempfile",
+    "urllib",
+    "http",
+    "pickle",
+    "marshal",
+    "inspect",
+    "threading",
+    "_thread",
+    "multiprocessing",
+    "concurrent",
+    "signal",
+    "mmap",
+    "zipfile",
+    "tarfile",
+    "glob",
+    "runpy",
+    "pkgutil",
+    "gc",
+    "h5py",
+    "requests",
+)
+RISKY_BUILTINS = (
+    "open",
+    "exec",
+    "eval",
+    "compile",
+    "__import__",
+    "breakpoint",
+    "input",
+    "globals",
+    "locals",
+    "vars",
+)
 
 
 def _outside(module_name: str | None) -> bool:
@@ -40,20 +82,27 @@ def _handed_on(root: types.ModuleType, depth: int = 4) -> dict[str, str]:
                 elif level < depth and value.__name__.startswith(root.__name__):
                     stack.append((value, f"{path}.{name}", level + 1))
             elif callable(value) and _outside(getattr(value, "__module__", None)):
-                if getattr(value, "__module__", None) == "builtins" and \
-                        not any(value is getattr(__builtins__ if isinstance(__builtins__, types.ModuleType)
-                                                 else types.SimpleNamespace(**__builtins__), b, None)
-                                for b in RISKY_BUILTINS):
-                    continue   # int, sum, range: computing only
+                if getattr(value, "__module__", None) == "builtins" and not any(
+                    value
+                    is getattr(
+                        __builtins__
+                        if isinstance(__builtins__, types.ModuleType)
+                        else types.SimpleNamespace(**__builtins__),
+                        b,
+                        None,
+                    )
+                    for b in RISKY_BUILTINS
+                ):
+                    continue  # int, sum, range: computing only
                 found.setdefault(name, f"{path}.{name}")
     return found
 
 
 def test_the_list_of_what_the_allowed_modules_hand_on_covers_the_installed_numpy_and_keras():
+    import dataclasses
     import functools
     import math
     import typing
-    import dataclasses
 
     import keras
     import numpy
@@ -61,18 +110,21 @@ def test_the_list_of_what_the_allowed_modules_hand_on_covers_the_installed_numpy
     handed_on = {}
     for module in (numpy, keras, math, typing, functools, dataclasses):
         handed_on.update(_handed_on(module))
-    assert {"os", "subprocess", "sys"} <= set(handed_on), handed_on          # the walk sees what it must
+    assert {"os", "subprocess", "sys"} <= set(handed_on), handed_on  # the walk sees what it must
     missing = {name: path for name, path in handed_on.items() if name not in REACHES_OUT | REVIEW_NAMES}
     assert not missing, f"add to layer_audit.REACHES_OUT: {missing}"
 
 
-@pytest.mark.parametrize("code, word", [
-    ('exec(compile(bytes.fromhex("7072696e74283129"), "x", "exec"))\n', "exec"),
-    ('x = eval("1 + 1")\n', "eval"),
-    ('os = __import__("o" + "s")\n', "__import__"),
-    ('import builtins\n', None),
-    ('f = compile\n', "compile"),
-])
+@pytest.mark.parametrize(
+    "code, word",
+    [
+        ('exec(compile(bytes.fromhex("7072696e74283129"), "x", "exec"))\n', "exec"),
+        ('x = eval("1 + 1")\n', "eval"),
+        ('os = __import__("o" + "s")\n', "__import__"),
+        ("import builtins\n", None),
+        ("f = compile\n", "compile"),
+    ],
+)
 def test_a_module_that_runs_code_it_builds_is_refused_with_its_line(code, word):
     audit = audit_module(b"import keras\n\n" + code.encode())
     assert not audit.allowed
@@ -82,7 +134,7 @@ def test_a_module_that_runs_code_it_builds_is_refused_with_its_line(code, word):
 
 def test_the_notes_see_through_the_allowed_modules_and_a_tracebacks_frames():
     """The attack that ran a subprocess with no note: a traceback's frames to the caller's globals."""
-    source = b'''import numpy as np
+    source = b"""import numpy as np
 import keras
 
 def reach():
@@ -95,13 +147,13 @@ def reach():
 run = np.testing.extbuild.subprocess.run
 data = np.fromfile
 fetch = keras.utils.get_file
-'''
+"""
     audit = audit_module(source)
     assert audit.allowed
     said = "; ".join(audit.review)
     for word in ("__traceback__", "tb_frame", "f_back", "f_globals"):
         assert word in audit.review
-    assert "subprocess (line 9" in said                   # first met as the string that indexes f_globals
+    assert "subprocess (line 9" in said  # first met as the string that indexes f_globals
     assert "fromfile (line 12" in said and "get_file (line 13" in said and "extbuild" not in said
 
 

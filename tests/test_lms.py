@@ -20,8 +20,10 @@ from tests.test_autograder import _rubric, run_autograder
 
 FIXTURES = Path(__file__).parent / "fixtures"
 LAB2 = "date-translation"
-THAI_NAME = "ใจดีสมชาย_34567_600_งาน.zip".encode("utf-8")   # UTF-8 bytes in a zip without the UTF-8 flag (rubyzip)
-LATE_RUBRIC = "\n[late]\npercent = 10\n\n[gradescope]\nvisibility = \"after_published\"\nleaderboard = [\"exact_match\", \"score\"]\n"
+THAI_NAME = "ใจดีสมชาย_34567_600_งาน.zip".encode(
+    "utf-8"
+)  # UTF-8 bytes in a zip without the UTF-8 flag (rubyzip)
+LATE_RUBRIC = '\n[late]\npercent = 10\n\n[gradescope]\nvisibility = "after_published"\nleaderboard = ["exact_match", "score"]\n'
 
 
 def _bundle(student_id: str) -> bytes:
@@ -46,60 +48,101 @@ def _files(folder: Path, names: dict[str, bytes]) -> Path:
 
 # ---- reading what the LMS gave ----
 
+
 def test_canvas_names_give_the_id_the_name_and_late_and_the_newest_file_of_each_student(tmp_path):
-    folder = _files(tmp_path, {
-        "doejane_12345_67890_submission.zip": b"a", "smithjohn_LATE_23456_78901_hw31-2.zip": b"b",
-        "smithjohn_LATE_23456_78800_hw31.zip": b"c", "anon_Xy12z_555_hw.zip": b"d",
-        "LATE_anon_Qq9_556_hw.zip": b"e", "ใจดีสมชาย_34567_600_งาน.zip": b"f", "my homework.zip": b"g"})
+    folder = _files(
+        tmp_path,
+        {
+            "doejane_12345_67890_submission.zip": b"a",
+            "smithjohn_LATE_23456_78901_hw31-2.zip": b"b",
+            "smithjohn_LATE_23456_78800_hw31.zip": b"c",
+            "anon_Xy12z_555_hw.zip": b"d",
+            "LATE_anon_Qq9_556_hw.zip": b"e",
+            "ใจดีสมชาย_34567_600_งาน.zip": b"f",
+            "my homework.zip": b"g",
+        },
+    )
     lms, entries = read_entries(folder)
     assert lms == "canvas"
     by_id = {e.id: e for e in entries}
-    assert sorted(i for i in by_id if not i.startswith("my_homework-")) == [
-        "12345", "23456", "34567", "anon_Qq9", "anon_Xy12z"] and len(by_id) == 6
+    assert (
+        sorted(i for i in by_id if not i.startswith("my_homework-"))
+        == ["12345", "23456", "34567", "anon_Qq9", "anon_Xy12z"]
+        and len(by_id) == 6
+    )
     assert (by_id["12345"].name, by_id["12345"].late) == ("doejane", False)
     john = by_id["23456"]
-    assert john.late and john.path.name == "smithjohn_LATE_23456_78901_hw31-2.zip"   # attachment 78901 > 78800
-    assert "2 files for this student" in john.notes[0] and "not graded: 'smithjohn_LATE_23456_78800_hw31.zip'" \
-        in john.notes[0]
+    assert john.late and john.path.name == "smithjohn_LATE_23456_78901_hw31-2.zip"  # attachment 78901 > 78800
+    assert (
+        "2 files for this student" in john.notes[0]
+        and "not graded: 'smithjohn_LATE_23456_78800_hw31.zip'" in john.notes[0]
+    )
     assert by_id["anon_Xy12z"].name == "" and not by_id["anon_Xy12z"].late and by_id["anon_Qq9"].late
     assert by_id["34567"].name == "ใจดีสมชาย"
     stray = next(e for e in entries if e.id.startswith("my_homework"))
     assert stray.lms == "canvas" and "follows no Canvas convention" in stray.notes[0]
 
 
-def test_a_students_files_are_parts_of_one_submission_the_bundle_is_graded_and_loose_files_put_together(tmp_path):
-    folder = _files(tmp_path / "in", {
-        "blackkate_99999_10001_submission.zip": b"zip", "blackkate_99999_10002_screenshot.png": b"png",
-        "whitetom_67890_55555_meta.json": b"{}", "whitetom_67890_55556_model.keras": b"k",
-        "whitetom_67890_55557_vocab.json": b"v", "whitetom_67890_55558_notes.txt": b"n",
-        "greenamy_11111_1_a.zip": b"a", "greenamy_11111_2_b.zip": b"b"})
+def test_a_students_files_are_parts_of_one_submission_the_bundle_is_graded_and_loose_files_put_together(
+    tmp_path,
+):
+    folder = _files(
+        tmp_path / "in",
+        {
+            "blackkate_99999_10001_submission.zip": b"zip",
+            "blackkate_99999_10002_screenshot.png": b"png",
+            "whitetom_67890_55555_meta.json": b"{}",
+            "whitetom_67890_55556_model.keras": b"k",
+            "whitetom_67890_55557_vocab.json": b"v",
+            "whitetom_67890_55558_notes.txt": b"n",
+            "greenamy_11111_1_a.zip": b"a",
+            "greenamy_11111_2_b.zip": b"b",
+        },
+    )
     _, entries = read_entries(folder, scratch=tmp_path / "scratch")
     by_id = {e.id: e for e in entries}
-    assert by_id["99999"].path.name == "blackkate_99999_10001_submission.zip"      # not the newer screenshot
+    assert by_id["99999"].path.name == "blackkate_99999_10001_submission.zip"  # not the newer screenshot
     assert "not graded: 'blackkate_99999_10002_screenshot.png'" in by_id["99999"].notes[0]
     tom = by_id["67890"]
-    assert tom.path.is_dir() and sorted(p.name for p in tom.path.iterdir()) == ["meta.json", "model.keras", "vocab.json"]
+    assert tom.path.is_dir() and sorted(p.name for p in tom.path.iterdir()) == [
+        "meta.json",
+        "model.keras",
+        "vocab.json",
+    ]
     assert (tom.path / "model.keras").read_bytes() == b"k" and tom.path.is_relative_to(tmp_path / "scratch")
-    assert "put together from 3 loose files" in tom.notes[0] and "not graded: 'whitetom_67890_55558_notes.txt'" in \
-        tom.notes[1] and tom.name == "whitetom"
-    assert by_id["11111"].path.name == "greenamy_11111_2_b.zip"                    # the newer of two zips
-    flat = _files(tmp_path / "moodle", {"Amy Green_104_assignsubmission_file_meta.json": b"{}",
-                                        "Amy Green_104_assignsubmission_file_model.keras": b"k",
-                                        "Amy Green_104_assignsubmission_file_vocab.json": b"v"})
+    assert (
+        "put together from 3 loose files" in tom.notes[0]
+        and "not graded: 'whitetom_67890_55558_notes.txt'" in tom.notes[1]
+        and tom.name == "whitetom"
+    )
+    assert by_id["11111"].path.name == "greenamy_11111_2_b.zip"  # the newer of two zips
+    flat = _files(
+        tmp_path / "moodle",
+        {
+            "Amy Green_104_assignsubmission_file_meta.json": b"{}",
+            "Amy Green_104_assignsubmission_file_model.keras": b"k",
+            "Amy Green_104_assignsubmission_file_vocab.json": b"v",
+        },
+    )
     _, entries = read_entries(flat, scratch=tmp_path / "scratch2")
     assert len(entries) == 1 and entries[0].path.is_dir() and entries[0].name == "Amy Green"
 
 
 def test_moodle_folders_prefixes_and_blind_marking(tmp_path):
-    folder = _files(tmp_path, {
-        "Jane Doe_101_assignsubmission_file/submission.zip": b"a",
-        "John Smith_102_assignsubmission_file_/old.zip": b"b",
-        "John Smith_102_assignsubmission_file_/new.zip": b"c",
-        "Participant_103_assignsubmission_file_hw.zip": b"d",
-        "Participant_103_assignsubmission_onlinetext_onlinetext.html": b"<p>see the zip</p>",
-        "Ann Lee_104_assignsubmission_onlinetext_onlinetext.html": b"<p>forgot the zip</p>"})
+    folder = _files(
+        tmp_path,
+        {
+            "Jane Doe_101_assignsubmission_file/submission.zip": b"a",
+            "John Smith_102_assignsubmission_file_/old.zip": b"b",
+            "John Smith_102_assignsubmission_file_/new.zip": b"c",
+            "Participant_103_assignsubmission_file_hw.zip": b"d",
+            "Participant_103_assignsubmission_onlinetext_onlinetext.html": b"<p>see the zip</p>",
+            "Ann Lee_104_assignsubmission_onlinetext_onlinetext.html": b"<p>forgot the zip</p>",
+        },
+    )
     (folder / "John Smith_102_assignsubmission_file_" / "old.zip").touch()
     import os
+
     os.utime(folder / "John Smith_102_assignsubmission_file_" / "old.zip", (1, 1))
     lms, entries = read_entries(folder)
     assert lms == "moodle"
@@ -107,15 +150,26 @@ def test_moodle_folders_prefixes_and_blind_marking(tmp_path):
     assert sorted(by_id) == ["101", "102", "103", "104"]
     assert by_id["101"].name == "Jane Doe" and by_id["101"].path.name == "submission.zip"
     assert by_id["102"].path.name == "new.zip" and "not graded: 'old.zip'" in by_id["102"].notes[0]
-    assert by_id["103"].name == "" and by_id["103"].path.name.endswith("hw.zip")   # the file, not the online text
+    assert by_id["103"].name == "" and by_id["103"].path.name.endswith(
+        "hw.zip"
+    )  # the file, not the online text
     assert by_id["104"].problem == "Moodle's onlinetext submission, not a file"
 
 
 def test_gradescope_export_names_its_submitters(tmp_path):
-    folder = _files(tmp_path, {"submission_11/a.zip": b"a", "submission_12/b.zip": b"b", "submission_metadata.yml": (
-        "submission_11:\n  :submitters:\n  - :name: Jane Doe\n    :sid: '6401'\n    :email: jane@uni.ac.th\n"
-        "  :created_at: 2026-11-20 10:00:00.123456789 +07:00\nsubmission_12:\n  :submitters:\n"
-        "  - :name: John Smith\n    :email: john@uni.ac.th\n").encode()})
+    folder = _files(
+        tmp_path,
+        {
+            "submission_11/a.zip": b"a",
+            "submission_12/b.zip": b"b",
+            "submission_metadata.yml": (
+                "submission_11:\n  :submitters:\n  - :name: Jane Doe\n    :sid: '6401'\n    :email: "
+                "jane@uni.ac.th\n"
+                "  :created_at: 2026-11-20 10:00:00.123456789 +07:00\nsubmission_12:\n  :submitters:\n"
+                "  - :name: John Smith\n    :email: john@uni.ac.th\n"
+            ).encode(),
+        },
+    )
     lms, entries = read_entries(folder)
     assert lms == "gradescope"
     assert [(e.id, e.name) for e in entries] == [("6401", "Jane Doe"), ("john@uni.ac.th", "John Smith")]
@@ -123,14 +177,23 @@ def test_gradescope_export_names_its_submitters(tmp_path):
 
 
 def test_a_plain_folder_stays_one_entry_per_student(tmp_path):
-    folder = _files(tmp_path, {"alice.zip": b"a", "bob/meta.json": b"{}", "submission_metadata.yml": b"x: 1\n",
-                               "carol_1_2_hw.zip": b"c"})
-    lms, entries = read_entries(folder)                # one Canvas-like name among three is not Canvas
+    folder = _files(
+        tmp_path,
+        {
+            "alice.zip": b"a",
+            "bob/meta.json": b"{}",
+            "submission_metadata.yml": b"x: 1\n",
+            "carol_1_2_hw.zip": b"c",
+        },
+    )
+    lms, entries = read_entries(folder)  # one Canvas-like name among three is not Canvas
     assert lms == "folder" and [e.id for e in entries] == ["alice", "bob", "carol_1_2_hw"]
     assert not any(e.notes for e in entries)
     folder = _files(tmp_path / "two", {"alice.zip": b"a", "bob/meta.json": b"{}"})
-    lms, entries = read_entries(folder, "canvas")     # forced: each name is noted, none is lost
-    assert lms == "canvas" and len(entries) == 2 and all("no Canvas convention" in e.notes[0] for e in entries)
+    lms, entries = read_entries(folder, "canvas")  # forced: each name is noted, none is lost
+    assert (
+        lms == "canvas" and len(entries) == 2 and all("no Canvas convention" in e.notes[0] for e in entries)
+    )
 
 
 def test_a_download_zip_is_unpacked_without_trusting_its_names_links_or_sizes(tmp_path):
@@ -144,15 +207,15 @@ def test_a_download_zip_is_unpacked_without_trusting_its_names_links_or_sizes(tm
         archive.writestr(link, "/etc/passwd")
         archive.writestr("big_7_8_w.zip", b"x" * 5000)
         archive.writestr("x" * 300 + "_9_10_v.zip", b"long")
-        archive.writestr("Q" * len(THAI_NAME), b"thai")            # its name's bytes put in below, with no flag
+        archive.writestr("Q" * len(THAI_NAME), b"thai")  # its name's bytes put in below, with no flag
         with pytest.warns(UserWarning, match="Duplicate name"):
             archive.writestr("doejane_12345_67890_submission.zip", b"again")
-    download.write_bytes(download.read_bytes().replace(b"Q" * len(THAI_NAME), THAI_NAME))   # as rubyzip writes
+    download.write_bytes(download.read_bytes().replace(b"Q" * len(THAI_NAME), THAI_NAME))  # as rubyzip writes
     folder = unpack_download(download, tmp_path / "in", max_member_bytes=1000)
     written = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
     assert (folder / "doejane_12345_67890_submission.zip").read_bytes() == b"ok"
     assert (folder / "ใจดีสมชาย_34567_600_งาน.zip").read_bytes() == b"thai"
-    assert all(p.parent == folder for p in folder.rglob("*"))                # '/abs...' and '../' made no folder
+    assert all(p.parent == folder for p in folder.rglob("*"))  # '/abs...' and '../' made no folder
     assert not (tmp_path / "evil_1_2_x.zip").exists() and not any(p.is_symlink() for p in folder.rglob("*"))
     refused = {name: (folder / name).read_text() for name in written if name.endswith(".refused.txt")}
     assert len(refused) == 6, written
@@ -162,17 +225,23 @@ def test_a_download_zip_is_unpacked_without_trusting_its_names_links_or_sizes(tm
     assert any("over the" in why for why in refused.values())
     assert any("no file system holds" in why for why in refused.values())
     _, entries = read_entries(folder)
-    problems = {e.id for e in entries if e.problem}                        # each still gets its row
-    assert len(problems) == 5 and {"1", "3", "5", "7"} < problems     # 12345 keeps its written file
+    problems = {e.id for e in entries if e.problem}  # each still gets its row
+    assert len(problems) == 5 and {"1", "3", "5", "7"} < problems  # 12345 keeps its written file
     with pytest.raises(Exception, match="neither a folder of submissions nor a readable zip"):
         unpack_download(tmp_path / "in" / "doejane_12345_67890_submission.zip", tmp_path / "again", 1000)
 
 
 # ---- lateness ----
 
+
 def _record(score=80.0, late=True, submitted="", status="graded"):
-    return {"student": "s", "score": score, "max_score": 100.0, "status": status,
-            "lms": {"lms": "canvas", "lms_id": "1", "late": late, "submitted": submitted}}
+    return {
+        "student": "s",
+        "score": score,
+        "max_score": 100.0,
+        "status": status,
+        "lms": {"lms": "canvas", "lms_id": "1", "late": late, "submitted": submitted},
+    }
 
 
 def test_the_late_penalty_follows_the_rubric_and_is_idempotent(tmp_path):
@@ -184,9 +253,12 @@ def test_the_late_penalty_follows_the_rubric_and_is_idempotent(tmp_path):
     flat = policy("percent = 10\n")
     record = _record()
     apply_late(record, flat)
-    assert (record["score_before_late"], record["score"], record["late_penalty"]["rule"]) == (80.0, 70.0,
-                                                                                               "10 % of 100")
-    apply_late(record, flat)                                  # a cached record again: the same, not 60
+    assert (record["score_before_late"], record["score"], record["late_penalty"]["rule"]) == (
+        80.0,
+        70.0,
+        "10 % of 100",
+    )
+    apply_late(record, flat)  # a cached record again: the same, not 60
     assert record["score"] == 70.0
     on_time = _record(late=False)
     apply_late(on_time, flat)
@@ -196,38 +268,46 @@ def test_the_late_penalty_follows_the_rubric_and_is_idempotent(tmp_path):
     assert failed["score"] == 10.0
 
     daily = policy("percent = 5\nper_day_percent = 10\ndue = 2026-12-01T23:59:00+07:00\nmax_percent = 30\n")
-    two_days = _record(late=None, submitted="2026-12-03T10:00:00+07:00")   # 1 day 10 h after: 2 started days
+    two_days = _record(late=None, submitted="2026-12-03T10:00:00+07:00")  # 1 day 10 h after: 2 started days
     apply_late(two_days, daily)
-    assert two_days["lms"]["late"] is True                    # late by its time: the gradebook's late column
+    assert two_days["lms"]["late"] is True  # late by its time: the gradebook's late column
     assert two_days["score"] == 80.0 - 25.0 and "2 days x 10 %" in two_days["late_penalty"]["rule"]
     ten_days = _record(late=None, submitted="2026-12-11T00:00:00+07:00")
     apply_late(ten_days, daily)
-    assert ten_days["score"] == 50.0 and ten_days["late_penalty"]["rule"] == "5 % and 10 days x 10 %, at most 30 % of 100"
+    assert (
+        ten_days["score"] == 50.0
+        and ten_days["late_penalty"]["rule"] == "5 % and 10 days x 10 %, at most 30 % of 100"
+    )
     early = _record(late=None, submitted="2026-12-01T23:00:00+07:00")
     apply_late(early, daily)
-    assert early["score"] == 80.0 and early["lms"]["late"] is False     # on time by its time: marked not late
-    unknown = _record(late=True, submitted="")                # Canvas's LATE, no time: the flat part only
+    assert early["score"] == 80.0 and early["lms"]["late"] is False  # on time by its time: marked not late
+    unknown = _record(late=True, submitted="")  # Canvas's LATE, no time: the flat part only
     apply_late(unknown, daily)
-    assert unknown["score"] == 75.0 and unknown["late_penalty"]["rule"] == \
-        "5 % of 100; no daily penalty: the LMS gave no submission time"
-    apply_late(record, None)                                  # no [late] table: shown, never charged
+    assert (
+        unknown["score"] == 75.0
+        and unknown["late_penalty"]["rule"] == "5 % of 100; no daily penalty: the LMS gave no submission time"
+    )
+    apply_late(record, None)  # no [late] table: shown, never charged
     assert record["score"] == 80.0
 
 
-@pytest.mark.parametrize("table,text,error", [
-    ("late", "percent = 120\n", "0 to 100"),
-    ("late", "per_day_percent = 5\n", "give 'due' too"),
-    ("late", "per_day_percent = 5\ndue = \"2026-12-01T23:59:00\"\n", "needs its UTC offset"),
-    ("late", "per_day_percent = 5\ndue = \"tomorrow\"\n", "must be a date and time"),
-    ("late", "percnt = 10\n", "unknown key 'percnt'"),
-    ("gradescope", 'visibility = "students"\n', "'visibility' must be one of"),
-    ("gradescope", 'leaderboard = ["accuracy"]\n', "neither 'score' nor a metric"),
-    ("gradescope", 'leaderboard = ["score:up"]\n', "'asc' or 'desc'"),
-    ("gradescope", 'leaderbord = ["score"]\n', "unknown key 'leaderbord'"),
-    ("gradescope", 'leaderboard = []\n', "names no column"),
-    ("gradescope", 'leaderboard = ["score", "score:asc"]\n', "names 'score' twice"),
-    ("late", 'percent = "10"\n', "'percent' must be a number, got '10'"),
-])
+@pytest.mark.parametrize(
+    "table,text,error",
+    [
+        ("late", "percent = 120\n", "0 to 100"),
+        ("late", "per_day_percent = 5\n", "give 'due' too"),
+        ("late", 'per_day_percent = 5\ndue = "2026-12-01T23:59:00"\n', "needs its UTC offset"),
+        ("late", 'per_day_percent = 5\ndue = "tomorrow"\n', "must be a date and time"),
+        ("late", "percnt = 10\n", "unknown key 'percnt'"),
+        ("gradescope", 'visibility = "students"\n', "'visibility' must be one of"),
+        ("gradescope", 'leaderboard = ["accuracy"]\n', "neither 'score' nor a metric"),
+        ("gradescope", 'leaderboard = ["score:up"]\n', "'asc' or 'desc'"),
+        ("gradescope", 'leaderbord = ["score"]\n', "unknown key 'leaderbord'"),
+        ("gradescope", "leaderboard = []\n", "names no column"),
+        ("gradescope", 'leaderboard = ["score", "score:asc"]\n', "names 'score' twice"),
+        ("late", 'percent = "10"\n', "'percent' must be a number, got '10'"),
+    ],
+)
 def test_a_bad_late_or_gradescope_table_names_the_field(tmp_path, table, text, error):
     path = _rubric(tmp_path, LAB2)
     path.write_text(path.read_text(encoding="utf-8") + f"\n[{table}]\n" + text, encoding="utf-8")
@@ -240,7 +320,9 @@ def test_a_key_the_rubric_does_not_use_is_named_not_ignored(tmp_path):
     path.write_text("late = 10\n" + path.read_text(encoding="utf-8"), encoding="utf-8")
     with pytest.raises(RubricError, match="unknown key 'late'|'late' must be a table"):
         load_rubric(path)
-    path.write_text(path.read_text(encoding="utf-8").replace("late = 10\n", "tittle = 'x'\n"), encoding="utf-8")
+    path.write_text(
+        path.read_text(encoding="utf-8").replace("late = 10\n", "tittle = 'x'\n"), encoding="utf-8"
+    )
     with pytest.raises(RubricError, match="unknown key 'tittle'"):
         load_rubric(path)
 
@@ -256,18 +338,44 @@ def test_late_and_gradescope_tables_do_not_change_what_decides_a_run(tmp_path):
 
 def test_gradescope_results_carry_the_rubrics_leaderboard_and_visibility(tmp_path):
     path = _rubric(tmp_path, LAB2)
-    path.write_text(path.read_text(encoding="utf-8") + '\n[gradescope]\nvisibility = "after_due_date"\n'
-                    'leaderboard = ["exact_match", "score:asc"]\n', encoding="utf-8")
+    path.write_text(
+        path.read_text(encoding="utf-8") + '\n[gradescope]\nvisibility = "after_due_date"\n'
+        'leaderboard = ["exact_match", "score:asc"]\n',
+        encoding="utf-8",
+    )
     rubric = load_rubric(path)
-    lines = [{"name": "architecture", "label": "a", "value": 1.0, "points": 10, "max_points": 10, "rule": "",
-              "message": "", "shown": ""}]
-    lines += [{"name": m.name, "label": m.label, "value": 0.5, "points": 1, "max_points": m.points, "rule": "",
-               "message": "", "shown": ""} for m in rubric.metrics]
+    lines = [
+        {
+            "name": "architecture",
+            "label": "a",
+            "value": 1.0,
+            "points": 10,
+            "max_points": 10,
+            "rule": "",
+            "message": "",
+            "shown": "",
+        }
+    ]
+    lines += [
+        {
+            "name": m.name,
+            "label": m.label,
+            "value": 0.5,
+            "points": 1,
+            "max_points": m.points,
+            "rule": "",
+            "message": "",
+            "shown": "",
+        }
+        for m in rubric.metrics
+    ]
     record = {"score": 12.0, "max_score": rubric.max_score, "status": "graded", "message": "", "lines": lines}
     results = gradescope_results(record, rubric)
     assert results["visibility"] == "after_due_date"
-    assert results["leaderboard"] == [{"name": "exact_match", "value": 0.5, "order": "desc"},
-                                      {"name": "score", "value": 12.0, "order": "asc"}]
+    assert results["leaderboard"] == [
+        {"name": "exact_match", "value": 0.5, "order": "desc"},
+        {"name": "score", "value": 12.0, "order": "asc"},
+    ]
     default = gradescope_results(record, load_rubric(task=LAB2))
     assert default["visibility"] == "visible" and default["leaderboard"][0]["name"] == "score"
     assert [e["name"] for e in default["leaderboard"][1:]] == [m.name for m in load_rubric(task=LAB2).metrics]
@@ -275,32 +383,65 @@ def test_gradescope_results_carry_the_rubrics_leaderboard_and_visibility(tmp_pat
 
 # ---- grades back ----
 
+
 def test_canvas_and_moodle_rows_take_only_their_own_students():
-    records = [{**_record(score=70.0), "student": "12345", "lms": {"lms": "canvas", "lms_id": "12345", "name": "doejane"},
-                "lines": [], "message": ""},
-               {**_record(), "student": "anon_X", "lms": {"lms": "canvas", "lms_id": "anon_X"}, "lines": [],
-                "message": ""},
-               {**_record(score=55.5), "student": "101", "lms": {"lms": "moodle", "lms_id": "101", "name": "Jane Doe"},
-                "lines": [{"label": "exact match", "points": 45.5, "max_points": 90, "shown": "50.0 %"}],
-                "message": "=cmd|' /C calc'!A0"}]
+    records = [
+        {
+            **_record(score=70.0),
+            "student": "12345",
+            "lms": {"lms": "canvas", "lms_id": "12345", "name": "doejane"},
+            "lines": [],
+            "message": "",
+        },
+        {
+            **_record(),
+            "student": "anon_X",
+            "lms": {"lms": "canvas", "lms_id": "anon_X"},
+            "lines": [],
+            "message": "",
+        },
+        {
+            **_record(score=55.5),
+            "student": "101",
+            "lms": {"lms": "moodle", "lms_id": "101", "name": "Jane Doe"},
+            "lines": [{"label": "exact match", "points": 45.5, "max_points": 90, "shown": "50.0 %"}],
+            "message": "=cmd|' /C calc'!A0",
+        },
+    ]
     columns, rows, skipped = canvas_rows(records, "Homework 3.1")
     assert columns == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Homework 3.1"]
     assert rows[0]["Student"] == "Points Possible" and rows[0]["Homework 3.1"] == "100"
-    assert rows[1:] == [{"Student": "doejane", "ID": "12345", "SIS User ID": "", "SIS Login ID": "", "Section": "",
-                         "Homework 3.1": "70"}]
+    assert rows[1:] == [
+        {
+            "Student": "doejane",
+            "ID": "12345",
+            "SIS User ID": "",
+            "SIS Login ID": "",
+            "Section": "",
+            "Homework 3.1": "70",
+        }
+    ]
     assert skipped == ["anon_X", "101"]
     when = dt.datetime(2026, 11, 24, 21, 0, tzinfo=dt.timezone.utc)
     columns, rows, skipped = moodle_rows(records, "Homework 3.1", when)
     assert columns[:3] == ["Identifier", "Full name", "Grade"] and "Last modified (grade)" in columns
-    assert rows == [{"Identifier": "Participant 101", "Full name": "Jane Doe", "Grade": "55.5", "Maximum Grade": "100",
-                     "Last modified (grade)": "2026-11-24 21:00:00 +0000",
-                     "Feedback comments": rows[0]["Feedback comments"]}]
+    assert rows == [
+        {
+            "Identifier": "Participant 101",
+            "Full name": "Jane Doe",
+            "Grade": "55.5",
+            "Maximum Grade": "100",
+            "Last modified (grade)": "2026-11-24 21:00:00 +0000",
+            "Feedback comments": rows[0]["Feedback comments"],
+        }
+    ]
     assert rows[0]["Feedback comments"].startswith("Homework 3.1: 55.5 / 100 (graded)")
     assert "exact match: 45.5 / 90 (50.0 %)" in rows[0]["Feedback comments"]
     assert skipped == ["12345", "anon_X"]
 
 
 # ---- end to end, as an instructor of a Canvas course and of a Moodle course ----
+
 
 @pytest.fixture(scope="module")
 def hidden(tmp_path_factory):
@@ -321,13 +462,26 @@ def test_a_canvas_download_is_graded_as_it_comes_and_its_grades_go_back(tmp_path
         archive.writestr("anon_Xy12z_555_notes.txt", b"my answers are in my head")
         archive.writestr("doejane_12345_67891_screenshot.png", b"a picture of my loss curve")
         loose = zipfile.ZipFile(io.BytesIO(_bundle("greenamy")))
-        for number, name in enumerate(("meta.json", "model.keras", "vocab.json")):   # the bundle's files, not its zip
+        for number, name in enumerate(
+            ("meta.json", "model.keras", "vocab.json")
+        ):  # the bundle's files, not its zip
             archive.writestr(f"greenamy_45678_{900 + number}_{name}", loose.read(name))
         link = zipfile.ZipInfo("leelisa_34567_600_link.zip")
         link.external_attr = (stat.S_IFLNK | 0o777) << 16
         archive.writestr(link, "/etc/passwd")
-    graded = run_autograder("grade", str(download), "--task", LAB2, "--hidden", str(hidden), "--out",
-                            str(tmp_path / "grades"), "--rubric", str(rubric), "--quiet")
+    graded = run_autograder(
+        "grade",
+        str(download),
+        "--task",
+        LAB2,
+        "--hidden",
+        str(hidden),
+        "--out",
+        str(tmp_path / "grades"),
+        "--rubric",
+        str(rubric),
+        "--quiet",
+    )
     assert graded.returncode == 0, graded.stderr
     with open(tmp_path / "grades" / "gradebook.csv", encoding="utf-8") as handle:
         book = {row["student"]: row for row in csv.DictReader(handle)}
@@ -336,69 +490,133 @@ def test_a_canvas_download_is_graded_as_it_comes_and_its_grades_go_back(tmp_path
     assert "not graded: 'doejane_12345_67891_screenshot.png'" in book["12345"]["notes"]
     jane, john = book["12345"], book["23456"]
     assert (jane["name"], jane["lms"], jane["late"], jane["status"]) == ("doejane", "canvas", "no", "graded")
-    assert "meta.json names student" not in jane["notes"]                  # "Doe, Jane" is doejane
-    assert john["late"] == "yes" and john["status"] == "graded" and john["bundle"] == "smithjohn_LATE_23456_78901_hw31-2.zip"
-    assert float(john["score"]) == float(john["score_before_late"]) - 10 and john["late_penalty"] == "10 (10 % of 100)"
-    assert "2 files for this student" in john["notes"] and "meta.json names student '6401234'" in john["notes"]
-    assert float(jane["score"]) == float(john["score_before_late"])        # the same bundle
+    assert "meta.json names student" not in jane["notes"]  # "Doe, Jane" is doejane
+    assert (
+        john["late"] == "yes"
+        and john["status"] == "graded"
+        and john["bundle"] == "smithjohn_LATE_23456_78901_hw31-2.zip"
+    )
+    assert (
+        float(john["score"]) == float(john["score_before_late"]) - 10
+        and john["late_penalty"] == "10 (10 % of 100)"
+    )
+    assert (
+        "2 files for this student" in john["notes"] and "meta.json names student '6401234'" in john["notes"]
+    )
+    assert float(jane["score"]) == float(john["score_before_late"])  # the same bundle
     assert book["anon_Xy12z"]["status"] == "malformed" and book["34567"]["status"] == "malformed"
     assert "as a link" in book["34567"]["message"]
-    assert not list((tmp_path / "grades").glob(".download-*"))             # the unpacked download is gone
+    assert not list((tmp_path / "grades").glob(".download-*"))  # the unpacked download is gone
     feedback = (tmp_path / "grades" / "feedback" / "23456.md").read_text(encoding="utf-8")
-    assert "Late: 10 points off, 10 % of 100. Before the penalty: 10" in feedback   # no Markdown escape in it
+    assert "Late: 10 points off, 10 % of 100. Before the penalty: 10" in feedback  # no Markdown escape in it
     results = json.loads((tmp_path / "grades" / "results" / "23456.json").read_text(encoding="utf-8"))
     assert "Late: 10 points off" in results["output"]
     assert results["visibility"] == "after_published" and [e["name"] for e in results["leaderboard"]] == [
-        "exact_match", "score"]
+        "exact_match",
+        "score",
+    ]
 
-    exported = run_autograder("export-grades", str(tmp_path / "grades"), "--lms", "canvas", "--assignment",
-                              "Homework 3.1 (778)")
+    exported = run_autograder(
+        "export-grades", str(tmp_path / "grades"), "--lms", "canvas", "--assignment", "Homework 3.1 (778)"
+    )
     assert exported.returncode == 0, exported.stderr
     assert "4 grade(s)" in exported.stdout and "anon_Xy12z" in exported.stderr
     with open(tmp_path / "grades" / "canvas-grades.csv", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
     assert rows[0]["Student"] == "Points Possible" and rows[0]["Homework 3.1 (778)"] == "100"
     assert {r["ID"]: r["Homework 3.1 (778)"] for r in rows[1:]} == {
-        "12345": jane["score"], "23456": john["score"], "34567": "0", "45678": book["45678"]["score"]}
+        "12345": jane["score"],
+        "23456": john["score"],
+        "34567": "0",
+        "45678": book["45678"]["score"],
+    }
     nothing = run_autograder("export-grades", str(tmp_path / "grades"), "--lms", "moodle")
     assert nothing.returncode == 2 and "came from a Moodle download" in nothing.stderr
     assert nothing.stderr.count("\n") == 1
     (tmp_path / "link.csv").symlink_to(tmp_path / "elsewhere.csv")
-    linked = run_autograder("export-grades", str(tmp_path / "grades"), "--lms", "canvas", "--assignment", "HW",
-                            "--out", str(tmp_path / "link.csv"))
-    assert linked.returncode == 2 and "not a plain file" in linked.stderr and not (tmp_path / "elsewhere.csv").exists()
+    linked = run_autograder(
+        "export-grades",
+        str(tmp_path / "grades"),
+        "--lms",
+        "canvas",
+        "--assignment",
+        "HW",
+        "--out",
+        str(tmp_path / "link.csv"),
+    )
+    assert (
+        linked.returncode == 2
+        and "not a plain file" in linked.stderr
+        and not (tmp_path / "elsewhere.csv").exists()
+    )
 
     # The next download, unpacked by hand: John is on time now and Jane is gone. His model is not run again.
     folder = tmp_path / "second"
     folder.mkdir()
     (folder / "smithjohn_23456_78901_hw31-2.zip").write_bytes(_bundle("6401234"))
-    again = run_autograder("grade", str(folder), "--task", LAB2, "--hidden", str(hidden), "--out",
-                           str(tmp_path / "grades"), "--rubric", str(rubric), "--quiet")
+    again = run_autograder(
+        "grade",
+        str(folder),
+        "--task",
+        LAB2,
+        "--hidden",
+        str(hidden),
+        "--out",
+        str(tmp_path / "grades"),
+        "--rubric",
+        str(rubric),
+        "--quiet",
+    )
     assert again.returncode == 0, again.stderr
     results = json.loads((tmp_path / "grades" / "results" / "23456.json").read_text(encoding="utf-8"))
-    assert results["score"] == float(john["score_before_late"])             # no penalty now
+    assert results["score"] == float(john["score_before_late"])  # no penalty now
     assert results["extra_data"]["attention_lab"]["lms"]["late"] is False
-    exported = run_autograder("export-grades", str(tmp_path / "grades"), "--lms", "canvas", "--assignment", "HW")
+    exported = run_autograder(
+        "export-grades", str(tmp_path / "grades"), "--lms", "canvas", "--assignment", "HW"
+    )
     assert exported.returncode == 0 and "1 grade(s)" in exported.stdout and "earlier batch" in exported.stderr
     assert "12345, 34567, 45678, anon_Xy12z" in exported.stderr
 
 
 def test_a_moodle_folder_is_graded_and_its_worksheet_written(tmp_path, hidden):
     rubric = _rubric(tmp_path, LAB2, wall_seconds=120)
-    folder = _files(tmp_path / "download", {
-        "Jane Doe_101_assignsubmission_file/submission.zip": _bundle("doejane"),   # Canvas's form of her name
-        "Participant_102_assignsubmission_onlinetext_onlinetext.html": b"<p>no zip</p>"})
-    graded = run_autograder("grade", str(folder), "--task", LAB2, "--hidden", str(hidden), "--out",
-                            str(tmp_path / "grades"), "--rubric", str(rubric), "--quiet", "--lms", "moodle")
+    folder = _files(
+        tmp_path / "download",
+        {
+            "Jane Doe_101_assignsubmission_file/submission.zip": _bundle(
+                "doejane"
+            ),  # Canvas's form of her name
+            "Participant_102_assignsubmission_onlinetext_onlinetext.html": b"<p>no zip</p>",
+        },
+    )
+    graded = run_autograder(
+        "grade",
+        str(folder),
+        "--task",
+        LAB2,
+        "--hidden",
+        str(hidden),
+        "--out",
+        str(tmp_path / "grades"),
+        "--rubric",
+        str(rubric),
+        "--quiet",
+        "--lms",
+        "moodle",
+    )
     assert graded.returncode == 0, graded.stderr
     with open(tmp_path / "grades" / "gradebook.csv", encoding="utf-8") as handle:
         assert {row["student"]: row["notes"] for row in csv.DictReader(handle)}["101"] == ""
-    exported = run_autograder("export-grades", str(tmp_path / "grades"), "--lms", "moodle", "--out",
-                              str(tmp_path / "worksheet.csv"))
+    exported = run_autograder(
+        "export-grades", str(tmp_path / "grades"), "--lms", "moodle", "--out", str(tmp_path / "worksheet.csv")
+    )
     assert exported.returncode == 0, exported.stderr
     with open(tmp_path / "worksheet.csv", encoding="utf-8") as handle:
         rows = {r["Identifier"]: r for r in csv.DictReader(handle)}
     assert sorted(rows) == ["Participant 101", "Participant 102"]
     assert rows["Participant 101"]["Full name"] == "Jane Doe" and float(rows["Participant 101"]["Grade"]) > 0
-    assert rows["Participant 102"]["Grade"] == "0" and "(malformed)" in rows["Participant 102"]["Feedback comments"]
+    assert (
+        rows["Participant 102"]["Grade"] == "0"
+        and "(malformed)" in rows["Participant 102"]["Feedback comments"]
+    )
     assert "onlinetext submission, not a file" in rows["Participant 102"]["Feedback comments"]

@@ -1,4 +1,5 @@
-"""Models trained on a GPU: mixed precision bundles grade on the CPU grader, and the default models keep cuDNN's LSTM.
+"""Models trained on a GPU: mixed precision bundles grade on the CPU grader, and the default models keep
+cuDNN's LSTM.
 
 A student who turns on ``keras.mixed_precision.set_global_policy("mixed_float16")`` in Colab hands
 in a model whose layers compute in float16 (its weights stay float32). The grader loads it on a
@@ -20,7 +21,7 @@ from labs.common.submission import export
 # How far a metric of the mixed precision bundle may sit from its float32 twin's: 0.02 absolute
 # for rates in [0, 1], 2 % of the value for the larger ones (cross-entropy gap, character error rate).
 TOLERANCE = 0.02
-CHECKED_ROWS = 200          # of the public dev set: enough for the metrics to move, quick to decode
+CHECKED_ROWS = 200  # of the public dev set: enough for the metrics to move, quick to decode
 
 
 @pytest.fixture
@@ -54,13 +55,17 @@ def _policies(bundle) -> set[str]:
 
 
 @pytest.mark.parametrize("task_name", tasks.names())
-def test_a_mixed_precision_bundle_grades_on_the_cpu_like_its_float32_twin(task_name, mixed_precision, tmp_path):
+def test_a_mixed_precision_bundle_grades_on_the_cpu_like_its_float32_twin(
+    task_name, mixed_precision, tmp_path
+):
     import keras
 
     task = tasks.get(task_name)
     run = task.train(task.config.tiny(train_size=500), verbose=0)
     assert any(layer.compute_dtype == "float16" for layer in run.model._flatten_layers())
-    keras.mixed_precision.set_global_policy("float32")   # what the grader runs under; the fixture restores it anyway
+    keras.mixed_precision.set_global_policy(
+        "float32"
+    )  # what the grader runs under; the fixture restores it anyway
     twin = _float32_twin(run.model)
 
     records = {}
@@ -73,7 +78,7 @@ def test_a_mixed_precision_bundle_grades_on_the_cpu_like_its_float32_twin(task_n
     mixed, float32 = records["mixed"], records["float32"]
     assert mixed["status"] == float32["status"] == "graded", mixed["message"] or float32["message"]
     assert mixed["score"] == float32["score"]
-    assert mixed["lines"][0]["points"] == mixed["lines"][0]["max_points"]   # the architecture is recognised
+    assert mixed["lines"][0]["points"] == mixed["lines"][0]["max_points"]  # the architecture is recognised
     for metric in load_rubric(task=task_name).metrics:
         a, b = mixed["metrics"][metric.name], float32["metrics"][metric.name]
         assert np.isfinite(a) and abs(a - b) <= TOLERANCE * max(1.0, abs(b)), (metric.name, a, b)
@@ -92,14 +97,17 @@ def _recurrent_layers(model):
     return found
 
 
-BUILDERS = {"date-generation": "labs.date_generation.model:build_model",
-            "date-translation": "labs.date_translation.model:build_model",
-            "name-transliteration": "labs.name_transliteration.model:build_model"}
+BUILDERS = {
+    "date-generation": "labs.date_generation.model:build_model",
+    "date-translation": "labs.date_translation.model:build_model",
+    "name-transliteration": "labs.name_transliteration.model:build_model",
+}
 
 
 @pytest.mark.parametrize("task_name", tasks.names())
 def test_the_default_models_keep_the_lstm_settings_that_select_cudnn_on_a_gpu(task_name):
-    """Keras runs an LSTM or GRU with the cuDNN kernel only with these settings; others fall back to a slow loop."""
+    """Keras runs an LSTM or GRU with the cuDNN kernel only with these settings; others fall back to a slow
+    loop."""
     task = tasks.get(task_name)
     vocabs = task.vocabularies()
     sizes = [len(vocabs[name]) for name in ("source", "target") if name in vocabs]
@@ -107,9 +115,19 @@ def test_the_default_models_keep_the_lstm_settings_that_select_cudnn_on_a_gpu(ta
     layers = _recurrent_layers(model)
     assert layers, "the default model has no LSTM or GRU"
     for layer in layers:
-        settings = {"activation": layer.activation.__name__, "recurrent_activation": layer.recurrent_activation.__name__,
-                    "recurrent_dropout": layer.recurrent_dropout, "unroll": layer.unroll, "use_bias": layer.use_bias}
-        assert settings == {"activation": "tanh", "recurrent_activation": "sigmoid", "recurrent_dropout": 0,
-                            "unroll": False, "use_bias": True}, layer.name
+        settings = {
+            "activation": layer.activation.__name__,
+            "recurrent_activation": layer.recurrent_activation.__name__,
+            "recurrent_dropout": layer.recurrent_dropout,
+            "unroll": layer.unroll,
+            "use_bias": layer.use_bias,
+        }
+        assert settings == {
+            "activation": "tanh",
+            "recurrent_activation": "sigmoid",
+            "recurrent_dropout": 0,
+            "unroll": False,
+            "use_bias": True,
+        }, layer.name
         if hasattr(layer, "reset_after"):
-            assert layer.reset_after, layer.name                # a GRU needs reset_after=True as well
+            assert layer.reset_after, layer.name  # a GRU needs reset_after=True as well

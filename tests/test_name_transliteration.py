@@ -9,7 +9,8 @@ import pytest
 from homework.kv_attention import KeyValueAttention
 from labs.common.files import read_csv
 from labs.common.pipeline import translation_arrays
-from labs.common.seq2seq import attention_model as build_attention_model, step_decoder
+from labs.common.seq2seq import attention_model as build_attention_model
+from labs.common.seq2seq import step_decoder
 from labs.name_transliteration import evaluate, selftest
 from labs.name_transliteration.config import NameTransliterationConfig
 from labs.name_transliteration.data import sample_names, vocabularies
@@ -37,17 +38,22 @@ def tiny_run(tmp_path_factory):
 
 
 def _arrays(names, length=None):
-    return translation_arrays([{"source": n, "target": "Somchai Jaidee"} for n in names], VOCABS, source_length=length)
+    return translation_arrays(
+        [{"source": n, "target": "Somchai Jaidee"} for n in names], VOCABS, source_length=length
+    )
 
 
 # ---- the layer ----
+
 
 @pytest.mark.parametrize("score", ["dot", "additive"])
 def test_layer_shapes_and_weights(score):
     rng = np.random.default_rng(0)
     query, memory = rng.normal(size=(2, 3, 6)).astype("float32"), rng.normal(size=(2, 5, 8)).astype("float32")
     mask = np.array([[True] * 5, [True, True, False, False, False]])
-    context, weights = KeyValueAttention(4, 7, score=score)(query, memory, memory_mask=mask, return_attention_scores=True)
+    context, weights = KeyValueAttention(4, 7, score=score)(
+        query, memory, memory_mask=mask, return_attention_scores=True
+    )
     weights = np.asarray(weights)
     assert np.asarray(context).shape == (2, 3, 7) and weights.shape == (2, 3, 5)
     np.testing.assert_allclose(weights.sum(-1), 1.0, rtol=1e-5)
@@ -65,7 +71,9 @@ def test_keys_only_score_and_values_only_build_the_context():
     np.testing.assert_allclose(np.asarray(same_weights), np.asarray(weights), atol=1e-6)
     assert np.abs(np.asarray(zero_context)).max() == 0 and np.abs(np.asarray(context)).max() > 0
     layer.key_kernel.assign(np.zeros((8, 4), "float32"))
-    np.testing.assert_allclose(np.asarray(layer(query, memory, return_attention_scores=True)[1]), 0.25, atol=1e-6)
+    np.testing.assert_allclose(
+        np.asarray(layer(query, memory, return_attention_scores=True)[1]), 0.25, atol=1e-6
+    )
 
 
 def test_layer_config_round_trips_and_rejects_bad_arguments():
@@ -79,6 +87,7 @@ def test_layer_config_round_trips_and_rejects_bad_arguments():
 
 
 # ---- the model ----
+
 
 def test_model_signature_and_padding(model):
     source, target_in, _ = _arrays(NAMES)
@@ -101,13 +110,17 @@ def test_step_decoder_agrees_with_the_full_model(model):
 
 def test_training_saves_a_run_that_loads_and_transliterates(tiny_run):
     run, out = tiny_run
-    assert {"model.keras", "vocab.json", "metrics.json", "training_curve.png"} <= {p.name for p in out.iterdir()}
+    assert {"model.keras", "vocab.json", "metrics.json", "training_curve.png"} <= {
+        p.name for p in out.iterdir()
+    }
     model, vocabs, config = load_run(out)
     assert config == NameTransliterationConfig.tiny()
     names = [r["source"] for r in sample_names(40, seed=4, split="dev")]
     loaded = transliterate(model, vocabs, names)
     assert [t.output for t in loaded] == [t.output for t in transliterate(run.model, run.vocabs, names)]
-    assert [t.output for t in loaded] == [t.output for t in transliterate(model, vocabs, names, step_decoding=False)]
+    assert [t.output for t in loaded] == [
+        t.output for t in transliterate(model, vocabs, names, step_decoding=False)
+    ]
     top = transliterate(model, vocabs, names[:3], beam=3)
     assert all(len(t.alternatives) == 3 and len(set(t.alternatives)) == 3 for t in top)
     result = loaded[0]
@@ -117,8 +130,12 @@ def test_training_saves_a_run_that_loads_and_transliterates(tiny_run):
 
 # ---- the metrics ----
 
-ROW = {"source": "ธนะพงศ์ เดชณรงค์", "target": "Tanapong Detnarong", "alternatives": "Thanaphong Detnarong",
-       "stratum": "unseen"}
+ROW = {
+    "source": "ธนะพงศ์ เดชณรงค์",
+    "target": "Tanapong Detnarong",
+    "alternatives": "Thanaphong Detnarong",
+    "stratum": "unseen",
+}
 
 
 def test_any_accepted_spelling_counts_but_exact_match_wants_the_main_one():
@@ -144,11 +161,13 @@ def test_news_f_score_and_mrr():
 
 def test_summary_reports_each_stratum_and_length():
     seen = dict(ROW, stratum="seen", source="สมชาย ใจดี", target="Somchai Jaidee", alternatives="")
-    result = evaluate.summary([ROW, seen, seen], [["Tanapong Detnarong"], ["Somchai Jaidee", "x"], ["Somchay"]])
+    result = evaluate.summary(
+        [ROW, seen, seen], [["Tanapong Detnarong"], ["Somchai Jaidee", "x"], ["Somchay"]]
+    )
     assert result["per_stratum"]["unseen"]["accuracy"] == 1.0
     assert result["per_stratum"]["seen"]["accuracy"] == 0.5
     assert result["all"]["top_2_accuracy"] == pytest.approx(2 / 3)
-    assert set(result["by_length"]) == {"(0, 10]", "(15, 20]"}   # 10 and 16 Thai characters
+    assert set(result["by_length"]) == {"(0, 10]", "(15, 20]"}  # 10 and 16 Thai characters
     assert "unseen words: accuracy 100.00%" in evaluate.format_summary(result)
 
 
@@ -175,11 +194,16 @@ def test_what_rubrics_score_is_what_the_metric_functions_compute():
 
 # ---- the self-test ----
 
+
 def _broken_source(old: str, new: str) -> str:
     source = (REPO_ROOT / "homework" / "kv_attention.py").read_text(encoding="utf-8")
     assert old in source
     source = source.replace(old, new)
-    return source if "np." not in new else source.replace("from keras import ops", "from keras import ops\nimport numpy as np")
+    return (
+        source
+        if "np." not in new
+        else source.replace("from keras import ops", "from keras import ops\nimport numpy as np")
+    )
 
 
 def _broken_layer(tmp_path, old: str, new: str):
@@ -222,40 +246,118 @@ SOFTMAX = "weights = ops.softmax(scores, axis=-1)"
 CONTEXT = "context = ops.matmul(weights, values)"
 
 
-@pytest.mark.parametrize("old,new,failing,advice,line", [
-    (SOFTMAX, "weights = ops.softmax(scores, axis=1)", "weights sum to 1", "over the output steps (axis 1, T)",
-     "axis=1"),
-    (SOFTMAX, "weights = scores", "weights sum to 1", "raw scores", None),
-    (f"{MASK}\n        {SOFTMAX}", f"pass\n        {SOFTMAX}\n        weights = ops.where(real, weights, 0.0)",
-     "weights sum to 1", "*after* the softmax", "ops.where(real, weights, 0.0)"),
-    (MASK, "pass", "padding gets zero weight", "so negative that its exp() is 0", "real = ops.cast(memory_mask"),
-    (MASK, "scores = scores + (1.0 - ops.cast(real, scores.dtype)) * -1e9", "works under mixed precision",
-     "float16 holds numbers up to 65504", "-1e9"),
-    (SCALE, "pass", "dot score matches", "2.00 times the reference's", None),
-    (DOT, "scores = ops.matmul(q, ops.reshape(keys, (ops.shape(keys)[0], self.key_dim, -1)))",
-     "each output step and each source position", "a transpose", "ops.reshape(keys"),
-    (Q, "q = query", "returns a context", "(2, 3, 6) = (batch, T, query_dim)", DOT),
-    (CONTEXT, "context = ops.matmul(weights, memory[..., :self.value_dim])", "dot score matches",
-     "weighted sum of the *values*", "memory[..., :self.value_dim]"),
-    (HIDDEN, "hidden = q[:, :, None, :] + keys[:, None, :, :]", "additive score matches", "w . tanh(q_t + k_j)", None),
-    (CONTEXT, f"{CONTEXT}\n        context, weights = ops.squeeze(context), ops.squeeze(weights)",
-     "works at batch 1", "a size-1 axis was lost", "ops.squeeze"),
-    (KEYS, "if getattr(self, '_keys', None) is None:\n            self._keys = ops.matmul(memory, self.key_kernel)\n"
-           "        keys = self._keys", "two calls with different inputs", "keeps something from the first call",
-     "self._keys = "),
-    (CONTEXT, "context = ops.convert_to_tensor(np.matmul(np.asarray(weights), np.asarray(values)))",
-     "works in graph mode", "NumPy was used on a tensor inside call()", "np.matmul"),
-    (CONTEXT, f"{CONTEXT}\n        context = ops.reshape(context, (query.shape[0], query.shape[1], self.value_dim))",
-     "works in graph mode", "known only when the model runs", "query.shape[0]"),
-    (SOFTMAX, f"import tensorflow as tf\n        weights = tf.nn.softmax(scores, axis=-1)", "imports only what the grader",
-     "imports 'tensorflow'", None),
-    (SOFTMAX, f"{SOFTMAX}\n        if ops.sum(weights) > 0:\n            weights = weights * 1.0", "works in graph mode",
-     "Choose between tensors with ops.where", "if ops.sum(weights) > 0:"),
-    ("        if memory_mask is not None:\n            real", "        if True:\n            real",
-     "padding gets zero weight and changes nothing; no mask means no padding", "memory_mask is optional", None),
-])
-def test_selftest_diagnoses_common_mistakes_and_points_at_the_line(tmp_path, restore_registration, old, new,
-                                                                   failing, advice, line):
+@pytest.mark.parametrize(
+    "old,new,failing,advice,line",
+    [
+        (
+            SOFTMAX,
+            "weights = ops.softmax(scores, axis=1)",
+            "weights sum to 1",
+            "over the output steps (axis 1, T)",
+            "axis=1",
+        ),
+        (SOFTMAX, "weights = scores", "weights sum to 1", "raw scores", None),
+        (
+            f"{MASK}\n        {SOFTMAX}",
+            f"pass\n        {SOFTMAX}\n        weights = ops.where(real, weights, 0.0)",
+            "weights sum to 1",
+            "*after* the softmax",
+            "ops.where(real, weights, 0.0)",
+        ),
+        (
+            MASK,
+            "pass",
+            "padding gets zero weight",
+            "so negative that its exp() is 0",
+            "real = ops.cast(memory_mask",
+        ),
+        (
+            MASK,
+            "scores = scores + (1.0 - ops.cast(real, scores.dtype)) * -1e9",
+            "works under mixed precision",
+            "float16 holds numbers up to 65504",
+            "-1e9",
+        ),
+        (SCALE, "pass", "dot score matches", "2.00 times the reference's", None),
+        (
+            DOT,
+            "scores = ops.matmul(q, ops.reshape(keys, (ops.shape(keys)[0], self.key_dim, -1)))",
+            "each output step and each source position",
+            "a transpose",
+            "ops.reshape(keys",
+        ),
+        (Q, "q = query", "returns a context", "(2, 3, 6) = (batch, T, query_dim)", DOT),
+        (
+            CONTEXT,
+            "context = ops.matmul(weights, memory[..., :self.value_dim])",
+            "dot score matches",
+            "weighted sum of the *values*",
+            "memory[..., :self.value_dim]",
+        ),
+        (
+            HIDDEN,
+            "hidden = q[:, :, None, :] + keys[:, None, :, :]",
+            "additive score matches",
+            "w . tanh(q_t + k_j)",
+            None,
+        ),
+        (
+            CONTEXT,
+            f"{CONTEXT}\n        context, weights = ops.squeeze(context), ops.squeeze(weights)",
+            "works at batch 1",
+            "a size-1 axis was lost",
+            "ops.squeeze",
+        ),
+        (
+            KEYS,
+            "if getattr(self, '_keys', None) is None:\n            self._keys = ops.matmul(memory, "
+            "self.key_kernel)\n"
+            "        keys = self._keys",
+            "two calls with different inputs",
+            "keeps something from the first call",
+            "self._keys = ",
+        ),
+        (
+            CONTEXT,
+            "context = ops.convert_to_tensor(np.matmul(np.asarray(weights), np.asarray(values)))",
+            "works in graph mode",
+            "NumPy was used on a tensor inside call()",
+            "np.matmul",
+        ),
+        (
+            CONTEXT,
+            f"{CONTEXT}\n        context = ops.reshape(context, (query.shape[0], query.shape[1], "
+            f"self.value_dim))",
+            "works in graph mode",
+            "known only when the model runs",
+            "query.shape[0]",
+        ),
+        (
+            SOFTMAX,
+            "import tensorflow as tf\n        weights = tf.nn.softmax(scores, axis=-1)",
+            "imports only what the grader",
+            "imports 'tensorflow'",
+            None,
+        ),
+        (
+            SOFTMAX,
+            f"{SOFTMAX}\n        if ops.sum(weights) > 0:\n            weights = weights * 1.0",
+            "works in graph mode",
+            "Choose between tensors with ops.where",
+            "if ops.sum(weights) > 0:",
+        ),
+        (
+            "        if memory_mask is not None:\n            real",
+            "        if True:\n            real",
+            "padding gets zero weight and changes nothing; no mask means no padding",
+            "memory_mask is optional",
+            None,
+        ),
+    ],
+)
+def test_selftest_diagnoses_common_mistakes_and_points_at_the_line(
+    tmp_path, restore_registration, old, new, failing, advice, line
+):
     results = selftest.run_checks(_broken_layer(tmp_path, old, new))
     first_failure = next(r for r in results if not r.passed)
     assert first_failure.name.startswith(failing), first_failure
@@ -278,8 +380,11 @@ def test_selftest_runs_in_float32_whatever_policy_the_notebook_set():
 
 
 def test_selftest_names_the_line_of_an_error(tmp_path, restore_registration):
-    cls = _broken_layer(tmp_path, "values = ops.matmul(memory, self.value_kernel)",
-                        "values = ops.matmul(memory, self.no_such_kernel)")
+    cls = _broken_layer(
+        tmp_path,
+        "values = ops.matmul(memory, self.value_kernel)",
+        "values = ops.matmul(memory, self.no_such_kernel)",
+    )
     message = next(r for r in selftest.run_checks(cls) if not r.passed).message
     assert "kv_attention.py, line" in message and "self.no_such_kernel" in message
 
@@ -292,18 +397,26 @@ def test_selftest_cli_exit_status(cli):
 
 # ---- the command line ----
 
+
 def test_cli_train_translate_evaluate(cli, tmp_path):
     out = tmp_path / "names"
     trained = cli("train", "name-transliteration", "--out", str(out), "--tiny", "--quiet")
     assert trained.returncode == 0, trained.stderr
-    translated = cli("translate", "--model", str(out), "สมชาย ใจดี", "--beam", "3", "--plot", str(tmp_path / "kv.png"))
+    translated = cli(
+        "translate", "--model", str(out), "สมชาย ใจดี", "--beam", "3", "--plot", str(tmp_path / "kv.png")
+    )
     assert translated.returncode == 0, translated.stderr
     assert "สมชาย ใจดี  ->" in translated.stdout and "other beams:" in translated.stdout
     assert (tmp_path / "kv.png").is_file()
     data = tmp_path / "few.csv"
-    data.write_text("source,target,alternatives,gender,stratum\nสมชาย ใจดี,Somchai Jaidee,,male,seen\n"
-                    "ธนะพงศ์ เดชณรงค์,Tanapong Detnarong,Thanaphong Detnarong,male,unseen\n", encoding="utf-8")
-    evaluated = cli("evaluate", "name-transliteration", "--model", str(out), "--data", str(data), "--beam", "2")
+    data.write_text(
+        "source,target,alternatives,gender,stratum\nสมชาย ใจดี,Somchai Jaidee,,male,seen\n"
+        "ธนะพงศ์ เดชณรงค์,Tanapong Detnarong,Thanaphong Detnarong,male,unseen\n",
+        encoding="utf-8",
+    )
+    evaluated = cli(
+        "evaluate", "name-transliteration", "--model", str(out), "--data", str(data), "--beam", "2"
+    )
     assert evaluated.returncode == 0, evaluated.stderr
     assert "seen words: accuracy" in evaluated.stdout and "unseen words: accuracy" in evaluated.stdout
     saved = json.loads((out / "evaluation.json").read_text(encoding="utf-8"))

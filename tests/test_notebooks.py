@@ -12,9 +12,12 @@ from tools.notebooks import build
 
 SOURCES = sorted((REPO_ROOT / "demos").glob("*.py")) + sorted((REPO_ROOT / "homework").glob("hw*.py"))
 # What each notebook must print when it has run to the end.
-FINAL_OUTPUT = {"demo1_date_generation.py": "held-out cross-entropy", "demo2_date_translation.py": "beams:",
-                "demo3_attention_variants.py": "compared: none, bahdanau",
-                "hw3_1_thai_name_transliteration.py": "submission.zip"}
+FINAL_OUTPUT = {
+    "demo1_date_generation.py": "held-out cross-entropy",
+    "demo2_date_translation.py": "beams:",
+    "demo3_attention_variants.py": "compared: none, bahdanau",
+    "hw3_1_thai_name_transliteration.py": "submission.zip",
+}
 
 
 def _cells(notebook):
@@ -26,8 +29,9 @@ def test_notebook_is_what_the_builder_makes_of_its_source(source):
     paired = source.with_suffix(".ipynb")
     assert paired.is_file(), f"{paired.name} is missing: run `python -m labs notebooks`"
     built = nbformat.reads(build(source.read_text(encoding="utf-8")), as_version=4)
-    assert _cells(built) == _cells(nbformat.read(paired, as_version=4)), \
+    assert _cells(built) == _cells(nbformat.read(paired, as_version=4)), (
         f"{paired.name} is out of date: run `python -m labs notebooks`"
+    )
 
 
 @pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.name)
@@ -36,18 +40,23 @@ def test_notebook_runs_top_to_bottom_in_the_tiny_configuration(source, monkeypat
     monkeypatch.setenv("MPLBACKEND", "Agg")
     notebook = nbformat.read(source.with_suffix(".ipynb"), as_version=4)
     started = time.perf_counter()
-    bundle = source.parent / "submission.zip"   # what the homework notebook exports, next to itself
-    runs = source.parent / "runs"                # and where it trains
+    bundle = source.parent / "submission.zip"  # what the homework notebook exports, next to itself
+    runs = source.parent / "runs"  # and where it trains
     had_runs = runs.exists()
     try:
-        NotebookClient(notebook, timeout=300, kernel_name="python3",
-                       resources={"metadata": {"path": str(source.parent)}}).execute()
+        NotebookClient(
+            notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(source.parent)}}
+        ).execute()
     finally:
         bundle.unlink(missing_ok=True)
         if not had_runs:
             shutil.rmtree(runs, ignore_errors=True)
-    text = "\n".join(output.get("text", "") for cell in notebook.cells if cell.cell_type == "code"
-                     for output in cell.get("outputs", []))
+    text = "\n".join(
+        output.get("text", "")
+        for cell in notebook.cells
+        if cell.cell_type == "code"
+        for output in cell.get("outputs", [])
+    )
     assert "Running on the" in text
     assert FINAL_OUTPUT[source.name] in text
     print(f"{source.name}: {time.perf_counter() - started:.1f} s")

@@ -43,9 +43,9 @@ def test_each_batch_is_cut_to_its_longest_text_and_padding_stays_aligned(names):
     source, target_in, target_out = translation_arrays(pairs, vocabs)
     widths = []
     for (s, t), o in _epoch(translation_batches(pairs, vocabs, 64, shuffle_seed=1, sort_window=4)):
-        assert (s[:, -1] > 0).any() and (o[:, -1] > 0).any()        # no column of padding only
+        assert (s[:, -1] > 0).any() and (o[:, -1] > 0).any()  # no column of padding only
         assert t.shape == o.shape
-        np.testing.assert_array_equal(t > 0, o > 0)                 # target_in = <s> + text, target_out = text + </s>
+        np.testing.assert_array_equal(t > 0, o > 0)  # target_in = <s> + text, target_out = text + </s>
         assert (t[:, 0] == START_ID).all()
         widths.append(s.shape[1])
     # Sorting by length is what saves the work: batches are on average far narrower than the padded array.
@@ -61,7 +61,7 @@ def test_the_same_seed_gives_the_same_batches_and_epochs_differ(names):
 
     first, again = two_epochs(1), two_epochs(1)
     assert first == again
-    assert first[0] != first[1]            # reshuffled every epoch
+    assert first[0] != first[1]  # reshuffled every epoch
     assert two_epochs(2)[0] != first[0]
 
 

@@ -3,8 +3,8 @@
 import filecmp
 
 from labs import tasks
-from tools.public_datasets import build, counts_markdown
 from tests.conftest import DATASETS
+from tools.public_datasets import build, counts_markdown
 
 
 def test_rebuilding_gives_the_shipped_bytes(tmp_path):
@@ -28,5 +28,7 @@ def test_every_dataset_has_a_datasheet_section():
 
 def test_datasets_are_small_enough_for_git():
     total = sum(p.stat().st_size for p in DATASETS.rglob("*") if p.is_file())
-    assert total < 10 * 1024 * 1024   # 9.2 MB since the name table holds 24,000 dictionary words (2.2 MB in all)
+    assert (
+        total < 10 * 1024 * 1024
+    )  # 9.2 MB since the name table holds 24,000 dictionary words (2.2 MB in all)
     assert not [p for p in DATASETS.rglob("*.py")]  # data and datasheets only

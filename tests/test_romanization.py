@@ -15,10 +15,12 @@ def _rule(rule, cases):
         assert rule(word, spelling) == expected, (word, spelling)
 
 
-# --- repairs of thai2rom_onnx's faults ---------------------------------------------------------------------------
+# --- repairs of thai2rom_onnx's faults
+# ---------------------------------------------------------------------------
+
 
 def test_runaway_repetition_falls_back_to_royin():
-    runaway = "banchiphueakan" + "khai" * 20            # pythainlp issue 1403's shape
+    runaway = "banchiphueakan" + "khai" * 20  # pythainlp issue 1403's shape
     assert R.is_runaway(runaway) and R.is_runaway("krungthepp" + "a" * 80)
     assert not R.is_runaway("somchai") and not R.is_runaway("chonchon") and not R.is_runaway("la-o")
     assert R.base_spelling({"thai2rom_onnx": runaway, "royin": "banchi"}) == "banchi"
@@ -29,102 +31,128 @@ def test_the_shipped_table_has_no_runaway_output():
 
 
 def test_a_syllable_read_twice_is_read_once():
-    _rule(R._repair_doubled_syllable, [
-        ("ณัฐธพงษ์", "natthathaphong", "natthaphong"),
-        ("ณัฐทวี", "natthathawi", "natthawi"),
-        ("ยุทธ", "yuthatha", "yut"),                          # the pair closes the word
-        ("รัฐธรรมนูญ", "ratthathammun", "ratthathammun"),      # ธรร- has its own vowel: two syllables
-        ("ททัษชดา", "thathatchada", "thathatchada"),          # ทท- at the start: two syllables
-        ("ณัฐพล", "natthaphon", "natthaphon"),                # nothing doubled
-    ])
+    _rule(
+        R._repair_doubled_syllable,
+        [
+            ("ณัฐธพงษ์", "natthathaphong", "natthaphong"),
+            ("ณัฐทวี", "natthathawi", "natthawi"),
+            ("ยุทธ", "yuthatha", "yut"),  # the pair closes the word
+            ("รัฐธรรมนูญ", "ratthathammun", "ratthathammun"),  # ธรร- has its own vowel: two syllables
+            ("ททัษชดา", "thathatchada", "thathatchada"),  # ทท- at the start: two syllables
+            ("ณัฐพล", "natthaphon", "natthaphon"),  # nothing doubled
+        ],
+    )
 
 
 def test_phora_is_phon_before_a_consonant():
-    _rule(R._repair_phora, [
-        ("พรชัย", "phorachai", "phonchai"),
-        ("พรทิพย์", "phorathip", "phonthip"),
-        ("พรรณี", "phanni", "phanni"),                        # พรร- is another reading
-        ("พรหม", "phrom", "phrom"),
-        ("พระราม", "phraram", "phraram"),                     # no พร + consonant
-    ])
+    _rule(
+        R._repair_phora,
+        [
+            ("พรชัย", "phorachai", "phonchai"),
+            ("พรทิพย์", "phorathip", "phonthip"),
+            ("พรรณี", "phanni", "phanni"),  # พรร- is another reading
+            ("พรหม", "phrom", "phrom"),
+            ("พระราม", "phraram", "phraram"),  # no พร + consonant
+        ],
+    )
 
 
 def test_the_linking_cha_of_chaya_and_chapha_is_restored():
-    _rule(R._repair_linking_cha, [
-        ("พิชญา", "phitya", "phitchaya"),
-        ("ปรัชญาพร", "pratyaphon", "pratchayaphon"),
-        ("กชพร", "kotphon", "kotchaphon"),
-        ("พิชญ์", "phit", "phit"),                            # ญ์ is silent: no syllable
-        ("เวชพานิช", "wetphanit", "wetphanit"),               # a compound's seam after a vowel
-        ("คชพันธ์", "khotchaphan", "khotchaphan"),            # already there
-        ("พิชญุตม์พงศ์", "phitchanutphong", "phitchanutphong"),  # the tph comes from ตม์พ
-    ])
+    _rule(
+        R._repair_linking_cha,
+        [
+            ("พิชญา", "phitya", "phitchaya"),
+            ("ปรัชญาพร", "pratyaphon", "pratchayaphon"),
+            ("กชพร", "kotphon", "kotchaphon"),
+            ("พิชญ์", "phit", "phit"),  # ญ์ is silent: no syllable
+            ("เวชพานิช", "wetphanit", "wetphanit"),  # a compound's seam after a vowel
+            ("คชพันธ์", "khotchaphan", "khotchaphan"),  # already there
+            ("พิชญุตม์พงศ์", "phitchanutphong", "phitchanutphong"),  # the tph comes from ตม์พ
+        ],
+    )
 
 
-# --- the name spelling rules -------------------------------------------------------------------------------------
+# --- the name spelling rules
+# -------------------------------------------------------------------------------------
+
 
 def test_ee_for_every_long_i():
-    _rule(R._rule_ee, [
-        ("ใจดี", "jaidi", "jaidee"),
-        ("ทวีศักดิ์", "thawisak", "thaweesak"),               # medial ี; ดิ์ is silent
-        ("จารีย์", "jari", "jaree"),                           # ีย์
-        ("ปรียา", "priya", "preeya"),                          # ีย without เ is ee + ya
-        ("วิชัย", "wichai", "wichai"),                         # ิ is short
-        ("ศรีสุข", "srisuk", "srisuk"),                        # ศรี stays sri
-        ("เรียม", "riam", "riam"),                             # เ-ีย is ia
-        ("กิตติ", "kitti", "kitti"),
-    ])
+    _rule(
+        R._rule_ee,
+        [
+            ("ใจดี", "jaidi", "jaidee"),
+            ("ทวีศักดิ์", "thawisak", "thaweesak"),  # medial ี; ดิ์ is silent
+            ("จารีย์", "jari", "jaree"),  # ีย์
+            ("ปรียา", "priya", "preeya"),  # ีย without เ is ee + ya
+            ("วิชัย", "wichai", "wichai"),  # ิ is short
+            ("ศรีสุข", "srisuk", "srisuk"),  # ศรี stays sri
+            ("เรียม", "riam", "riam"),  # เ-ีย is ia
+            ("กิตติ", "kitti", "kitti"),
+        ],
+    )
 
 
 def test_ee_matches_each_i_to_its_letter():
-    assert R._rule_ee("วิมลศรีดี", "wimonsridi") == "wimonsridee"   # ิ short, ศรี short, ี long
-    assert R._rule_ee("ศิริมณี", "sirimani") == "sirimanee"           # only the third i is long
+    assert R._rule_ee("วิมลศรีดี", "wimonsridi") == "wimonsridee"  # ิ short, ศรี short, ี long
+    assert R._rule_ee("ศิริมณี", "sirimani") == "sirimanee"  # only the third i is long
 
 
 def test_orn_for_an_r_closing_an_inherent_o():
-    _rule(R._rule_orn, [
-        ("สมพร", "somphon", "somphorn"),
-        ("จินดาภรณ์", "jindaphon", "jindaphorn"),             # -ภรณ์
-        ("ธนากร", "thanakon", "thanakorn"),
-        ("พรชัย", "phonchai", "phornchai"),                    # พร + consonant
-        ("สมพล", "somphon", "somphon"),                        # ล, not ร
-        ("อรทัย", "orathai", "orathai"),                       # อร at the start stays or
-        ("พรรณี", "phanni", "phanni"),
-    ])
+    _rule(
+        R._rule_orn,
+        [
+            ("สมพร", "somphon", "somphorn"),
+            ("จินดาภรณ์", "jindaphon", "jindaphorn"),  # -ภรณ์
+            ("ธนากร", "thanakon", "thanakorn"),
+            ("พรชัย", "phonchai", "phornchai"),  # พร + consonant
+            ("สมพล", "somphon", "somphon"),  # ล, not ร
+            ("อรทัย", "orathai", "orathai"),  # อร at the start stays or
+            ("พรรณี", "phanni", "phanni"),
+        ],
+    )
 
 
 def test_or_for_an_open_o():
-    _rule(R._rule_open_o, [
-        ("ละออ", "la-o", "la-or"),
-        ("ก่อเกียรติ", "kokiat", "korkiat"),
-        ("ข้อยุ่น", "khoyun", "khoryun"),
-        ("กองเกียรติ", "kongkiat", "kongkiat"),               # อ with a final: closed
-        ("อรทัย", "orathai", "orathai"),                       # อ as the first consonant
-        ("รอนี", "roni", "roni"),                              # no tone mark: อ may be a consonant
-    ])
+    _rule(
+        R._rule_open_o,
+        [
+            ("ละออ", "la-o", "la-or"),
+            ("ก่อเกียรติ", "kokiat", "korkiat"),
+            ("ข้อยุ่น", "khoyun", "khoryun"),
+            ("กองเกียรติ", "kongkiat", "kongkiat"),  # อ with a final: closed
+            ("อรทัย", "orathai", "orathai"),  # อ as the first consonant
+            ("รอนี", "roni", "roni"),  # no tone mark: อ may be a consonant
+        ],
+    )
 
 
 def test_arn_art_for_a_final_long_a():
-    _rule(R._rule_arn_art, [
-        ("กานต์", "kan", "karn"),
-        ("ชูชาติ", "chuchat", "chuchart"),
-        ("ไชนาท", "chainat", "chainart"),
-        ("สมชาย", "somchai", "somchai"),                       # no n or t final
-        ("ประภาส", "praphat", "praphart"),
-        ("ชัยวัฒน์", "chaiwat", "chaiwat"),                    # ั, not า
-        ("กาญจนา", "kanchana", "kanchana"),                    # ends in a vowel
-    ])
+    _rule(
+        R._rule_arn_art,
+        [
+            ("กานต์", "kan", "karn"),
+            ("ชูชาติ", "chuchat", "chuchart"),
+            ("ไชนาท", "chainat", "chainart"),
+            ("สมชาย", "somchai", "somchai"),  # no n or t final
+            ("ประภาส", "praphat", "praphart"),
+            ("ชัยวัฒน์", "chaiwat", "chaiwat"),  # ั, not า
+            ("กาญจนา", "kanchana", "kanchana"),  # ends in a vowel
+        ],
+    )
 
 
 def test_t_for_the_tho_letters_but_not_with_tho_thung():
     th = R.ASPIRATE_RULES[1]
-    _rule(th, [
-        ("ณัฐพล", "natthaphon", "nattaphon"),                 # ฐ
-        ("ธนากร", "thanakon", "tanakon"),
-        ("ฑีฆา", "thikha", "tikha"),
-        ("ถาวร", "thawon", "thawon"),                          # ถ keeps th
-        ("ณัฐถา", "natthatha", "natthatha"),                  # a ถ anywhere keeps every th
-    ])
+    _rule(
+        th,
+        [
+            ("ณัฐพล", "natthaphon", "nattaphon"),  # ฐ
+            ("ธนากร", "thanakon", "tanakon"),
+            ("ฑีฆา", "thikha", "tikha"),
+            ("ถาวร", "thawon", "thawon"),  # ถ keeps th
+            ("ณัฐถา", "natthatha", "natthatha"),  # a ถ anywhere keeps every th
+        ],
+    )
 
 
 def test_the_main_spelling_chains_the_repairs_and_rules():
@@ -135,27 +163,54 @@ def test_the_main_spelling_chains_the_repairs_and_rules():
     assert R.name_spelling("ทวีศักดิ์", "thawisak") == "Taweesak"
 
 
-# --- alternatives ------------------------------------------------------------------------------------------------
+# --- alternatives
+# ------------------------------------------------------------------------------------------------
+
 
 def test_letter_finals_are_alternatives():
-    _rule(R._alt_letter_final, [
-        ("คงเดช", "kongdet", "kongdech"),
-        ("ไชยโรจน์", "chairot", "chairoj"),                    # จน์: น silent, จ the final
-        ("กัมพล", "kampon", "kampol"),
-        ("ยอด", "yot", "yod"),
-        ("ประกาศ", "prakat", "prakas"),
-        ("สมชาย", "somchai", "somchai"),                       # ย is a vowel here
-        ("ชัยวัฒน์", "chaiwat", "chaiwat"),                    # ฒ is not in the list
-    ])
+    _rule(
+        R._alt_letter_final,
+        [
+            ("คงเดช", "kongdet", "kongdech"),
+            ("ไชยโรจน์", "chairot", "chairoj"),  # จน์: น silent, จ the final
+            ("กัมพล", "kampon", "kampol"),
+            ("ยอด", "yot", "yod"),
+            ("ประกาศ", "prakat", "prakas"),
+            ("สมชาย", "somchai", "somchai"),  # ย is a vowel here
+            ("ชัยวัฒน์", "chaiwat", "chaiwat"),  # ฒ is not in the list
+        ],
+    )
 
 
 def test_v_u_oo_are_alternatives():
-    _rule(R._alt_v, [("วิชัย", "wichai", "vichai"), ("ประวิทย์", "prawit", "pravit"), ("ขวัญ", "khwan", "khwan"),
-                     ("แก้ว", "kaew", "kaew")])
-    _rule(R._alt_u, [("ชัชชัย", "chatchai", "chutchai"), ("ดำรง", "damrong", "dumrong"), ("ชัย", "chai", "chai"),
-                     ("สมชาย", "somchai", "somchai"), ("บัว", "bua", "bua")])
-    _rule(R._alt_oo, [("สุนทร", "sunthon", "soonthon"), ("ภูมิ", "phum", "phoom"), ("บุญมี", "boonmee", "boonmee"),
-                      ("คุณ", "khun", "khoon")])
+    _rule(
+        R._alt_v,
+        [
+            ("วิชัย", "wichai", "vichai"),
+            ("ประวิทย์", "prawit", "pravit"),
+            ("ขวัญ", "khwan", "khwan"),
+            ("แก้ว", "kaew", "kaew"),
+        ],
+    )
+    _rule(
+        R._alt_u,
+        [
+            ("ชัชชัย", "chatchai", "chutchai"),
+            ("ดำรง", "damrong", "dumrong"),
+            ("ชัย", "chai", "chai"),
+            ("สมชาย", "somchai", "somchai"),
+            ("บัว", "bua", "bua"),
+        ],
+    )
+    _rule(
+        R._alt_oo,
+        [
+            ("สุนทร", "sunthon", "soonthon"),
+            ("ภูมิ", "phum", "phoom"),
+            ("บุญมี", "boonmee", "boonmee"),
+            ("คุณ", "khun", "khoon"),
+        ],
+    )
 
 
 def test_variants_put_the_main_spelling_first_and_keep_rtgs_last():
@@ -170,7 +225,9 @@ def test_every_table_word_has_a_clean_main_spelling():
         assert all(R.ENGLISH_NAME.fullmatch(s) for s in word.spellings), word
 
 
-# --- python -m labs romanize -------------------------------------------------------------------------------------
+# --- python -m labs romanize
+# -------------------------------------------------------------------------------------
+
 
 def _romanize(*args):
     return run_cli("romanize", *args)
@@ -179,8 +236,12 @@ def _romanize(*args):
 def test_romanize_prints_csv_from_the_table():
     result = _romanize("สมชาย", "ใจดี กชพร")
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines() == ["thai,spelling,alternatives", "สมชาย,Somchai,", "ใจดี,Jaidee,Chaidi",
-                                          "กชพร,Kotchaporn,Kotchaphorn|Kotchaphon"]
+    assert result.stdout.splitlines() == [
+        "thai,spelling,alternatives",
+        "สมชาย,Somchai,",
+        "ใจดี,Jaidee,Chaidi",
+        "กชพร,Kotchaporn,Kotchaphorn|Kotchaphon",
+    ]
 
 
 def test_romanize_spells_a_word_outside_the_table_live(tmp_path):
@@ -195,12 +256,15 @@ def test_romanize_spells_a_word_outside_the_table_live(tmp_path):
     assert result.stdout.splitlines()[1] == f"{word},{expected[0]},{'|'.join(expected[1:])}"
 
 
-@pytest.mark.parametrize("args, message", [
-    (["Somchai"], "is not a Thai word"),
-    (["สมชาย1"], "is not a Thai word"),
-    ([], "no Thai words given"),
-    (["--file", "/no/such/file.txt"], "cannot read"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["Somchai"], "is not a Thai word"),
+        (["สมชาย1"], "is not a Thai word"),
+        ([], "no Thai words given"),
+        (["--file", "/no/such/file.txt"], "cannot read"),
+    ],
+)
 def test_romanize_bad_input_gets_one_line(args, message):
     result = _romanize(*args)
     assert result.returncode == 2 and message in result.stderr

@@ -18,7 +18,7 @@ import pytest
 
 try:
     import tomllib
-except ModuleNotFoundError:   # Python 3.10
+except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 from tests.conftest import REPO_ROOT
@@ -33,7 +33,8 @@ INSTRUCTOR = re.compile(
     r"python -m labs (release|demo|colab-links|notebooks|data build)\b"
     r"|python -m autograder (grade|hidden-set|gradescope\S*|similarity)\b"
     r"|\bmake (test|demo|datasets|browser|clean)\b|\bsolutions?\b|\binstructors?\b|reference implementation",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 
 
 @pytest.fixture(scope="module")
@@ -48,10 +49,14 @@ def kit(tmp_path_factory):
 def _run(argv: list[str], kit, timeout: int = 300) -> subprocess.CompletedProcess:
     """``argv`` run inside the kit as a student runs it: no PYTHONPATH, the kit's folder as the working one, and not
     under a make of ours (``make test`` sets MAKELEVEL, which makes a sub-make print "Entering directory")."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")}
-    return subprocess.run(argv, cwd=kit, env=dict(env, MPLBACKEND="Agg"), capture_output=True, text=True,
-                          timeout=timeout)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")
+    }
+    return subprocess.run(
+        argv, cwd=kit, env=dict(env, MPLBACKEND="Agg"), capture_output=True, text=True, timeout=timeout
+    )
 
 
 def _python(command: str, kit, **kwargs) -> subprocess.CompletedProcess:
@@ -69,7 +74,11 @@ def _make(args: str, kit, **kwargs) -> subprocess.CompletedProcess:
 def _commands(text: str) -> list[str]:
     """The ``python -m labs|autograder ...`` commands of a README (code blocks and inline code), comments cut off,
     placeholders filled in."""
-    lines = [line for block in re.findall(r"```(?:bash)?\n(.*?)```", text, re.DOTALL) for line in block.splitlines()]
+    lines = [
+        line
+        for block in re.findall(r"```(?:bash)?\n(.*?)```", text, re.DOTALL)
+        for line in block.splitlines()
+    ]
     lines += re.findall(r"`(python -m (?:labs|autograder) [^`]*)`", text)
     commands = []
     for line in lines:
@@ -101,13 +110,17 @@ def test_the_student_kit_has_its_own_readme_and_makefile_and_no_instructor_word(
     assert not (kit / "homework" / "student_kit").exists() and not (kit / "requirements-dev.txt").exists()
     assert not (kit / "tests").exists(), "no tests ship in the student kit"
     readme = (kit / "README.md").read_text(encoding="utf-8")
-    assert "| `homework/hw3_1_thai_name_transliteration.ipynb` |" in readme      # the notebook table, filled in
+    assert "| `homework/hw3_1_thai_name_transliteration.ipynb` |" in readme  # the notebook table, filled in
 
 
 def test_the_readme_states_the_rubric_it_is_graded_by(kit):
     readme = (kit / "README.md").read_text(encoding="utf-8")
     rubric = tomllib.loads((kit / "autograder" / "rubrics" / f"{TASK}.toml").read_text(encoding="utf-8"))
-    rows = [[cell.strip() for cell in line.split("|")[1:-1]] for line in readme.splitlines() if line.startswith("| ")]
+    rows = [
+        [cell.strip() for cell in line.split("|")[1:-1]]
+        for line in readme.splitlines()
+        if line.startswith("| ")
+    ]
     for metric in rubric["metric"]:
         row = next((row for row in rows if len(row) == 4 and row[1].startswith(f"`{metric['name']}`")), None)
         assert row is not None, f"the README's grade table has no row for {metric['name']}"
@@ -126,16 +139,19 @@ def test_a_student_follows_the_readme_and_the_makefile_inside_the_kit(kit):
     commands = _commands(readme) + _commands((kit / "homework" / "README.md").read_text(encoding="utf-8"))
 
     # The README's path, command by command.
-    steps = ["python -m labs selftest homework",
-             f"python -m labs train {TASK} --out runs/tiny --tiny",
-             f"python -m labs export --model runs/tiny --student-id {PLACEHOLDERS['YOUR_ID']} --out tiny.zip --overwrite",
-             f"python -m autograder check tiny.zip --task {TASK}"]
+    steps = [
+        "python -m labs selftest homework",
+        f"python -m labs train {TASK} --out runs/tiny --tiny",
+        f"python -m labs export --model runs/tiny --student-id {PLACEHOLDERS['YOUR_ID']} --out tiny.zip --overwrite",
+        f"python -m autograder check tiny.zip --task {TASK}",
+    ]
     for step in steps:
         assert step in commands, f"the README no longer says {step!r}"
         result = _python(step, kit)
         assert result.returncode == 0, f"{step}\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
-    assert {"model.keras", "vocab.json", "metrics.json", "training_curve.png"} <= \
-        {p.name for p in (kit / "runs" / "tiny").iterdir()}                            # what the README says it holds
+    assert {"model.keras", "vocab.json", "metrics.json", "training_curve.png"} <= {
+        p.name for p in (kit / "runs" / "tiny").iterdir()
+    }  # what the README says it holds
     with zipfile.ZipFile(kit / "tiny.zip") as bundle:
         assert bundle.read("custom_layers.py") == (kit / "homework" / "kv_attention.py").read_bytes()
     assert "status: graded" in result.stdout
@@ -153,17 +169,28 @@ def test_a_student_follows_the_readme_and_the_makefile_inside_the_kit(kit):
 
     # The Makefile: what each make command of the README runs is a README command (dry run).
     make_commands = _make_commands(readme)
-    assert {"setup", "selftest", "train SEED=4321", "train TINY=1", "export STUDENT_ID=s0001", "check", "help"} <= \
-        set(make_commands), make_commands
+    assert {
+        "setup",
+        "selftest",
+        "train SEED=4321",
+        "train TINY=1",
+        "export STUDENT_ID=s0001",
+        "check",
+        "help",
+    } <= set(make_commands), make_commands
     for args in make_commands:
         if args.split()[:1] in ([], ["help"], ["setup"]):
             continue
         result = _make(f"-n {args}", kit)
         assert result.returncode == 0, f"make {args}: {result.stderr}"
         runs = [line.replace(sys.executable, "python") for line in result.stdout.splitlines()]
-        assert runs and all(run in commands for run in runs), f"make {args} runs {runs}: not what the README says"
+        assert runs and all(run in commands for run in runs), (
+            f"make {args} runs {runs}: not what the README says"
+        )
     setup = _make("-n setup", kit).stdout
-    assert "-m venv .venv" in setup and "-m pip install --disable-pip-version-check -r requirements.txt" in setup
+    assert (
+        "-m venv .venv" in setup and "-m pip install --disable-pip-version-check -r requirements.txt" in setup
+    )
     assert "sys.version_info >= (3, 10)" in setup
 
     # ... and for real where the Makefile adds something of its own (its flags, the interpreter, a second
@@ -173,10 +200,13 @@ def test_a_student_follows_the_readme_and_the_makefile_inside_the_kit(kit):
         result = _make(args, kit)
         assert result.returncode == 0, f"make {args}\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
     assert (kit / "runs" / "tiny" / "model.keras").is_file() and not (kit / "runs" / "names").exists()
-    result = _make("train", kit)                                   # no seed of one's own: said, nothing trained
+    result = _make("train", kit)  # no seed of one's own: said, nothing trained
     assert result.returncode != 0 and "make train needs a seed of your own" in result.stdout + result.stderr
-    shutil.copytree(kit / "runs" / "tiny", kit / "runs" / "names")   # stands for a real training run
-    for args in (f"export STUDENT_ID={PLACEHOLDERS['YOUR_ID']}", f"export STUDENT_ID={PLACEHOLDERS['YOUR_ID']}"):
+    shutil.copytree(kit / "runs" / "tiny", kit / "runs" / "names")  # stands for a real training run
+    for args in (
+        f"export STUDENT_ID={PLACEHOLDERS['YOUR_ID']}",
+        f"export STUDENT_ID={PLACEHOLDERS['YOUR_ID']}",
+    ):
         result = _make(args, kit)
         assert result.returncode == 0, f"make {args}\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
     assert "make selftest" in _make("", kit).stdout and (kit / "submission.zip").is_file()

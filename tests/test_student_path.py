@@ -1,4 +1,5 @@
-"""The student's path from a trained model to a bundle: export checks before it writes, keeps an earlier bundle on
+"""The student's path from a trained model to a bundle: export checks before it writes, keeps an earlier
+bundle on
 failure, refuses a layer file that changed since training; training survives an interruption; the command line
 is quiet and logs one line per epoch when piped."""
 
@@ -36,12 +37,18 @@ def test_a_run_records_the_layer_file_it_was_trained_with(tiny_run):
     assert tiny_run.layer_sha256 == layer_sha256(LAYER)
 
 
-def test_export_refuses_a_layer_file_that_changed_since_training_and_keeps_the_earlier_bundle(tiny_run, tmp_path):
+def test_export_refuses_a_layer_file_that_changed_since_training_and_keeps_the_earlier_bundle(
+    tiny_run, tmp_path
+):
     bundle = _export(tiny_run, tmp_path / "submission.zip", trained_with=tiny_run.layer_sha256)
     before = bundle.read_bytes()
     edited = tmp_path / "kv_attention.py"
-    edited.write_text(LAYER.read_text(encoding="utf-8").replace(
-        "scores = scores / ops.sqrt(ops.cast(self.key_dim, scores.dtype))", "pass"), encoding="utf-8")
+    edited.write_text(
+        LAYER.read_text(encoding="utf-8").replace(
+            "scores = scores / ops.sqrt(ops.cast(self.key_dim, scores.dtype))", "pass"
+        ),
+        encoding="utf-8",
+    )
     with pytest.raises(InputError, match="changed since this model was trained") as error:
         _export(tiny_run, bundle, layer_module=edited, trained_with=tiny_run.layer_sha256, overwrite=True)
     assert "train again" in str(error.value)
@@ -55,17 +62,25 @@ def test_export_refuses_a_layer_file_that_changed_since_training_and_keeps_the_e
 
 def test_a_comment_added_after_training_does_not_change_the_code_export_checks(tiny_run, tmp_path):
     commented = tmp_path / "kv_attention.py"
-    commented.write_text(LAYER.read_text(encoding="utf-8") + "\n# my notes: done, 24 November\n", encoding="utf-8")
+    commented.write_text(
+        LAYER.read_text(encoding="utf-8") + "\n# my notes: done, 24 November\n", encoding="utf-8"
+    )
     assert layer_sha256(commented) == tiny_run.layer_sha256
-    bundle = _export(tiny_run, tmp_path / "submission.zip", layer_module=commented, trained_with=tiny_run.layer_sha256)
+    bundle = _export(
+        tiny_run, tmp_path / "submission.zip", layer_module=commented, trained_with=tiny_run.layer_sha256
+    )
     with zipfile.ZipFile(bundle) as archive:
         assert archive.read("custom_layers.py") == commented.read_bytes()
 
 
 def test_export_runs_the_graders_import_audit_before_writing(tiny_run, tmp_path):
     refused = tmp_path / "kv_attention.py"
-    refused.write_text(LAYER.read_text(encoding="utf-8").replace(
-        "from keras import ops\n", "from keras import ops\nimport tensorflow as tf\n"), encoding="utf-8")
+    refused.write_text(
+        LAYER.read_text(encoding="utf-8").replace(
+            "from keras import ops\n", "from keras import ops\nimport tensorflow as tf\n"
+        ),
+        encoding="utf-8",
+    )
     with pytest.raises(InputError, match="imports 'tensorflow' .*the grader would refuse the bundle"):
         _export(tiny_run, tmp_path / "submission.zip", layer_module=refused)
     assert not (tmp_path / "submission.zip").exists()
@@ -74,8 +89,9 @@ def test_export_runs_the_graders_import_audit_before_writing(tiny_run, tmp_path)
 def test_export_refuses_a_model_whose_outputs_are_not_numbers(tiny_run, tmp_path):
     weights = tiny_run.model.get_weights()
     try:
-        tiny_run.model.set_weights([np.full_like(w, np.nan) if i == len(weights) - 1 else w
-                                    for i, w in enumerate(weights)])
+        tiny_run.model.set_weights(
+            [np.full_like(w, np.nan) if i == len(weights) - 1 else w for i, w in enumerate(weights)]
+        )
         with pytest.raises(InputError, match="hold NaN or inf"):
             _export(tiny_run, tmp_path / "submission.zip")
     finally:
@@ -90,7 +106,12 @@ def test_overwrite_replaces_a_bundle_folder_whole(tiny_run, tmp_path):
     with pytest.raises(InputError, match="already exists"):
         _export(tiny_run, folder)
     _export(tiny_run, folder, overwrite=True)
-    assert sorted(p.name for p in folder.iterdir()) == ["custom_layers.py", "meta.json", "model.keras", "vocab.json"]
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "custom_layers.py",
+        "meta.json",
+        "model.keras",
+        "vocab.json",
+    ]
     assert [p.name for p in tmp_path.iterdir()] == ["bundle"]
 
 
@@ -101,14 +122,19 @@ def _quiet_env():
 
 def test_an_interrupted_training_keeps_its_last_whole_epoch_and_exports_it(tmp_path):
     out = tmp_path / "names"
-    process = subprocess.Popen([sys.executable, "-m", "labs", "train", TASK, "--tiny", "--epochs", "40",
-                                "--out", str(out)], cwd=REPO_ROOT, env=_quiet_env(), text=True,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "labs", "train", TASK, "--tiny", "--epochs", "40", "--out", str(out)],
+        cwd=REPO_ROOT,
+        env=_quiet_env(),
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.monotonic() + 240
     while not (out / "metrics.json").is_file() and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.2)
     time.sleep(1.0)
-    process.send_signal(signal.SIGINT)                    # what Ctrl-C does
+    process.send_signal(signal.SIGINT)  # what Ctrl-C does
     stdout, stderr = process.communicate(timeout=120)
     assert process.returncode == 130, stdout + stderr
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
@@ -117,13 +143,20 @@ def test_an_interrupted_training_keeps_its_last_whole_epoch_and_exports_it(tmp_p
     assert f"holds the model of epoch {done} of 40" in stdout
     assert "Traceback" not in stderr
 
-    exported = run_cli("export", "--model", str(out), "--student-id", "6512345678", "--out",
-                       str(tmp_path / "submission.zip"))
+    exported = run_cli(
+        "export", "--model", str(out), "--student-id", "6512345678", "--out", str(tmp_path / "submission.zip")
+    )
     assert exported.returncode == 0, exported.stderr
     assert f"this run stopped after epoch {done} of 40" in exported.stdout
     assert "this is a --tiny run" in exported.stdout and "used the default seed" in exported.stdout
-    checked = subprocess.run([sys.executable, "-m", "autograder", "check", str(tmp_path / "submission.zip"), "--task",
-                              TASK], cwd=REPO_ROOT, env=_quiet_env(), capture_output=True, text=True, timeout=300)
+    checked = subprocess.run(
+        [sys.executable, "-m", "autograder", "check", str(tmp_path / "submission.zip"), "--task", TASK],
+        cwd=REPO_ROOT,
+        env=_quiet_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
@@ -132,12 +165,16 @@ def test_cli_export_of_a_run_whose_layer_changed_is_one_line_and_writes_nothing(
     assert run_cli("train", TASK, "--tiny", "--quiet", "--out", str(out)).returncode == 0
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     assert metrics["layer_sha256"] == layer_sha256(LAYER)
-    metrics["layer_sha256"] = "0" * 64                    # as if kv_attention.py had been edited since
+    metrics["layer_sha256"] = "0" * 64  # as if kv_attention.py had been edited since
     (out / "metrics.json").write_text(json.dumps(metrics), encoding="utf-8")
-    result = run_cli("export", "--model", str(out), "--student-id", "6512345678", "--out", str(tmp_path / "s.zip"))
+    result = run_cli(
+        "export", "--model", str(out), "--student-id", "6512345678", "--out", str(tmp_path / "s.zip")
+    )
     assert result.returncode == 2
-    assert result.stderr.count("\n") == 1 and "homework/kv_attention.py changed since this model was trained" in \
-        result.stderr
+    assert (
+        result.stderr.count("\n") == 1
+        and "homework/kv_attention.py changed since this model was trained" in result.stderr
+    )
     assert not (tmp_path / "s.zip").exists()
 
 
@@ -145,21 +182,49 @@ NOISE = ("E0000", "W0000", "I0000", "cuInit", "oneDNN", "absl", "rebuild TensorF
 
 
 def test_commands_print_no_tensorflow_start_up_noise_unless_asked(tmp_path):
-    quiet = subprocess.run([sys.executable, "-m", "labs", "selftest", "homework"], cwd=REPO_ROOT, env=_quiet_env(),
-                           capture_output=True, text=True, timeout=300)
+    quiet = subprocess.run(
+        [sys.executable, "-m", "labs", "selftest", "homework"],
+        cwd=REPO_ROOT,
+        env=_quiet_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert quiet.returncode == 0, quiet.stdout + quiet.stderr
     assert not [word for word in NOISE if word in quiet.stderr], quiet.stderr
     # The same command with --verbose shows what TensorFlow says at start-up (on any machine: at least its
     # oneDNN or CPU-feature lines), so the check above is not passing for want of anything to hide.
-    verbose = subprocess.run([sys.executable, "-m", "labs", "--verbose", "selftest", "homework"], cwd=REPO_ROOT,
-                             env=_quiet_env(), capture_output=True, text=True, timeout=300)
+    verbose = subprocess.run(
+        [sys.executable, "-m", "labs", "--verbose", "selftest", "homework"],
+        cwd=REPO_ROOT,
+        env=_quiet_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert verbose.returncode == 0 and [word for word in NOISE if word in verbose.stderr], verbose.stderr
 
 
 def test_piped_training_logs_one_line_per_epoch(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "labs", "train", TASK, "--tiny", "--epochs", "2", "--out",
-                             str(tmp_path / "names")], cwd=REPO_ROOT, env=_quiet_env(), capture_output=True,
-                            text=True, timeout=300)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "labs",
+            "train",
+            TASK,
+            "--tiny",
+            "--epochs",
+            "2",
+            "--out",
+            str(tmp_path / "names"),
+        ],
+        cwd=REPO_ROOT,
+        env=_quiet_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr
     epochs = [line for line in result.stdout.splitlines() if line.startswith("epoch ")]
     assert [line.split(":")[0] for line in epochs] == ["epoch 1/2", "epoch 2/2"]

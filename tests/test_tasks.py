@@ -1,4 +1,5 @@
-"""The task registry: every part of the kit knows a lab through it, and a new lab is a package and one entry."""
+"""The task registry: every part of the kit knows a lab through it, and a new lab is a package and one
+entry."""
 
 import ast
 import re
@@ -10,7 +11,6 @@ from autograder.hidden import make_hidden_set
 from autograder.rubric import load_rubric
 from labs import tasks
 from labs.common.files import write_csv
-from labs.common.submission import export
 from tests.conftest import REPO_ROOT
 from tests.test_autograder import SECRET
 
@@ -30,7 +30,8 @@ def test_every_task_declares_what_the_kit_needs(task):
 
 
 def test_no_task_is_named_outside_the_registry():
-    """Outside each lab's task.py, code knows a task through the registry: no name written out, no comparison."""
+    """Outside each lab's task.py, code knows a task through the registry: no name written out, no
+    comparison."""
     names = set(tasks.names())
     offenders = []
     for path in sorted(REPO_ROOT.glob("**/*.py")):
@@ -56,16 +57,29 @@ def test_a_new_task_is_one_package_and_one_registry_entry(tmp_path):
     try:
         assert "toy-reversal" in tasks.names()
         assert cli.main(["train", "toy-reversal", "--tiny", "--quiet", "--out", str(tmp_path / "run")]) == 0
-        assert cli.main(["export", "--model", str(tmp_path / "run"), "--student-id", "toy",
-                         "--out", str(tmp_path / "submissions" / "toy.zip")]) == 0
+        assert (
+            cli.main(
+                [
+                    "export",
+                    "--model",
+                    str(tmp_path / "run"),
+                    "--student-id",
+                    "toy",
+                    "--out",
+                    str(tmp_path / "submissions" / "toy.zip"),
+                ]
+            )
+            == 0
+        )
         rubric = load_rubric(task=task.name)
         checked = check_bundle(tmp_path / "submissions" / "toy.zip", rubric)
         assert checked["status"] == "graded", checked["message"]
         assert checked["lines"][1]["label"] == "exact match, on the public dev set"
         (tmp_path / "secret.txt").write_text(SECRET)
         make_hidden_set(task.name, tmp_path / "secret.txt", tmp_path / "hidden")
-        record = grade_folder(tmp_path / "submissions", rubric, tmp_path / "hidden", tmp_path / "grades",
-                              progress=False)[0]
+        record = grade_folder(
+            tmp_path / "submissions", rubric, tmp_path / "hidden", tmp_path / "grades", progress=False
+        )[0]
         assert record["status"] == "graded" and record["lines"][0]["points"] == 10, record["message"]
         assert re.fullmatch(r"uses LSTM; [\d,]+ parameters", record["lines"][0]["shown"])
     finally:
@@ -75,20 +89,39 @@ def test_a_new_task_is_one_package_and_one_registry_entry(tmp_path):
 def test_the_cli_exports_a_run_as_the_python_function_does(tmp_path, cli):
     trained = cli("train", "date-translation", "--tiny", "--quiet", "--out", str(tmp_path / "run"))
     assert trained.returncode == 0, trained.stderr
-    exported = cli("export", "--model", str(tmp_path / "run"), "--student-id", "6512345678", "--out",
-                   str(tmp_path / "submission.zip"))
+    exported = cli(
+        "export",
+        "--model",
+        str(tmp_path / "run"),
+        "--student-id",
+        "6512345678",
+        "--out",
+        str(tmp_path / "submission.zip"),
+    )
     assert exported.returncode == 0, exported.stderr
     assert "python -m autograder check" in exported.stdout
     checked = re.sub(r"\s+", " ", cli_autograder("check", str(tmp_path / "submission.zip")).stdout)
     assert "status: graded" in checked and "on the first 1,000 rows of the public dev set" in checked
-    assert "10 / 10 required architecture: uses AdditiveAttention; " in checked   # not a bare parameter count
-    for args, message in ((["--model", str(tmp_path / "nothing")], "is not a run folder"),
-                          (["--model", str(tmp_path / "run"), "--student-id", "bad id"], "must start with a letter or a digit and hold 1 to 64"),
-                          (["--model", str(tmp_path / "run"), "--task", "date-generation"], "holds a date-translation")):
-        argv = ["export", "--out", str(tmp_path / "x.zip"), *(["--student-id", "s1"] if "--student-id" not in args else []),
-                *args]
+    assert "10 / 10 required architecture: uses AdditiveAttention; " in checked  # not a bare parameter count
+    for args, message in (
+        (["--model", str(tmp_path / "nothing")], "is not a run folder"),
+        (
+            ["--model", str(tmp_path / "run"), "--student-id", "bad id"],
+            "must start with a letter or a digit and hold 1 to 64",
+        ),
+        (["--model", str(tmp_path / "run"), "--task", "date-generation"], "holds a date-translation"),
+    ):
+        argv = [
+            "export",
+            "--out",
+            str(tmp_path / "x.zip"),
+            *(["--student-id", "s1"] if "--student-id" not in args else []),
+            *args,
+        ]
         bad = cli(*argv)
-        assert bad.returncode == 2 and message in bad.stderr and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
+        assert bad.returncode == 2 and message in bad.stderr and len(bad.stderr.strip().splitlines()) == 1, (
+            bad.stderr
+        )
     assert not (tmp_path / "x.zip").exists()
 
 

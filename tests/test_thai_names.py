@@ -8,9 +8,20 @@ import pytest
 from labs.common.errors import InputError
 from labs.common.files import read_csv
 from labs.name_transliteration.corpus import is_name_word
-from labs.name_transliteration.data import (DEFAULT_TABLE, SPLITS, load_lexicon, name_split, sample_names,
-                                            word_group)
-from labs.name_transliteration.romanization import base_spelling, name_spelling, romanize_words, spelling_variants
+from labs.name_transliteration.data import (
+    DEFAULT_TABLE,
+    SPLITS,
+    load_lexicon,
+    name_split,
+    sample_names,
+    word_group,
+)
+from labs.name_transliteration.romanization import (
+    base_spelling,
+    name_spelling,
+    romanize_words,
+    spelling_variants,
+)
 from tests.conftest import DATASETS
 
 ENGLISH = re.compile(r"[A-Za-z]+(?:[ -][A-Za-z]+)*")
@@ -25,18 +36,21 @@ def test_the_lecture_example():
     assert f"{words['สมชาย'].spellings[0]} {words['ใจดี'].spellings[0]}" == "Somchai Jaidee"
 
 
-@pytest.mark.parametrize("thai,base,expected", [
-    ("สมชาย", "somchai", "Somchai"),
-    ("ใจดี", "chaidi", "Jaidee"),          # จ -> j, final ี -> ee
-    ("สมพร", "somphon", "Somporn"),         # -พร -> -porn
-    ("บุญมี", "bunmi", "Boonmee"),          # บุญ -> boon
-    ("ศรีสุข", "sisuk", "Srisuk"),          # ศรี -> sri
-    ("ผ่องศรี", "phongsi", "Phongsri"),      # ผ keeps ph
-    ("กิตติพงษ์", "kittiphong", "Kittipong"),  # พ -> p
-    ("ธนากร", "thanakon", "Tanakorn"),      # ธ -> t, final ร -> orn
-    ("ขวัญใจ", "khwanchai", "Kwanjai"),     # ข -> k, จ -> j
-    ("ชัยวัฒน์", "chaiwat", "Chaiwat"),      # ช stays ch
-])
+@pytest.mark.parametrize(
+    "thai,base,expected",
+    [
+        ("สมชาย", "somchai", "Somchai"),
+        ("ใจดี", "chaidi", "Jaidee"),  # จ -> j, final ี -> ee
+        ("สมพร", "somphon", "Somporn"),  # -พร -> -porn
+        ("บุญมี", "bunmi", "Boonmee"),  # บุญ -> boon
+        ("ศรีสุข", "sisuk", "Srisuk"),  # ศรี -> sri
+        ("ผ่องศรี", "phongsi", "Phongsri"),  # ผ keeps ph
+        ("กิตติพงษ์", "kittiphong", "Kittipong"),  # พ -> p
+        ("ธนากร", "thanakon", "Tanakorn"),  # ธ -> t, final ร -> orn
+        ("ขวัญใจ", "khwanchai", "Kwanjai"),  # ข -> k, จ -> j
+        ("ชัยวัฒน์", "chaiwat", "Chaiwat"),  # ช stays ch
+    ],
+)
 def test_name_spelling_rules(thai, base, expected):
     assert name_spelling(thai, base) == expected
 
@@ -95,7 +109,9 @@ def test_dictionary_words_are_no_names_and_change_no_vocabulary(tmp_path):
     assert vocabularies(names_only) == vocabularies(DEFAULT_TABLE)
     # Held-out rows do not depend on them: the same names with or without them in the table.
     for split in ("dev", "test", "hidden"):
-        assert sample_names(300, seed=5, split=split, table=names_only) == sample_names(300, seed=5, split=split)
+        assert sample_names(300, seed=5, split=split, table=names_only) == sample_names(
+            300, seed=5, split=split
+        )
 
 
 def test_a_share_of_training_rows_takes_a_dictionary_word_for_one_name():

@@ -7,12 +7,27 @@ import pytest
 
 from labs.common.errors import InputError
 from labs.common.files import read_csv
-from labs.common.vocab import END_ID, PAD_ID, START_ID, UNK_ID, Vocabulary, load_vocabularies, save_vocabularies
+from labs.common.vocab import (
+    END_ID,
+    PAD_ID,
+    START_ID,
+    UNK_ID,
+    Vocabulary,
+    load_vocabularies,
+    save_vocabularies,
+)
 from tests.conftest import DATASETS
 
-COLUMNS = {"iso-dates": {"target": "date"}, "date-pairs": {"source": "source", "target": "target"},
-           "thai-names": {"source": "source", "target": "target"}}
-TASKS = {"iso-dates": "date-generation", "date-pairs": "date-translation", "thai-names": "name-transliteration"}
+COLUMNS = {
+    "iso-dates": {"target": "date"},
+    "date-pairs": {"source": "source", "target": "target"},
+    "thai-names": {"source": "source", "target": "target"},
+}
+TASKS = {
+    "iso-dates": "date-generation",
+    "date-pairs": "date-translation",
+    "thai-names": "name-transliteration",
+}
 
 
 def test_special_tokens_come_first_in_the_documented_order():

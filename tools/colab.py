@@ -32,17 +32,18 @@ from tools.notebooks import REPOSITORY_LINE, build
 
 # The notebooks, in the README's order, with what each shows.
 NOTEBOOKS = {
-    "demos/demo1_date_generation.ipynb":
-        "teacher forcing, training curves against the entropy bound, sampling at several temperatures, lab 1's metrics",
-    "demos/demo2_date_translation.ipynb":
-        "the attention model and its baseline, exact match per format and locale, the bottleneck at 16 units, "
-        "heatmaps, beam search",
-    "demos/demo3_attention_variants.ipynb":
-        "the lecture's attentions side by side (Bahdanau, Luong's scores, scaled dot-product, multi-head, a small "
-        "Transformer): each score in code, a comparison table, heatmaps per variant and per head, the cost per step",
-    "homework/hw3_1_thai_name_transliteration.ipynb":
-        "the self-test of the student's layer, training, the NEWS metrics per stratum, heatmaps (a wrong name too), "
-        "the submission",
+    "demos/demo1_date_generation.ipynb": "teacher forcing, training curves against the entropy bound, "
+    "sampling at several temperatures, lab 1's metrics",
+    "demos/demo2_date_translation.ipynb": "the attention model and its baseline, exact match per format and "
+    "locale, the bottleneck at 16 units, "
+    "heatmaps, beam search",
+    "demos/demo3_attention_variants.ipynb": "the lecture's attentions side by side (Bahdanau, Luong's "
+    "scores, scaled dot-product, multi-head, a small "
+    "Transformer): each score in code, a comparison table, heatmaps per variant and per head, the cost per "
+    "step",
+    "homework/hw3_1_thai_name_transliteration.ipynb": "the self-test of the student's layer, training, the "
+    "NEWS metrics per stratum, heatmaps (a wrong name too), "
+    "the submission",
 }
 START, END = "<!-- colab:start -->", "<!-- colab:end -->"
 BADGE = "https://colab.research.google.com/assets/colab-badge.svg"
@@ -53,7 +54,8 @@ _BRANCH = re.compile(r"^[A-Za-z0-9._/-]{1,200}$")
 @dataclass(frozen=True)
 class Repository:
     """A GitHub repository and branch that hold the kit."""
-    name: str           # "owner/name"
+
+    name: str  # "owner/name"
     branch: str = "main"
 
     @property
@@ -67,21 +69,30 @@ class Repository:
 
 def parse_repository(text: str, branch: str = "main") -> Repository:
     """``owner/name`` or ``https://github.com/owner/name[.git]``, checked; InputError otherwise."""
-    name = re.sub(r"^(?:https?://)?(?:www\.)?github\.com/", "", text.strip()).removesuffix("/").removesuffix(".git")
+    name = (
+        re.sub(r"^(?:https?://)?(?:www\.)?github\.com/", "", text.strip())
+        .removesuffix("/")
+        .removesuffix(".git")
+    )
     if "://" in name or "@" in name or not _NAME.match(name) or ".." in name:
-        raise InputError(f"--repo {text!r} is not a GitHub repository; give it as OWNER/NAME (for example "
-                         "course-org/attention-lab). Colab opens notebooks from GitHub only; elsewhere, students "
-                         "upload the kit instead")
+        raise InputError(
+            f"--repo {text!r} is not a GitHub repository; give it as OWNER/NAME (for example "
+            "course-org/attention-lab). Colab opens notebooks from GitHub only; elsewhere, students "
+            "upload the kit instead"
+        )
     if not _BRANCH.match(branch) or ".." in branch or branch.startswith(("/", "-")):
         raise InputError(f"--branch {branch!r} is not a branch name")
     return Repository(name, branch)
 
 
 def set_kit_repository(source: str, repository: Repository | None, where: str = "notebook") -> str:
-    """A notebook's jupytext source with its ``KIT_REPOSITORY, KIT_BRANCH = ...`` line set to ``repository``."""
+    """A notebook's jupytext source with its ``KIT_REPOSITORY, KIT_BRANCH = ...`` line set to
+    ``repository``."""
     if len(REPOSITORY_LINE.findall(source)) != 1:
-        raise InputError(f"{where} should have exactly one line starting 'KIT_REPOSITORY, KIT_BRANCH = ' "
-                         "in its first code cell")
+        raise InputError(
+            f"{where} should have exactly one line starting 'KIT_REPOSITORY, KIT_BRANCH = ' "
+            "in its first code cell"
+        )
     url, branch = (repository.clone_url, repository.branch) if repository else ("", "")
     line = f"KIT_REPOSITORY, KIT_BRANCH = {json.dumps(url)}, {json.dumps(branch)}"
     return REPOSITORY_LINE.sub(lambda _: line, source)
@@ -104,24 +115,39 @@ def notebook_table(repository: Repository | None, students: bool = False) -> str
         badge = f"[![Open in Colab]({BADGE})]({repository.colab_url(path)})" if repository else "—"
         lines.append(f"| `{path}` | {shows} | {badge} |")
     if repository is None and students:
-        lines += ["", "No Colab badges: the course has not put this kit on GitHub. In Colab, upload the kit instead "
-                      "(see Set up)."]
+        lines += [
+            "",
+            "No Colab badges: the course has not put this kit on GitHub. In Colab, upload the kit instead "
+            "(see Set up).",
+        ]
     elif repository is None:
-        lines += ["", "The Colab column fills in once the course hosts the kit on GitHub: "
-                      "`python -m labs colab-links --repo OWNER/NAME` (see below)."]
+        lines += [
+            "",
+            "The Colab column fills in once the course hosts the kit on GitHub: "
+            "`python -m labs colab-links --repo OWNER/NAME` (see below).",
+        ]
     else:
-        lines += ["", f"The badges open each notebook from `{repository.name}` (branch `{repository.branch}`); "
-                      "its first cell fetches the kit and installs what Colab lacks."]
+        lines += [
+            "",
+            f"The badges open each notebook from `{repository.name}` (branch `{repository.branch}`); "
+            "its first cell fetches the kit and installs what Colab lacks.",
+        ]
     return "\n".join(lines)
 
 
 def readme_with_table(readme: str, repository: Repository | None, students: bool = False) -> str:
     """``readme`` with the block between the Colab markers replaced by :func:`notebook_table`."""
     if readme.count(START) != 1 or readme.count(END) != 1:
-        raise InputError(f"README.md should hold the markers {START} and {END} once each, around the notebook table")
+        raise InputError(
+            f"README.md should hold the markers {START} and {END} once each, around the notebook table"
+        )
     table = notebook_table(repository, students)
-    return re.sub(re.escape(START) + ".*?" + re.escape(END), lambda _: f"{START}\n{table}\n{END}", readme,
-                  flags=re.DOTALL)
+    return re.sub(
+        re.escape(START) + ".*?" + re.escape(END),
+        lambda _: f"{START}\n{table}\n{END}",
+        readme,
+        flags=re.DOTALL,
+    )
 
 
 def write_colab_links(root: Path, repository: Repository | None, log=print) -> list[Path]:
@@ -144,8 +170,10 @@ def write_colab_links(root: Path, repository: Repository | None, log=print) -> l
     for path, text in changes.items():
         write_text(path, text)
     if repository:
-        log(f"Colab links point at {repository.name} (branch {repository.branch}); push the kit there, then "
-            f"open {repository.colab_url(next(iter(NOTEBOOKS)))}")
+        log(
+            f"Colab links point at {repository.name} (branch {repository.branch}); push the kit there, then "
+            f"open {repository.colab_url(next(iter(NOTEBOOKS)))}"
+        )
     else:
         log("Colab links removed")
     return list(changes)

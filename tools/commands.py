@@ -11,38 +11,64 @@ from labs.common.paths import DATASETS_DIR, REPO_ROOT
 
 def add_commands(commands: Commands) -> None:
     build = commands.add("data", "build", build_datasets, help="(re)write the public splits under datasets/")
-    build.add_argument("--out", default=str(DATASETS_DIR), help="output folder (default: the kit's datasets/)")
+    build.add_argument(
+        "--out", default=str(DATASETS_DIR), help="output folder (default: the kit's datasets/)"
+    )
     show = commands.add("data", "show", show_datasets, help="print a few rows of each public dataset")
     show.add_argument("--n", type=positive_int, default=4, help="rows per dataset (default 4)")
     show.add_argument("--datasets", default=str(DATASETS_DIR), help="datasets folder (default: the kit's)")
 
-    release = commands.add("top", "release", release_command,
-                           help="write the student version of the homework (solutions stripped)")
+    release = commands.add(
+        "top",
+        "release",
+        release_command,
+        help="write the student version of the homework (solutions stripped)",
+    )
     release.add_argument("what", choices=["homework"], help="what to release")
     release.add_argument("--out", required=True, help="an empty or new folder for the student kit")
-    release.add_argument("--colab-repo", metavar="OWNER/NAME",
-                         help="the GitHub repository the student kit will be pushed to: adds Open-in-Colab links")
+    release.add_argument(
+        "--colab-repo",
+        metavar="OWNER/NAME",
+        help="the GitHub repository the student kit will be pushed to: adds Open-in-Colab links",
+    )
     release.add_argument("--colab-branch", default="main", help="its branch (default main)")
 
-    colab = commands.add("top", "colab-links", colab_command,
-                         help="point the notebooks' Open-in-Colab links at the kit's GitHub repository",
-                         description="Write the repository into README.md's notebook table (Colab badges) and into "
-                                     "each notebook's setup cell, which clones the kit in Colab.")
+    colab = commands.add(
+        "top",
+        "colab-links",
+        colab_command,
+        help="point the notebooks' Open-in-Colab links at the kit's GitHub repository",
+        description="Write the repository into README.md's notebook table (Colab badges) and into "
+        "each notebook's setup cell, which clones the kit in Colab.",
+    )
     target = colab.add_mutually_exclusive_group(required=True)
     target.add_argument("--repo", metavar="OWNER/NAME", help="the GitHub repository that holds this kit")
     target.add_argument("--remove", action="store_true", help="take the links out again")
     colab.add_argument("--branch", default="main", help="the branch Colab opens (default main)")
 
-    commands.add("top", "notebooks", notebooks_command, help="rebuild every notebook from its .py source",
-                 description="Rebuild each .ipynb from the jupytext .py beside it, with the kit's setup cell.")
+    commands.add(
+        "top",
+        "notebooks",
+        notebooks_command,
+        help="rebuild every notebook from its .py source",
+        description="Rebuild each .ipynb from the jupytext .py beside it, with the kit's setup cell.",
+    )
 
-    demo = commands.add("top", "demo", demo_command,
-                        help="the whole kit end to end: data, the reference models, bundles, grading, a report",
-                        description="Build the datasets, train every lab's reference model (demo configuration), "
-                                    "export them as bundles, grade them against fresh hidden sets and write "
-                                    "runs/demo/report.html.")
-    demo.add_argument("--tiny", action="store_true", help="tiny configurations (a smoke test: about a minute)")
-    demo.add_argument("--out", default=str(REPO_ROOT / "runs" / "demo"), help="output folder (default runs/demo)")
+    demo = commands.add(
+        "top",
+        "demo",
+        demo_command,
+        help="the whole kit end to end: data, the reference models, bundles, grading, a report",
+        description="Build the datasets, train every lab's reference model (demo configuration), "
+        "export them as bundles, grade them against fresh hidden sets and write "
+        "runs/demo/report.html.",
+    )
+    demo.add_argument(
+        "--tiny", action="store_true", help="tiny configurations (a smoke test: about a minute)"
+    )
+    demo.add_argument(
+        "--out", default=str(REPO_ROOT / "runs" / "demo"), help="output folder (default runs/demo)"
+    )
 
 
 def build_datasets(args) -> None:
@@ -62,11 +88,17 @@ def show_datasets(args) -> None:
         dataset = task.dataset
         rows = read_csv(Path(args.datasets) / dataset.name / "train.csv")
         print(f"\n{dataset.name} ({task.name}), first {args.n} of {len(rows):,} training rows:")
-        for row in rows[:args.n]:
-            details = ", ".join(f"{value}" for column, value in row.items()
-                                if column not in (dataset.input_column, dataset.target_column) and value)
-            pair = row[dataset.input_column] if dataset.input_column == dataset.target_column else \
-                f"{row[dataset.input_column]}  ->  {row[dataset.target_column]}"
+        for row in rows[: args.n]:
+            details = ", ".join(
+                f"{value}"
+                for column, value in row.items()
+                if column not in (dataset.input_column, dataset.target_column) and value
+            )
+            pair = (
+                row[dataset.input_column]
+                if dataset.input_column == dataset.target_column
+                else f"{row[dataset.input_column]}  ->  {row[dataset.target_column]}"
+            )
             print(f"  {pair}" + (f"   [{details}]" if details else ""))
 
 

@@ -5,7 +5,8 @@
 3. Export each as a submission bundle, as a student would.
 4. Grade the bundles with the autograder against freshly drawn hidden sets (a new secret each run,
    kept with the hidden sets in a temporary folder outside the kit, as the README asks of an
-   instructor: the grader refuses to run while the kit's folder holds them), each beside a copy of itself under another id (``reference-copy``), so that the class report
+   instructor: the grader refuses to run while the kit's folder holds them), each beside a copy of itself
+   under another id (``reference-copy``), so that the class report
    (``grading/TASK/grades/class-report.html``) shows a pair that model similarity flags.
 5. Write ``runs/demo/report.html`` and ``report.md``: metrics per lab, samples, attention heatmaps,
    training curves and the gradebook; and ``summary.json``, the times and grades for scripts.
@@ -38,8 +39,8 @@ class LabResult:
     task: str
     title: str
     seconds: float
-    lines: list[str]                                           # metrics, one per line
-    images: dict[str, Path] = field(default_factory=dict)      # caption -> PNG
+    lines: list[str]  # metrics, one per line
+    images: dict[str, Path] = field(default_factory=dict)  # caption -> PNG
     samples: list[str] = field(default_factory=list)
 
 
@@ -48,9 +49,20 @@ def _datasets(out: Path, log) -> None:
 
     (out / "datasets").mkdir(parents=True, exist_ok=True)
     written = build(out / "datasets", log=lambda line: log("  " + line))
-    different = [p for p in written if not filecmp.cmp(p, DATASETS_DIR / p.relative_to(out / "datasets"), shallow=False)]
-    log(f"  {len(written)} dataset files built; " + (f"{len(different)} differ from the shipped ones (another babel "
-        "version?); the shipped files stay the reference" if different else "all byte-identical to the shipped ones"))
+    different = [
+        p
+        for p in written
+        if not filecmp.cmp(p, DATASETS_DIR / p.relative_to(out / "datasets"), shallow=False)
+    ]
+    log(
+        f"  {len(written)} dataset files built; "
+        + (
+            f"{len(different)} differ from the shipped ones (another babel "
+            "version?); the shipped files stay the reference"
+            if different
+            else "all byte-identical to the shipped ones"
+        )
+    )
 
 
 def _lab(task: tasks.Task, out: Path, tiny: bool):
@@ -72,7 +84,8 @@ def _lab(task: tasks.Task, out: Path, tiny: bool):
 
 
 def _grade(task: str, run, out: Path, secret: Path, tiny: bool) -> dict:
-    """Grade the reference bundle and a copy of it under another id: the reference's record, the flagged pairs.
+    """Grade the reference bundle and a copy of it under another id: the reference's record, the flagged
+    pairs.
     The hidden set is drawn beside ``secret``, outside the kit."""
     from autograder.batch import grade_folder
     from autograder.hidden import make_hidden_set
@@ -81,16 +94,23 @@ def _grade(task: str, run, out: Path, secret: Path, tiny: bool) -> dict:
     from labs.common.submission import export
 
     folder = out / "grading" / task
-    bundle = export(run.model, run.vocabs, task=task, student_id="reference",
-                    out=folder / "submissions" / "reference.zip")
-    shutil.copyfile(bundle, folder / "submissions" / "reference-copy.zip")   # a student who hands in a friend's model
+    bundle = export(
+        run.model, run.vocabs, task=task, student_id="reference", out=folder / "submissions" / "reference.zip"
+    )
+    shutil.copyfile(
+        bundle, folder / "submissions" / "reference-copy.zip"
+    )  # a student who hands in a friend's model
     hidden = secret.parent / task
     make_hidden_set(task, secret, hidden, n=200 if tiny else None)
-    records = grade_folder(folder / "submissions", load_rubric(task=task), hidden, folder / "grades",
-                           progress=False)
+    records = grade_folder(
+        folder / "submissions", load_rubric(task=task), hidden, folder / "grades", progress=False
+    )
     flagged = [row for row in read_csv(folder / "grades" / "similarity.csv") if row["flagged"] == "yes"]
-    return {"record": next(r for r in records if r["student"] == "reference"), "flagged": flagged,
-            "class_report": folder / "grades" / "class-report.html"}
+    return {
+        "record": next(r for r in records if r["student"] == "reference"),
+        "flagged": flagged,
+        "class_report": folder / "grades" / "class-report.html",
+    }
 
 
 def _image_tag(path: Path) -> str:
@@ -99,35 +119,68 @@ def _image_tag(path: Path) -> str:
     return png_img(path.read_bytes(), path.name)
 
 
-def _write_report(out: Path, labs: list[LabResult], grades: dict[str, dict], seconds: float, device: str) -> None:
-    md = ["# Attention Lab demo", "", f"Ran on the {device} in {seconds / 60:.1f} minutes (demo configurations).", ""]
-    page = [f"<h1>Attention Lab demo</h1><p>Ran on the {html.escape(device)} in {seconds / 60:.1f} minutes "
-            "(demo configurations).</p>"]
+def _write_report(
+    out: Path, labs: list[LabResult], grades: dict[str, dict], seconds: float, device: str
+) -> None:
+    md = [
+        "# Attention Lab demo",
+        "",
+        f"Ran on the {device} in {seconds / 60:.1f} minutes (demo configurations).",
+        "",
+    ]
+    page = [
+        f"<h1>Attention Lab demo</h1><p>Ran on the {html.escape(device)} in {seconds / 60:.1f} minutes "
+        "(demo configurations).</p>"
+    ]
     for lab in labs:
-        md += [f"## {lab.title}", "", f"Trained in {lab.seconds:.0f} s.", ""] + [f"- {line.strip()}" for line in lab.lines]
-        page.append(f"<h2>{html.escape(lab.title)}</h2><p>Trained in {lab.seconds:.0f} s.</p><ul>"
-                    + "".join(f"<li>{html.escape(line.strip())}</li>" for line in lab.lines) + "</ul>")
+        md += [f"## {lab.title}", "", f"Trained in {lab.seconds:.0f} s.", ""] + [
+            f"- {line.strip()}" for line in lab.lines
+        ]
+        page.append(
+            f"<h2>{html.escape(lab.title)}</h2><p>Trained in {lab.seconds:.0f} s.</p><ul>"
+            + "".join(f"<li>{html.escape(line.strip())}</li>" for line in lab.lines)
+            + "</ul>"
+        )
         if lab.samples:
             md += ["", "Samples: " + ", ".join(f"`{s}`" for s in lab.samples)]
-            page.append("<p>Samples: " + ", ".join(f"<code>{html.escape(s)}</code>" for s in lab.samples) + "</p>")
+            page.append(
+                "<p>Samples: " + ", ".join(f"<code>{html.escape(s)}</code>" for s in lab.samples) + "</p>"
+            )
         for caption, path in lab.images.items():
             md += ["", f"![{caption}]({path.relative_to(out).as_posix()})"]
             page.append(f"<figure>{_image_tag(path)}<figcaption>{html.escape(caption)}</figcaption></figure>")
         if lab.task in grades:
-            record, report = grades[lab.task]["record"], grades[lab.task]["class_report"].relative_to(out).as_posix()
-            line = (f"Autograder (hidden set of {record['hidden_set']['size']:,}): {record['score']:g} / "
-                    f"{record['max_score']:g}, status {record['status']}")
+            record, report = (
+                grades[lab.task]["record"],
+                grades[lab.task]["class_report"].relative_to(out).as_posix(),
+            )
+            line = (
+                f"Autograder (hidden set of {record['hidden_set']['size']:,}): {record['score']:g} / "
+                f"{record['max_score']:g}, status {record['status']}"
+            )
             details = "; ".join(f"{l['label']}: {l['points']:g}/{l['max_points']:g}" for l in record["lines"])
-            similar = "; ".join(f"{p['student_a']} and {p['student_b']}: {p['why']}" for p in grades[lab.task]["flagged"])
+            similar = "; ".join(
+                f"{p['student_a']} and {p['student_b']}: {p['why']}" for p in grades[lab.task]["flagged"]
+            )
             similar = f"Model similarity flags {similar}." if similar else "Model similarity flags no pair."
-            md += ["", f"**{line}** ({details}). Gradebook: `grading/{lab.task}/grades/gradebook.csv`; class report: "
-                       f"[{report}]({report}). {similar}", ""]
-            page.append(f"<p><strong>{html.escape(line)}</strong> ({html.escape(details)})</p><p>Class report: "
-                        f"<a href='{html.escape(report)}'>{html.escape(report)}</a>. {html.escape(similar)}</p>")
+            md += [
+                "",
+                f"**{line}** ({details}). Gradebook: `grading/{lab.task}/grades/gradebook.csv`; class "
+                f"report: "
+                f"[{report}]({report}). {similar}",
+                "",
+            ]
+            page.append(
+                f"<p><strong>{html.escape(line)}</strong> ({html.escape(details)})</p><p>Class report: "
+                f"<a href='{html.escape(report)}'>{html.escape(report)}</a>. {html.escape(similar)}</p>"
+            )
     write_text(out / "report.md", "\n".join(md) + "\n")
-    write_text(out / "report.html", "<!doctype html><html><head><meta charset='utf-8'><title>Attention Lab demo</title>"
-               "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto}img{max-width:100%}</style>"
-               "</head><body>" + "".join(page) + "</body></html>\n")
+    write_text(
+        out / "report.html",
+        "<!doctype html><html><head><meta charset='utf-8'><title>Attention Lab demo</title>"
+        "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto}img{max-width:100%}</style>"
+        "</head><body>" + "".join(page) + "</body></html>\n",
+    )
 
 
 def run(tiny: bool = False, out: Path = DEMO_DIR, log=print) -> Path:
@@ -139,7 +192,7 @@ def run(tiny: bool = False, out: Path = DEMO_DIR, log=print) -> Path:
     if out.exists() and any(out.iterdir()):
         if not marker.is_file():
             raise InputError(f"{str(out)!r} is not empty and was not written by a demo; choose another --out")
-        shutil.rmtree(out)   # the previous demo's folder
+        shutil.rmtree(out)  # the previous demo's folder
     out.mkdir(parents=True, exist_ok=True)
     marker.write_text("written by `python -m labs demo`; the next demo replaces this folder\n")
     device = device_description()
@@ -155,21 +208,32 @@ def run(tiny: bool = False, out: Path = DEMO_DIR, log=print) -> Path:
         labs.append(result)
         log(f"  trained in {result.seconds:.0f} s; " + result.lines[0].strip())
     log(f"[{steps}/{steps}] exporting the models as bundles and grading them against fresh hidden sets")
-    with tempfile.TemporaryDirectory(prefix="attention-lab-demo-grading-") as private:   # outside the kit
+    with tempfile.TemporaryDirectory(prefix="attention-lab-demo-grading-") as private:  # outside the kit
         secret = Path(private) / "secret.txt"
         secret.write_text(secrets.token_hex(32))
         grades = {task: _grade(task, run, out, secret, tiny) for task, run in runs.items()}
     for task, graded in grades.items():
         record = graded["record"]
-        log(f"  {task}: {record['score']:g} / {record['max_score']:g} ({record['status']}); model similarity flags "
+        log(
+            f"  {task}: {record['score']:g} / {record['max_score']:g} ({record['status']}); model similarity "
+            f"flags "
             + (", ".join(f"{p['student_a']} and {p['student_b']}" for p in graded["flagged"]) or "no pair")
-            + f"; class report: {graded['class_report']}")
+            + f"; class report: {graded['class_report']}"
+        )
     seconds = time.perf_counter() - started
     _write_report(out, labs, grades, seconds, device)
-    summary = {lab.task: {"training_seconds": round(lab.seconds, 1), "metric": lab.lines[0].strip(),
-                          **{key: grades[lab.task]["record"][key] for key in ("score", "max_score", "status")},
-                          "flagged_pairs": [[p["student_a"], p["student_b"]] for p in grades[lab.task]["flagged"]],
-                          "class_report": grades[lab.task]["class_report"].relative_to(out).as_posix()} for lab in labs}
-    write_json(out / "summary.json", {"seconds": round(seconds, 1), "device": device, "tiny": tiny, "labs": summary})
+    summary = {
+        lab.task: {
+            "training_seconds": round(lab.seconds, 1),
+            "metric": lab.lines[0].strip(),
+            **{key: grades[lab.task]["record"][key] for key in ("score", "max_score", "status")},
+            "flagged_pairs": [[p["student_a"], p["student_b"]] for p in grades[lab.task]["flagged"]],
+            "class_report": grades[lab.task]["class_report"].relative_to(out).as_posix(),
+        }
+        for lab in labs
+    }
+    write_json(
+        out / "summary.json", {"seconds": round(seconds, 1), "device": device, "tiny": tiny, "labs": summary}
+    )
     log(f"Done in {seconds / 60:.1f} minutes. Report: {out / 'report.html'} (and report.md)")
     return out / "report.html"

@@ -33,15 +33,22 @@ REPOSITORY_LINE = re.compile(r"^KIT_REPOSITORY, KIT_BRANCH = (.*)$", re.MULTILIN
 
 def setup_cell_index(notebook) -> int:
     """The index of the cell that holds the repository line (there must be exactly one)."""
-    found = [i for i, cell in enumerate(notebook.cells) if cell.cell_type == "code" and REPOSITORY_LINE.search(cell.source)]
+    found = [
+        i
+        for i, cell in enumerate(notebook.cells)
+        if cell.cell_type == "code" and REPOSITORY_LINE.search(cell.source)
+    ]
     if len(found) != 1:
-        raise ValueError("a notebook source needs exactly one code cell starting with "
-                         "'KIT_REPOSITORY, KIT_BRANCH = ' (the kit's setup cell)")
+        raise ValueError(
+            "a notebook source needs exactly one code cell starting with "
+            "'KIT_REPOSITORY, KIT_BRANCH = ' (the kit's setup cell)"
+        )
     return found[0]
 
 
 def build(source: str, notebook: Path | None = None) -> str:
-    """The ``.ipynb`` text for the jupytext ``source``: its setup cell completed, the cell ids of ``notebook`` kept."""
+    """The ``.ipynb`` text for the jupytext ``source``: its setup cell completed, the cell ids of ``notebook``
+    kept."""
     import jupytext
     import nbformat
     from jupytext.combine import combine_inputs_with_outputs
@@ -56,8 +63,12 @@ def build(source: str, notebook: Path | None = None) -> str:
 
 def notebook_sources(root: Path) -> list[Path]:
     """The notebooks' jupytext sources under ``root``: each ``.py`` with an ``.ipynb`` beside it."""
-    return sorted(p for folder in ("demos", "homework") for p in (root / folder).glob("*.py")
-                  if p.with_suffix(".ipynb").is_file())
+    return sorted(
+        p
+        for folder in ("demos", "homework")
+        for p in (root / folder).glob("*.py")
+        if p.with_suffix(".ipynb").is_file()
+    )
 
 
 def build_all(root: Path, log=print) -> list[Path]:

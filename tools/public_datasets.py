@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import collections
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -52,17 +51,24 @@ def counts_markdown(datasets_dir: str | Path = DATASETS_DIR) -> str:
     for dataset in (task.dataset for task in tasks.all_tasks()):
         for split in dataset.sizes:
             rows = read_csv(datasets_dir / dataset.name / f"{split}.csv")
-            lines.append(f"| {dataset.name} | {split} | {len(rows):,} | {SPLIT_SEEDS[split]} | {_breakdown(dataset, rows)} |")
+            lines.append(
+                f"| {dataset.name} | {split} | {len(rows):,} | {SPLIT_SEEDS[split]} | "
+                f"{_breakdown(dataset, rows)} |"
+            )
     return "\n".join(lines)
 
 
 def _breakdown(dataset, rows: list[dict]) -> str:
-    """Distinct inputs, then each of the dataset's ``breakdown`` columns: counts per value, or how many values."""
+    """Distinct inputs, then each of the dataset's ``breakdown`` columns: counts per value, or how many
+    values."""
     parts = [f"{len({r[dataset.input_column] for r in rows}):,} distinct inputs"]
     for column in dataset.breakdown:
         counts = collections.Counter(r[column] for r in rows)
-        parts.append(", ".join(f"{k} {v:,}" for k, v in sorted(counts.items())) if len(counts) <= 6
-                     else f"{len(counts)} {column} values")
+        parts.append(
+            ", ".join(f"{k} {v:,}" for k, v in sorted(counts.items()))
+            if len(counts) <= 6
+            else f"{len(counts)} {column} values"
+        )
     return "; ".join(parts)
 
 
@@ -77,5 +83,8 @@ def update_datasheet(datasets_dir: str | Path = DATASETS_DIR) -> Path:
     text = readme.read_text(encoding="utf-8")
     if not _COUNTS_BLOCK.search(text):
         raise InputError(f"{readme} has no '<!-- counts:begin -->' ... '<!-- counts:end -->' block to update")
-    write_text(readme, _COUNTS_BLOCK.sub(lambda m: m.group(1) + counts_markdown(datasets_dir) + "\n" + m.group(2), text))
+    write_text(
+        readme,
+        _COUNTS_BLOCK.sub(lambda m: m.group(1) + counts_markdown(datasets_dir) + "\n" + m.group(2), text),
+    )
     return readme

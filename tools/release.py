@@ -58,7 +58,17 @@ STUDENT_FILES = Path("homework/student_kit")
 # Never released, wherever they sit: folders of runs, hidden sets and caches; trained weights,
 # secrets and hidden targets.
 EXCLUDED_FOLDERS = ("runs", "hidden*", "__pycache__", ".ipynb_checkpoints", ".pytest_cache")
-EXCLUDED_FILES = ("*.keras", "*.h5", "*.weights.*", "*.npz", "*.ckpt*", "*secret*", "*.seed", "targets.csv", "*.pyc")
+EXCLUDED_FILES = (
+    "*.keras",
+    "*.h5",
+    "*.weights.*",
+    "*.npz",
+    "*.ckpt*",
+    "*secret*",
+    "*.seed",
+    "targets.csv",
+    "*.pyc",
+)
 BEGIN, END, TODO, HINT = "### BEGIN SOLUTION", "### END SOLUTION", "### TODO:", "### HINT:"
 _MARKER = re.compile(r"^(\s*)(### (?:BEGIN SOLUTION|END SOLUTION|TODO:|HINT:))(.*)$")
 
@@ -67,14 +77,14 @@ _MARKER = re.compile(r"^(\s*)(### (?:BEGIN SOLUTION|END SOLUTION|TODO:|HINT:))(.
 class Released:
     out: Path
     files: int
-    stripped: dict[str, int]   # file (relative) -> solution blocks replaced
+    stripped: dict[str, int]  # file (relative) -> solution blocks replaced
 
 
 @dataclass
 class Stripped:
     text: str
-    blocks: int              # solution blocks replaced
-    solution: list[str]      # the solution's code lines, stripped of indentation (for the leak check)
+    blocks: int  # solution blocks replaced
+    solution: list[str]  # the solution's code lines, stripped of indentation (for the leak check)
 
 
 def strip_solutions(text: str, where: str) -> Stripped:
@@ -99,10 +109,12 @@ def strip_solutions(text: str, where: str) -> Stripped:
         elif marker == HINT:
             block["hint"] = match.group(3).strip()
         elif marker is None:
-            if len(line.strip()) >= 20:   # shorter lines (``else:``) say nothing about the solution
+            if len(line.strip()) >= 20:  # shorter lines (``else:``) say nothing about the solution
                 solution.append(line.strip())
         elif marker == BEGIN:
-            raise InputError(f"{where}:{number}: a solution block starts inside the block opened at line {block['line']}")
+            raise InputError(
+                f"{where}:{number}: a solution block starts inside the block opened at line {block['line']}"
+            )
         elif marker == END:
             if not block["todo"]:
                 raise InputError(f"{where}:{block['line']}: this solution block has no '{TODO} ...' line")
@@ -124,18 +136,24 @@ def _leaks(folder: Path, solution: set[str], withheld_words: set[str]) -> list[s
     """Released files that still hold a marker line, a line of a solution or one of the withheld words."""
     marker = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$", re.MULTILINE)
     leaks = []
-    for path in sorted(p for p in folder.rglob("*") if p.suffix in (".py", ".ipynb", ".md", ".txt", ".json", ".csv")):
+    for path in sorted(
+        p for p in folder.rglob("*") if p.suffix in (".py", ".ipynb", ".md", ".txt", ".json", ".csv")
+    ):
         text = path.read_text(encoding="utf-8", errors="replace")
-        if marker.search(text) or any(line in text for line in solution) or \
-                not withheld_words.isdisjoint(_THAI_WORD.findall(text)):
+        if (
+            marker.search(text)
+            or any(line in text for line in solution)
+            or not withheld_words.isdisjoint(_THAI_WORD.findall(text))
+        ):
             leaks.append(path.relative_to(folder).as_posix())
     return leaks
 
 
 def _excluded(path: Path) -> bool:
     """Whether a kit file (``path`` relative to the kit) stays out of the release."""
-    return any(fnmatch.fnmatch(part, pattern) for part in path.parts[:-1] for pattern in EXCLUDED_FOLDERS) or \
-        any(fnmatch.fnmatch(path.name, pattern) for pattern in EXCLUDED_FILES)
+    return any(
+        fnmatch.fnmatch(part, pattern) for part in path.parts[:-1] for pattern in EXCLUDED_FOLDERS
+    ) or any(fnmatch.fnmatch(path.name, pattern) for pattern in EXCLUDED_FILES)
 
 
 def _files(root: Path) -> list[Path]:
@@ -144,8 +162,13 @@ def _files(root: Path) -> list[Path]:
     for name in INCLUDED:
         entry = root / name
         candidates = [entry] if entry.is_file() else sorted(p for p in entry.rglob("*") if p.is_file())
-        files += [p.relative_to(root) for p in candidates if not _excluded(p.relative_to(root)) and not p.is_symlink()
-                  and STUDENT_FILES not in p.relative_to(root).parents]
+        files += [
+            p.relative_to(root)
+            for p in candidates
+            if not _excluded(p.relative_to(root))
+            and not p.is_symlink()
+            and STUDENT_FILES not in p.relative_to(root).parents
+        ]
     return files
 
 
@@ -156,20 +179,29 @@ def _student_files(root: Path) -> dict[Path, Path]:
     placed = {p.relative_to(folder): p for p in sources}
     missing = [name for name in ("README.md", "Makefile") if Path(name) not in placed]
     if missing:
-        raise InputError(f"{STUDENT_FILES.as_posix()}/ lacks {', '.join(missing)}: the student kit's own README.md "
-                         "and Makefile are written from there")
+        raise InputError(
+            f"{STUDENT_FILES.as_posix()}/ lacks {', '.join(missing)}: the student kit's own README.md "
+            "and Makefile are written from there"
+        )
     return placed
 
 
 def _check_out_folder(out: Path, root: Path) -> None:
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise InputError(f"--out {str(out)!r} exists and is not an empty folder; give a new folder for the release")
-    if out.resolve() == root.resolve() or root.resolve() in out.resolve().parents and \
-            out.resolve().relative_to(root.resolve()).parts[0] in INCLUDED:
+        raise InputError(
+            f"--out {str(out)!r} exists and is not an empty folder; give a new folder for the release"
+        )
+    if (
+        out.resolve() == root.resolve()
+        or root.resolve() in out.resolve().parents
+        and out.resolve().relative_to(root.resolve()).parts[0] in INCLUDED
+    ):
         raise InputError(f"--out {str(out)!r} is inside a folder being released; choose a folder elsewhere")
 
 
-def release_homework(out: str | Path, root: Path = REPO_ROOT, log=print, colab: Repository | None = None) -> Released:
+def release_homework(
+    out: str | Path, root: Path = REPO_ROOT, log=print, colab: Repository | None = None
+) -> Released:
     """Write the student kit into ``out`` (a new or empty folder).
 
     With ``colab`` (the GitHub repository the kit will be pushed to), its README and notebooks
@@ -191,20 +223,22 @@ def release_homework(out: str | Path, root: Path = REPO_ROOT, log=print, colab: 
                     solution.update(result.solution)
             else:
                 shutil.copyfile(source, target)
-        for relative, source in own.items():   # the student kit's README.md, Makefile, homework/README.md
+        for relative, source in own.items():  # the student kit's README.md, Makefile, homework/README.md
             (scratch / relative).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source, scratch / relative)
         readme = scratch / "README.md"
         write_text(readme, readme_with_table(readme.read_text(encoding="utf-8"), colab, students=True))
         files += list(own)
-        withheld = set()   # what a task keeps out of the student kit (the homework's hidden words)
+        withheld = set()  # what a task keeps out of the student kit (the homework's hidden words)
         for task in tasks.all_tasks():
             if task.student_kit is not None:
                 withheld |= task.student_kit(root, scratch)
-        for name in stripped:   # a notebook whose source held a solution is rebuilt from the stripped source
+        for name in stripped:  # a notebook whose source held a solution is rebuilt from the stripped source
             notebook = (scratch / name).with_suffix(".ipynb")
             if notebook.is_file():
-                notebook.write_text(build((scratch / name).read_text(encoding="utf-8"), notebook), encoding="utf-8")
+                notebook.write_text(
+                    build((scratch / name).read_text(encoding="utf-8"), notebook), encoding="utf-8"
+                )
         if colab is not None:
             write_colab_links(scratch, colab, log=lambda _: None)
         leaks = _leaks(scratch, solution, withheld)
@@ -216,6 +250,9 @@ def release_homework(out: str | Path, root: Path = REPO_ROOT, log=print, colab: 
         log(f"  {len(withheld):,} hidden words left out of the name table (the grader's unseen names)")
     if colab is not None:
         log(f"  Colab links point at {colab.name} (branch {colab.branch}): push the kit there")
-    log(f"Wrote the student kit ({len(files):,} files) to {out}. Check it: cd {out} && python -m labs selftest homework "
-        "(the checks fail until the TODOs are done)")
+    log(
+        f"Wrote the student kit ({len(files):,} files) to {out}. Check it: cd {out} && python -m labs "
+        f"selftest homework "
+        "(the checks fail until the TODOs are done)"
+    )
     return Released(out, len(files), stripped)

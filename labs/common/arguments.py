@@ -38,22 +38,27 @@ class Commands:
         return parser
 
     def add_generator(self, name: str, handler: Callable, what: str) -> argparse.ArgumentParser:
-        """``data NAME --n N --seed S --out FILE``: a data generator's command, with the flags all of them take."""
+        """``data NAME --n N --seed S --out FILE``: a data generator's command, with the flags all of them
+        take."""
         parser = self.add("data", name, handler, help=what, description=f"Write {what} as CSV.")
         parser.add_argument("--n", type=rows, required=True, help="number of rows")
-        parser.add_argument("--seed", type=int, default=0, help="random seed (default 0); same seed, same bytes")
+        parser.add_argument(
+            "--seed", type=int, default=0, help="random seed (default 0); same seed, same bytes"
+        )
         parser.add_argument("--out", required=True, help="output CSV file")
         return parser
 
 
 def checked(check: Callable) -> Callable:
     """An argparse ``type`` from a function that converts a text or raises InputError."""
+
     def convert(text: str):
         try:
             return check(text)
         except InputError as error:
             raise argparse.ArgumentTypeError(str(error)) from None
-    convert.__name__ = check.__name__   # argparse names the type in "invalid ... value" messages
+
+    convert.__name__ = check.__name__  # argparse names the type in "invalid ... value" messages
     return convert
 
 
@@ -83,5 +88,5 @@ positive_int = checked(_positive_int)
 positive_int.__name__ = "int"
 positive_float = checked(_positive_float)
 positive_float.__name__ = "float"
-rows = checked(_rows)                 # a number of rows a generator may write: 0 to 10,000,000
+rows = checked(_rows)  # a number of rows a generator may write: 0 to 10,000,000
 rows.__name__ = "int"

@@ -43,14 +43,23 @@ NEVER_EMITTED = (PAD_ID, START_ID, UNK_ID)
 def check_sampling(temperature: float, top_k: int | None) -> None:
     """Reject settings that cannot sample, with a message that says what works."""
     if not temperature > 0:
-        raise InputError(f"temperature must be greater than 0, got {temperature}; use greedy decoding for the most probable output")
+        raise InputError(
+            f"temperature must be greater than 0, got {temperature}; use greedy decoding for the most "
+            f"probable output"
+        )
     if top_k is not None and top_k < 1:
         raise InputError(f"top_k must be 1 or more, got {top_k}")
 
 
-def choose_next(probabilities: np.ndarray, rng: np.random.Generator | None = None, *, greedy: bool = False,
-                temperature: float = 1.0, top_k: int | None = None,
-                banned: Sequence[int] = NEVER_EMITTED) -> np.ndarray:
+def choose_next(
+    probabilities: np.ndarray,
+    rng: np.random.Generator | None = None,
+    *,
+    greedy: bool = False,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    banned: Sequence[int] = NEVER_EMITTED,
+) -> np.ndarray:
     """Pick one token per row of ``probabilities`` (batch, vocab); returns int32 (batch,).
 
     Tokens in ``banned`` (padding, start, unknown) are never chosen.
@@ -84,9 +93,9 @@ def choose_next(probabilities: np.ndarray, rng: np.random.Generator | None = Non
 class Decoded:
     """Decoded sequences: tokens, their log-probability, and the attention of each output step."""
 
-    tokens: np.ndarray             # int32 (batch, length): emitted tokens, </s> included, 0 after it
-    log_probs: np.ndarray          # float (batch,): total log-probability of each sequence
-    attention: np.ndarray | None   # float (batch, length, source), or None for models without attention
+    tokens: np.ndarray  # int32 (batch, length): emitted tokens, </s> included, 0 after it
+    log_probs: np.ndarray  # float (batch,): total log-probability of each sequence
+    attention: np.ndarray | None  # float (batch, length, source), or None for models without attention
 
 
 def _rows(array, index: np.ndarray):
@@ -114,22 +123,32 @@ def _log(probabilities: np.ndarray, banned: Sequence[int] = NEVER_EMITTED) -> np
     return log_probs
 
 
-def decode_steps(step: StepFunction, state: Any, batch_size: int, *, max_length: int, seed: int | None = 0,
-                 greedy: bool = False, temperature: float = 1.0, top_k: int | None = None,
-                 start_id: int = START_ID, end_id: int = END_ID) -> Decoded:
+def decode_steps(
+    step: StepFunction,
+    state: Any,
+    batch_size: int,
+    *,
+    max_length: int,
+    seed: int | None = 0,
+    greedy: bool = False,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    start_id: int = START_ID,
+    end_id: int = END_ID,
+) -> Decoded:
     """Greedy or sampled decoding: run ``step`` from ``<s>`` until every sequence has emitted ``</s>``.
 
     Stops after ``max_length`` tokens at the latest.
     """
     check_sampling(temperature, top_k)
     rng = None if greedy else np.random.default_rng(seed)
-    tokens = np.full((batch_size,), start_id, dtype=np.int32)        # (batch,)
-    output = np.zeros((batch_size, max_length), dtype=np.int32)      # (batch, max_length)
+    tokens = np.full((batch_size,), start_id, dtype=np.int32)  # (batch,)
+    output = np.zeros((batch_size, max_length), dtype=np.int32)  # (batch, max_length)
     log_probs = np.zeros((batch_size,), dtype=np.float64)
     finished = np.zeros((batch_size,), dtype=bool)
     attention_steps = []
     for position in range(max_length):
-        probabilities, state, attention = step(tokens, state)     # (batch, vocab)
+        probabilities, state, attention = step(tokens, state)  # (batch, vocab)
         tokens = choose_next(probabilities, rng, greedy=greedy, temperature=temperature, top_k=top_k)
         tokens = np.where(finished, PAD_ID, tokens).astype(np.int32)
         log_probs += np.where(finished, 0.0, _log(probabilities)[np.arange(batch_size), tokens])
@@ -146,14 +165,22 @@ def decode_steps(step: StepFunction, state: Any, batch_size: int, *, max_length:
 def _stack_attention(steps: list[np.ndarray], max_length: int) -> np.ndarray | None:
     if not steps:
         return None
-    stacked = np.stack(steps, axis=1)                                  # (batch, steps, source)
+    stacked = np.stack(steps, axis=1)  # (batch, steps, source)
     padding = np.zeros((stacked.shape[0], max_length - stacked.shape[1], stacked.shape[2]))
-    return np.concatenate([stacked, padding], axis=1)                  # (batch, max_length, source)
+    return np.concatenate([stacked, padding], axis=1)  # (batch, max_length, source)
 
 
-def beam_search(step: StepFunction, state: list[np.ndarray], batch_size: int, *, beam_width: int,
-                max_length: int, length_penalty: float = 1.0, start_id: int = START_ID,
-                end_id: int = END_ID) -> list[Decoded]:
+def beam_search(
+    step: StepFunction,
+    state: list[np.ndarray],
+    batch_size: int,
+    *,
+    beam_width: int,
+    max_length: int,
+    length_penalty: float = 1.0,
+    start_id: int = START_ID,
+    end_id: int = END_ID,
+) -> list[Decoded]:
     """Batched beam search; returns one :class:`Decoded` per rank (best first), each of the whole batch.
 
     Hypotheses are ranked by length-normalised log-probability, ``log p / length ** length_penalty``
@@ -164,28 +191,32 @@ def beam_search(step: StepFunction, state: list[np.ndarray], batch_size: int, *,
     if beam_width < 1:
         raise InputError(f"beam width must be 1 or more, got {beam_width}")
     k = beam_width
-    state = None if state is None else [_repeat_rows(s, k) for s in state]        # (batch * k, ...)
+    state = None if state is None else [_repeat_rows(s, k) for s in state]  # (batch * k, ...)
     tokens = np.full((batch_size * k,), start_id, dtype=np.int32)
-    history = np.zeros((batch_size * k, 0), dtype=np.int32)                       # (batch * k, steps)
+    history = np.zeros((batch_size * k, 0), dtype=np.int32)  # (batch * k, steps)
     attention_history = None
     scores = np.full((batch_size, k), -np.inf)
-    scores[:, 0] = 0.0                                    # one live beam per input at the start
+    scores[:, 0] = 0.0  # one live beam per input at the start
     lengths = np.zeros((batch_size, k))
     finished = np.zeros((batch_size, k), dtype=bool)
     rows = np.arange(batch_size)[:, None]
     for _ in range(max_length):
         probabilities, state, attention = step(tokens, state)
-        log_probs = _log(probabilities).reshape(batch_size, k, -1)               # (batch, k, vocab)
+        log_probs = _log(probabilities).reshape(batch_size, k, -1)  # (batch, k, vocab)
         vocab = log_probs.shape[-1]
         # A finished beam continues only with padding, at no cost, so it keeps its score.
         log_probs[finished] = -np.inf
         log_probs[finished, PAD_ID] = 0.0
-        total = scores[..., None] + log_probs                                    # (batch, k, vocab)
-        new_lengths = np.broadcast_to(lengths[..., None] + (~finished)[..., None], total.shape)  # (batch, k, vocab)
-        normalised = np.where(np.isfinite(total), total / np.maximum(new_lengths, 1) ** length_penalty, -np.inf)
+        total = scores[..., None] + log_probs  # (batch, k, vocab)
+        new_lengths = np.broadcast_to(
+            lengths[..., None] + (~finished)[..., None], total.shape
+        )  # (batch, k, vocab)
+        normalised = np.where(
+            np.isfinite(total), total / np.maximum(new_lengths, 1) ** length_penalty, -np.inf
+        )
         best = np.argsort(-normalised.reshape(batch_size, -1), axis=1, kind="stable")[:, :k]  # (batch, k)
         parents, chosen = best // vocab, (best % vocab).astype(np.int32)
-        flat_parents = (rows * k + parents).reshape(-1)                          # rows of the kept beams
+        flat_parents = (rows * k + parents).reshape(-1)  # rows of the kept beams
         scores = total.reshape(batch_size, -1)[rows, best]
         lengths = new_lengths.reshape(batch_size, -1)[rows, best]
         finished = finished[rows, parents] | (chosen == end_id)
@@ -193,25 +224,32 @@ def beam_search(step: StepFunction, state: list[np.ndarray], batch_size: int, *,
         history = np.concatenate([history[flat_parents], tokens[:, None]], axis=1)
         state = None if state is None else [_rows(s, flat_parents) for s in state]
         if attention is not None:
-            step_attention = np.asarray(attention)[flat_parents][:, None, :]     # (batch * k, 1, source)
-            attention_history = step_attention if attention_history is None else \
-                np.concatenate([attention_history[flat_parents], step_attention], axis=1)
+            step_attention = np.asarray(attention)[flat_parents][:, None, :]  # (batch * k, 1, source)
+            attention_history = (
+                step_attention
+                if attention_history is None
+                else np.concatenate([attention_history[flat_parents], step_attention], axis=1)
+            )
         if finished.all():
             break
     normalised = scores / np.maximum(lengths, 1) ** length_penalty
-    order = np.argsort(-normalised, axis=1, kind="stable")                       # (batch, k) best first
+    order = np.argsort(-normalised, axis=1, kind="stable")  # (batch, k) best first
     history = history.reshape(batch_size, k, -1)
     padded = np.zeros((batch_size, k, max_length), dtype=np.int32)
-    padded[..., :history.shape[-1]] = history
+    padded[..., : history.shape[-1]] = history
     results = []
     for rank in range(k):
         pick = order[:, rank]
         attention_rank = None
         if attention_history is not None:
-            per_beam = attention_history.reshape(batch_size, k, *attention_history.shape[1:])[np.arange(batch_size), pick]
+            per_beam = attention_history.reshape(batch_size, k, *attention_history.shape[1:])[
+                np.arange(batch_size), pick
+            ]
             attention_rank = np.zeros((batch_size, max_length, per_beam.shape[-1]))
-            attention_rank[:, :per_beam.shape[1]] = per_beam
-        results.append(Decoded(padded[np.arange(batch_size), pick], scores[np.arange(batch_size), pick], attention_rank))
+            attention_rank[:, : per_beam.shape[1]] = per_beam
+        results.append(
+            Decoded(padded[np.arange(batch_size), pick], scores[np.arange(batch_size), pick], attention_rank)
+        )
     return results
 
 
@@ -223,11 +261,14 @@ def full_model_step(model, source: np.ndarray) -> tuple[StepFunction, list[np.nd
     (the encoder runs at every step), but it needs nothing from the model but its signature,
     which is how the autograder drives student models.
     """
+
     def step(tokens, state):
         source_rows, prefix = state
         prefix = np.concatenate([prefix, tokens[:, None]], axis=1) if prefix.shape[1] else tokens[:, None]
         outputs = model.predict_on_batch([source_rows, prefix])
-        probabilities, attention = (outputs[0], outputs[1]) if isinstance(outputs, (list, tuple)) else (outputs, None)
+        probabilities, attention = (
+            (outputs[0], outputs[1]) if isinstance(outputs, (list, tuple)) else (outputs, None)
+        )
         attention = None if attention is None else np.asarray(attention)[:, -1]
         return np.asarray(probabilities)[:, -1], [source_rows, prefix], attention
 
@@ -241,6 +282,7 @@ def full_language_model_step(model) -> StepFunction:
     Like :func:`full_model_step`, it needs only the signature: the autograder samples from
     student models with it.
     """
+
     def step(tokens, prefix):
         prefix = tokens[:, None] if prefix is None else np.concatenate([prefix, tokens[:, None]], axis=1)
         return np.asarray(model.predict_on_batch(prefix))[:, -1], prefix, None

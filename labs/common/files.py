@@ -27,9 +27,13 @@ def check_writable(path: str | os.PathLike) -> Path:
     path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
     if path.is_dir():
-        raise InputError(f"output path {str(path)!r} is a folder; give a file name such as {str(path / 'data.csv')!r}")
+        raise InputError(
+            f"output path {str(path)!r} is a folder; give a file name such as {str(path / 'data.csv')!r}"
+        )
     if not folder.is_dir():
-        raise InputError(f"cannot write {str(path)!r}: folder {str(folder)!r} does not exist; create it first")
+        raise InputError(
+            f"cannot write {str(path)!r}: folder {str(folder)!r} does not exist; create it first"
+        )
     if not os.access(folder, os.W_OK | os.X_OK):
         raise InputError(f"cannot write {str(path)!r}: folder {str(folder)!r} is not writable")
     if path.exists() and not os.access(path, os.W_OK):
@@ -76,7 +80,7 @@ def folder_written_whole(out: str | os.PathLike, replace: bool = False) -> Itera
         yield scratch
         umask = os.umask(0)
         os.umask(umask)
-        os.chmod(scratch, 0o777 & ~umask)   # mkdtemp makes it private; the result should not be
+        os.chmod(scratch, 0o777 & ~umask)  # mkdtemp makes it private; the result should not be
         if out.is_dir() and replace and any(out.iterdir()):
             old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=out.parent))
             os.replace(out, old / out.name)
@@ -85,18 +89,19 @@ def folder_written_whole(out: str | os.PathLike, replace: bool = False) -> Itera
         try:
             os.replace(scratch, out)
         except BaseException:
-            if old is not None:   # put the earlier folder back
+            if old is not None:  # put the earlier folder back
                 os.replace(old / out.name, out)
                 old = None
             raise
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)   # nothing left to remove after a successful rename
+        shutil.rmtree(scratch, ignore_errors=True)  # nothing left to remove after a successful rename
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
 
 
 def write_csv(path: str | os.PathLike, columns: Sequence[str], rows: Iterable[dict]) -> int:
-    """Write ``rows`` (dicts keyed by ``columns``) as UTF-8 CSV with ``\\n`` line ends; return the row count."""
+    """Write ``rows`` (dicts keyed by ``columns``) as UTF-8 CSV with ``\\n`` line ends; return the row
+    count."""
     count = 0
     with atomic_open(path) as handle:
         writer = csv.DictWriter(handle, fieldnames=list(columns), lineterminator="\n", extrasaction="raise")

@@ -16,9 +16,11 @@ import warnings
 from functools import lru_cache
 
 THAI_SAMPLE = "กขคงจมยรลวสหอะาิีึืุู่้เแโใไ๑๒"
-INSTALL_HINT = ("no Thai-capable font was found, so Thai labels are shown as code points (U+0E01). "
-                "Install one with `pip install fontpkg-noto-sans-thai` (it is in requirements.txt) "
-                "or `sudo apt install fonts-thai-tlwg`, then restart Python.")
+INSTALL_HINT = (
+    "no Thai-capable font was found, so Thai labels are shown as code points (U+0E01). "
+    "Install one with `pip install fontpkg-noto-sans-thai` (it is in requirements.txt) "
+    "or `sudo apt install fonts-thai-tlwg`, then restart Python."
+)
 
 
 def _covers_thai(path: str) -> bool:
@@ -41,7 +43,8 @@ def _packaged_font_files() -> list[str]:
 
 @lru_cache(maxsize=1)
 def use_thai_font() -> str | None:
-    """Make matplotlib draw Thai; return the Thai font's family name, or None (with a warning) if none exists."""
+    """Make matplotlib draw Thai; return the Thai font's family name, or None (with a warning) if none
+    exists."""
     import matplotlib
     from matplotlib import font_manager
 
@@ -52,7 +55,11 @@ def use_thai_font() -> str | None:
     for font in preferred:
         if _covers_thai(font.fname):
             family = [name for name in matplotlib.rcParams["font.family"] if name != font.name]
-            matplotlib.rcParams["font.family"] = ["DejaVu Sans", font.name, *[f for f in family if f != "DejaVu Sans"]]
+            matplotlib.rcParams["font.family"] = [
+                "DejaVu Sans",
+                font.name,
+                *[f for f in family if f != "DejaVu Sans"],
+            ]
             return font.name
     warnings.warn(INSTALL_HINT, stacklevel=2)
     return None
@@ -76,7 +83,9 @@ def thai_web_font() -> bytes | None:
 
     font = TTFont(files[0], recalcTimestamp=False)
     if "fvar" in font:
-        font = instancer.instantiateVariableFont(font, {axis.axisTag: axis.defaultValue for axis in font["fvar"].axes})
+        font = instancer.instantiateVariableFont(
+            font, {axis.axisTag: axis.defaultValue for axis in font["fvar"].axes}
+        )
     subsetter = subset.Subsetter(subset.Options())
     subsetter.populate(unicodes=range(0x0E00, 0x0E80))
     subsetter.subset(font)

@@ -1,4 +1,5 @@
-"""A static read of a layer module (a bundle's ``custom_layers.py``) before anything runs: what it imports, what to review.
+"""A static read of a layer module (a bundle's ``custom_layers.py``) before anything runs: what it imports,
+what to review.
 
 One audit, three users: the grader runs it on every bundle, and the homework's self-test and
 ``export`` run it on the student's file, so that a refused import is known in a second, not
@@ -36,38 +37,132 @@ import re
 from dataclasses import dataclass, field
 
 ALLOWED_IMPORTS = ("keras", "numpy", "math", "typing", "functools", "dataclasses", "__future__")
-MAX_MODULE_BYTES = 100_000      # the solution is about 5 kB; a layer module carries no data
+MAX_MODULE_BYTES = 100_000  # the solution is about 5 kB; a layer module carries no data
 RUNS_BUILT_CODE = ("exec", "eval", "compile", "__import__")
-REVIEW_NAMES = {"open", "globals", "locals", "vars", "getattr", "setattr", "delattr", "breakpoint", "input",
-                "memoryview", "__builtins__", "__subclasses__", "__globals__", "__code__", "__closure__", "__loader__",
-                "__spec__", "__dict__", "__bases__", "__mro__", "__reduce__", "__getattribute__",
-                # a traceback's and a frame's way to the globals of the code that called the layer (the grader's)
-                "__traceback__", "tb_frame", "tb_next", "f_back", "f_globals", "f_locals", "f_builtins", "f_code",
-                "gi_frame", "cr_frame", "ag_frame", "_getframe", "currentframe", "__self__", "__func__", "modules"}
+REVIEW_NAMES = {
+    "open",
+    "globals",
+    "locals",
+    "vars",
+    "getattr",
+    "setattr",
+    "delattr",
+    "breakpoint",
+    "input",
+    "memoryview",
+    "__builtins__",
+    "__subclasses__",
+    "__globals__",
+    "__code__",
+    "__closure__",
+    "__loader__",
+    "__spec__",
+    "__dict__",
+    "__bases__",
+    "__mro__",
+    "__reduce__",
+    "__getattribute__",
+    # a traceback's and a frame's way to the globals of the code that called the layer (the grader's)
+    "__traceback__",
+    "tb_frame",
+    "tb_next",
+    "f_back",
+    "f_globals",
+    "f_locals",
+    "f_builtins",
+    "f_code",
+    "gi_frame",
+    "cr_frame",
+    "ag_frame",
+    "_getframe",
+    "currentframe",
+    "__self__",
+    "__func__",
+    "modules",
+}
 # What numpy and keras hand on of the rest of Python, by the attribute names they keep it under: modules that
 # reach files, processes, the network or other code, and functions that read or write files or fetch URLs.
 REACHES_OUT = {
-    "os", "posix", "sys", "subprocess", "socket", "ctypes", "ctypeslib", "importlib", "builtins", "io", "pickle",
-    "marshal", "shutil", "pathlib", "tempfile", "threading", "_thread", "multiprocessing", "concurrent", "gc",
-    "inspect", "h5py", "requests", "urllib", "http", "tarfile", "zipfile", "signal", "mmap", "glob", "runpy",
-    "pkgutil", "shlex", "platform",
-    "Path", "RLock", "StringIO", "ThreadPool", "_open", "urlretrieve", "urlopen", "mkdtemp", "mkstemp", "get_ident",
-    "c_intp", "_ndptr_base", "interface", "system", "popen", "load", "save", "savez", "savez_compressed",
-    "fromfile", "tofile", "memmap", "loadtxt", "genfromtxt", "savetxt", "DataSource", "get_file", "load_model",
-    "load_weights", "save_weights",
+    "os",
+    "posix",
+    "sys",
+    "subprocess",
+    "socket",
+    "ctypes",
+    "ctypeslib",
+    "importlib",
+    "builtins",
+    "io",
+    "pickle",
+    "marshal",
+    "shutil",
+    "pathlib",
+    "tempfile",
+    "threading",
+    "_thread",
+    "multiprocessing",
+    "concurrent",
+    "gc",
+    "inspect",
+    "h5py",
+    "requests",
+    "urllib",
+    "http",
+    "tarfile",
+    "zipfile",
+    "signal",
+    "mmap",
+    "glob",
+    "runpy",
+    "pkgutil",
+    "shlex",
+    "platform",
+    "Path",
+    "RLock",
+    "StringIO",
+    "ThreadPool",
+    "_open",
+    "urlretrieve",
+    "urlopen",
+    "mkdtemp",
+    "mkstemp",
+    "get_ident",
+    "c_intp",
+    "_ndptr_base",
+    "interface",
+    "system",
+    "popen",
+    "load",
+    "save",
+    "savez",
+    "savez_compressed",
+    "fromfile",
+    "tofile",
+    "memmap",
+    "loadtxt",
+    "genfromtxt",
+    "savetxt",
+    "DataSource",
+    "get_file",
+    "load_model",
+    "load_weights",
+    "save_weights",
 }
 
 
 # In a string, the words that reach past the allowed modules by name: a format string's attribute and index
 # lookups ("{0.__init__.__globals__[sys]}"), or a key into globals. Plain words ("open", "load") are left to
 # the names the code uses, so that a message or a docstring is no note.
-_STRING_WORD = re.compile(r"\b(__\w+__|(?:f|tb|gi|cr|ag)_\w+|os|sys|subprocess|socket|ctypes|importlib|builtins|"
-                          r"pickle|marshal|shutil|pathlib|tempfile|urllib|h5py|_getframe)\b")
+_STRING_WORD = re.compile(
+    r"\b(__\w+__|(?:f|tb|gi|cr|ag)_\w+|os|sys|subprocess|socket|ctypes|importlib|builtins|"
+    r"pickle|marshal|shutil|pathlib|tempfile|urllib|h5py|_getframe)\b"
+)
 
 
 def _words(node: ast.AST, docstring: bool) -> list[str]:
     """The names a node uses that the audit looks at: a name, an attribute, a keyword of a ``match`` class
-    pattern (``case object(os=found)`` reads an attribute), and, outside docstrings, such words in a string."""
+    pattern (``case object(os=found)`` reads an attribute), and, outside docstrings, such words in a
+    string."""
     if isinstance(node, ast.Name):
         return [node.id]
     if isinstance(node, ast.Attribute):
@@ -83,7 +178,7 @@ def _words(node: ast.AST, docstring: bool) -> list[str]:
 class Audit:
     allowed: bool
     message: str = ""
-    review: list[str] = field(default_factory=list)   # names an instructor should look at
+    review: list[str] = field(default_factory=list)  # names an instructor should look at
 
 
 def audit_module(source: bytes, name: str = "custom_layers.py") -> Audit:
@@ -92,12 +187,15 @@ def audit_module(source: bytes, name: str = "custom_layers.py") -> Audit:
     ``name`` is the file as the reader knows it (the student's ``homework/kv_attention.py``).
     """
     if len(source) > MAX_MODULE_BYTES:
-        return Audit(False, f"{name} is {len(source) / 1000:.0f} kB; a layer module needs no more than "
-                            f"{MAX_MODULE_BYTES // 1000} kB (it may not carry data)")
+        return Audit(
+            False,
+            f"{name} is {len(source) / 1000:.0f} kB; a layer module needs no more than "
+            f"{MAX_MODULE_BYTES // 1000} kB (it may not carry data)",
+        )
     try:
         tree = ast.parse(source.decode("utf-8"), filename=name)
     except (UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
-        return Audit(True)   # it cannot run either: loading it reports the error to the student
+        return Audit(True)  # it cannot run either: loading it reports the error to the student
     review, reaches = set(), {}
     docstrings = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}
     for node in sorted(ast.walk(tree), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0))):
@@ -105,17 +203,25 @@ def audit_module(source: bytes, name: str = "custom_layers.py") -> Audit:
             modules = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             modules = ["." * node.level + (node.module or "")]
-            for alias in node.names:   # what it takes from an allowed module (numpy.testing's os, say)
+            for alias in node.names:  # what it takes from an allowed module (numpy.testing's os, say)
                 if alias.name in RUNS_BUILT_CODE:
-                    return Audit(False, f"{name} imports {alias.name} (line {node.lineno}); the homework's layer "
-                                        "module may not run code it builds", sorted(review))
+                    return Audit(
+                        False,
+                        f"{name} imports {alias.name} (line {node.lineno}); the homework's layer "
+                        "module may not run code it builds",
+                        sorted(review),
+                    )
                 if alias.name in REVIEW_NAMES | REACHES_OUT:
                     reaches.setdefault(alias.name, node.lineno)
         else:
             for word in _words(node, id(node) in docstrings):
                 if isinstance(node, (ast.Name, ast.Attribute)) and word in RUNS_BUILT_CODE:
-                    return Audit(False, f"{name} uses {word} (line {node.lineno}); the homework's layer module "
-                                        "may not run code it builds", sorted(review))
+                    return Audit(
+                        False,
+                        f"{name} uses {word} (line {node.lineno}); the homework's layer module "
+                        "may not run code it builds",
+                        sorted(review),
+                    )
                 if word in REVIEW_NAMES and isinstance(node, (ast.Name, ast.Attribute)):
                     review.add(word)
                 elif word in REACHES_OUT or word in REVIEW_NAMES:
@@ -123,7 +229,13 @@ def audit_module(source: bytes, name: str = "custom_layers.py") -> Audit:
             continue
         for module in modules:
             if module.split(".")[0] not in ALLOWED_IMPORTS:
-                return Audit(False, f"{name} imports {module!r} (line {node.lineno}); the homework's layer module "
-                                    f"may import only {', '.join(ALLOWED_IMPORTS[:-1])}", sorted(review))
-    review |= {f"{word} (line {line}, through an allowed module or by name)" for word, line in reaches.items()}
+                return Audit(
+                    False,
+                    f"{name} imports {module!r} (line {node.lineno}); the homework's layer module "
+                    f"may import only {', '.join(ALLOWED_IMPORTS[:-1])}",
+                    sorted(review),
+                )
+    review |= {
+        f"{word} (line {line}, through an allowed module or by name)" for word, line in reaches.items()
+    }
     return Audit(True, "", sorted(review))

@@ -19,7 +19,8 @@ def distribution(values: Iterable[Hashable]) -> dict[Hashable, float]:
 
 
 def total_variation(p: Mapping[Hashable, float], q: Mapping[Hashable, float]) -> float:
-    """Total-variation distance ``0.5 * sum |p(x) - q(x)|`` between two distributions (0 = same, 1 = disjoint)."""
+    """Total-variation distance ``0.5 * sum |p(x) - q(x)|`` between two distributions (0 = same, 1 =
+    disjoint)."""
     return 0.5 * sum(abs(p.get(x, 0.0) - q.get(x, 0.0)) for x in set(p) | set(q))
 
 

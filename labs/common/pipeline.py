@@ -21,19 +21,28 @@ def language_model_arrays(texts: list[str], vocab: Vocabulary):
 
 
 def translation_arrays(pairs: list[dict], vocabs: dict[str, Vocabulary], source_length: int | None = None):
-    """``source`` (n, S), ``target_in`` = ``<s>`` + target (n, T), ``target_out`` = target + ``</s>`` (n, T)."""
+    """``source`` (n, S), ``target_in`` = ``<s>`` + target (n, T), ``target_out`` = target + ``</s>`` (n,
+    T)."""
     source = vocabs["source"].encode_batch([p["source"] for p in pairs], length=source_length)
     target_in, target_out = language_model_arrays([p["target"] for p in pairs], vocabs["target"])
     return source, target_in, target_out
 
 
-def language_model_batches(texts: list[str], vocab: Vocabulary, batch_size: int, shuffle_seed: int | None = None):
+def language_model_batches(
+    texts: list[str], vocab: Vocabulary, batch_size: int, shuffle_seed: int | None = None
+):
     """A tf.data pipeline of ``(inputs, targets)`` batches for a language model."""
     return batches(*language_model_arrays(texts, vocab), batch_size, shuffle_seed)
 
 
-def translation_batches(pairs: list[dict], vocabs: dict[str, Vocabulary], batch_size: int,
-                        shuffle_seed: int | None = None, *, sort_window: int | None = None):
+def translation_batches(
+    pairs: list[dict],
+    vocabs: dict[str, Vocabulary],
+    batch_size: int,
+    shuffle_seed: int | None = None,
+    *,
+    sort_window: int | None = None,
+):
     """A tf.data pipeline of ``((source, target_in), target_out)`` batches for a translation model.
 
     ``sort_window`` batches texts of like length together (see :func:`length_sorted_batches`).
@@ -59,9 +68,11 @@ def batches(inputs, targets, batch_size: int, shuffle_seed: int | None = None):
     return dataset.batch(batch_size).prefetch(tf.data.AUTOTUNE)
 
 
-def length_sorted_batches(source, target_in, target_out, batch_size: int, shuffle_seed: int | None = None,
-                          sort_window: int = 32):
-    """Like :func:`batches` for a translation model, but each batch holds texts of like length, cut to its longest.
+def length_sorted_batches(
+    source, target_in, target_out, batch_size: int, shuffle_seed: int | None = None, sort_window: int = 32
+):
+    """Like :func:`batches` for a translation model, but each batch holds texts of like length, cut to its
+    longest.
 
     An RNN computes every padded step: names of 8 to 30 letters padded to 30 waste about half the
     work. So: shuffle, take ``sort_window`` batches' worth of examples, sort them by source length,
@@ -75,11 +86,15 @@ def length_sorted_batches(source, target_in, target_out, batch_size: int, shuffl
 
     def cut_to_longest(inputs, target_out):
         source, target_in = inputs
-        S = tf.reduce_max(tf.math.count_nonzero(source, axis=1, dtype=tf.int32))       # longest source in the batch
-        T = tf.reduce_max(tf.math.count_nonzero(target_out, axis=1, dtype=tf.int32))   # longest target (</s> included)
+        S = tf.reduce_max(
+            tf.math.count_nonzero(source, axis=1, dtype=tf.int32)
+        )  # longest source in the batch
+        T = tf.reduce_max(
+            tf.math.count_nonzero(target_out, axis=1, dtype=tf.int32)
+        )  # longest target (</s> included)
         return (source[:, :S], target_in[:, :T]), target_out[:, :T]
 
-    def sorted_batches(inputs, target_out):   # one window of examples -> its batches, shortest sources first
+    def sorted_batches(inputs, target_out):  # one window of examples -> its batches, shortest sources first
         order = tf.argsort(tf.math.count_nonzero(inputs[0], axis=1, dtype=tf.int32), stable=True)
         window = (tf.gather(inputs[0], order), tf.gather(inputs[1], order)), tf.gather(target_out, order)
         return tf.data.Dataset.from_tensor_slices(window).batch(batch_size).map(cut_to_longest)
@@ -89,7 +104,8 @@ def length_sorted_batches(source, target_in, target_out, batch_size: int, shuffl
     if shuffle_seed is not None:
         dataset = dataset.shuffle(n, seed=shuffle_seed, reshuffle_each_iteration=True)
     dataset = dataset.batch(batch_size * sort_window).flat_map(sorted_batches)
-    # Each full window gives sort_window batches and the last one ceil(rest / batch_size): ceil(n / batch_size) in all.
+    # Each full window gives sort_window batches and the last one ceil(rest / batch_size): ceil(n /
+    # batch_size) in all.
     dataset = dataset.apply(tf.data.experimental.assert_cardinality(math.ceil(n / batch_size)))
     if shuffle_seed is not None:
         dataset = dataset.shuffle(sort_window, seed=shuffle_seed + 1, reshuffle_each_iteration=True)

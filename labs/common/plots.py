@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Mapping, Sequence
 
-import numpy as np
-
 import matplotlib.pyplot as plt  # picks Agg by itself on a machine without a screen
+import numpy as np
 
 
 def figure_png(figure, dpi: int = 100) -> bytes:
@@ -24,7 +23,9 @@ def png_img(png: bytes, alt: str) -> str:
     import base64
     import html
 
-    return f"<img alt='{html.escape(alt)}' src='data:image/png;base64,{base64.b64encode(png).decode('ascii')}'>"
+    return (
+        f"<img alt='{html.escape(alt)}' src='data:image/png;base64,{base64.b64encode(png).decode('ascii')}'>"
+    )
 
 
 def _zoom_to_bound(axis, history: Mapping[str, Sequence[float]], bound: float) -> None:
@@ -43,8 +44,15 @@ def _zoom_to_bound(axis, history: Mapping[str, Sequence[float]], bound: float) -
         axis.text(0.02, 0.97, f"above the chart: {note}", transform=axis.transAxes, fontsize=8, va="top")
 
 
-def plot_training_curves(history: Mapping[str, Sequence[float]], *, unit: str = "loss", bound: float | None = None,
-                         bound_label: str = "lower bound", title: str = "Training curve", path: str | Path | None = None):
+def plot_training_curves(
+    history: Mapping[str, Sequence[float]],
+    *,
+    unit: str = "loss",
+    bound: float | None = None,
+    bound_label: str = "lower bound",
+    title: str = "Training curve",
+    path: str | Path | None = None,
+):
     """Plot ``history`` (name -> one value per epoch), with an optional horizontal bound.
 
     Saves a PNG to ``path`` when given; returns the matplotlib figure (a notebook shows it).
@@ -67,8 +75,9 @@ def plot_training_curves(history: Mapping[str, Sequence[float]], *, unit: str = 
     return figure
 
 
-def plot_attention(source: str, output: str, weights, *, title: str | None = None, path: str | Path | None = None,
-                   axis=None):
+def plot_attention(
+    source: str, output: str, weights, *, title: str | None = None, path: str | Path | None = None, axis=None
+):
     """A heatmap of attention: one row per output character (and ``</s>``), one column per source character.
 
     ``weights`` is ``(len(output) + 1, len(source))``: row t shows where the decoder looked
@@ -78,15 +87,20 @@ def plot_attention(source: str, output: str, weights, *, title: str | None = Non
     from labs.common.fonts import printable_label, use_thai_font
 
     thai_font = use_thai_font()
-    weights = np.asarray(weights)[:len(output) + 1, :len(source)]            # (outputs, sources)
+    weights = np.asarray(weights)[: len(output) + 1, : len(source)]  # (outputs, sources)
     if axis is None:
-        figure, axis = plt.subplots(figsize=(max(4.0, 0.32 * len(source) + 1.5), max(3.0, 0.32 * len(weights) + 1.2)))
+        figure, axis = plt.subplots(
+            figsize=(max(4.0, 0.32 * len(source) + 1.5), max(3.0, 0.32 * len(weights) + 1.2))
+        )
     else:
         figure = axis.figure
     image = axis.imshow(weights, cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto")
-    axis.set_xticks(range(len(source)), [printable_label(c, thai_font) for c in source],
-                    rotation=90 if thai_font is None else 0)
-    axis.set_yticks(range(len(weights)), list(output) + ["</s>"][:len(weights) - len(output)])
+    axis.set_xticks(
+        range(len(source)),
+        [printable_label(c, thai_font) for c in source],
+        rotation=90 if thai_font is None else 0,
+    )
+    axis.set_yticks(range(len(weights)), list(output) + ["</s>"][: len(weights) - len(output)])
     axis.set_xlabel("source")
     axis.set_ylabel("output")
     axis.set_title(title or f"{source}  →  {output}")
@@ -100,7 +114,8 @@ def plot_attention(source: str, output: str, weights, *, title: str | None = Non
 def plot_attention_grid(columns: Mapping[str, Sequence], *, path: str | Path | None = None):
     """Heatmaps side by side: one column per model (``name -> [translation, ...]``), one row per input.
 
-    Each translation has ``source``, ``output`` and ``attention`` (as :class:`labs.common.seq2seq.Translation`);
+    Each translation has ``source``, ``output`` and ``attention`` (as
+    :class:`labs.common.seq2seq.Translation`);
     a column whose model has no attention is left out. Saves a PNG to ``path`` when given; returns the figure.
     """
     columns = {name: rows for name, rows in columns.items() if all(r.attention is not None for r in rows)}
@@ -108,15 +123,24 @@ def plot_attention_grid(columns: Mapping[str, Sequence], *, path: str | Path | N
         raise ValueError("no model here has attention weights to draw")
     from labs.common.fonts import use_thai_font
 
-    use_thai_font()                    # before the axes exist: their tick labels take the font they are made with
+    use_thai_font()  # before the axes exist: their tick labels take the font they are made with
     n_rows = max(len(rows) for rows in columns.values())
     longest = max(len(r.source) for rows in columns.values() for r in rows)
-    figure, axes = plt.subplots(n_rows, len(columns), squeeze=False,
-                                figsize=(len(columns) * max(3.0, 0.13 * longest + 1.4), n_rows * 3.2))
+    figure, axes = plt.subplots(
+        n_rows,
+        len(columns),
+        squeeze=False,
+        figsize=(len(columns) * max(3.0, 0.13 * longest + 1.4), n_rows * 3.2),
+    )
     for column, (name, rows) in enumerate(columns.items()):
         for row, translation in enumerate(rows):
-            plot_attention(translation.source, translation.output, translation.attention, axis=axes[row][column],
-                           title=f"{name}\n{translation.output}")
+            plot_attention(
+                translation.source,
+                translation.output,
+                translation.attention,
+                axis=axes[row][column],
+                title=f"{name}\n{translation.output}",
+            )
     if path is not None:
         figure.savefig(path, dpi=110)
     return figure

@@ -12,7 +12,8 @@ Keras, the kit, a notebook): while TensorFlow loads and finds its devices, file 
 to a temporary file; afterwards every line of it that is not one of those log lines is written
 back to stderr, so a real error is never lost. Later C++ logging honours ``TF_CPP_MIN_LOG_LEVEL``
 (set to 3 by ``labs/__init__.py`` unless the user set it), and TensorFlow's Python logger is set
-to errors only (its warnings, such as tf.function "retracing", speak to framework authors). ``python -m labs --verbose``, or the
+to errors only (its warnings, such as tf.function "retracing", speak to framework authors). ``python -m labs
+--verbose``, or the
 user's own ``TF_CPP_MIN_LOG_LEVEL`` below 3, leaves all of it alone.
 """
 
@@ -28,13 +29,16 @@ import sys
 import tempfile
 
 # absl's log line format (I0000 00:00:1795531267.063191   11192 port.cc:153] ...) and its pre-init warning.
-START_UP_LINE = re.compile(rb"^[IWE]\d{4} [\d:.]+\s+\d+ [\w.]+:\d+\] |"
-                           rb"^WARNING: All log messages before absl::InitializeLog\(\) is called")
+START_UP_LINE = re.compile(
+    rb"^[IWE]\d{4} [\d:.]+\s+\d+ [\w.]+:\d+\] |"
+    rb"^WARNING: All log messages before absl::InitializeLog\(\) is called"
+)
 
 
 @contextlib.contextmanager
 def start_up_lines_filtered():
-    """Send file descriptor 2 to a temporary file in the block; then write back all but TensorFlow's log lines."""
+    """Send file descriptor 2 to a temporary file in the block; then write back all but TensorFlow's log
+    lines."""
     sys.stderr.flush()
     saved = os.dup(2)
     with tempfile.TemporaryFile() as captured:
@@ -46,7 +50,9 @@ def start_up_lines_filtered():
             os.dup2(saved, 2)
             os.close(saved)
             captured.seek(0)
-            kept = [line for line in captured.read().splitlines(keepends=True) if not START_UP_LINE.match(line)]
+            kept = [
+                line for line in captured.read().splitlines(keepends=True) if not START_UP_LINE.match(line)
+            ]
             if kept:
                 os.write(2, b"".join(kept))
 
@@ -61,7 +67,7 @@ class _QuietLoader(importlib.abc.Loader):
     def exec_module(self, module):
         with start_up_lines_filtered():
             self.loader.exec_module(module)
-            module.config.list_physical_devices()   # CUDA's start-up (cuInit) happens here, inside the filter
+            module.config.list_physical_devices()  # CUDA's start-up (cuInit) happens here, inside the filter
         # TensorFlow's Python warnings (tf.function "retracing", deprecations) speak to framework authors.
         logging.getLogger("tensorflow").setLevel(logging.ERROR)
 
@@ -81,7 +87,9 @@ class _FirstTensorFlowImport(importlib.abc.MetaPathFinder):
 
 def hide_start_up_lines() -> None:
     """Filter TensorFlow's start-up lines when it is first imported (nothing to do once it is)."""
-    if "tensorflow" not in sys.modules and not any(isinstance(f, _FirstTensorFlowImport) for f in sys.meta_path):
+    if "tensorflow" not in sys.modules and not any(
+        isinstance(f, _FirstTensorFlowImport) for f in sys.meta_path
+    ):
         sys.meta_path.insert(0, _FirstTensorFlowImport())
 
 

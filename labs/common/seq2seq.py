@@ -1,4 +1,5 @@
-"""The encoder-decoder that lab 2 and the homework share: its encoder, how its halves are wired, how it translates.
+"""The encoder-decoder that lab 2 and the homework share: its encoder, how its halves are wired, how it
+translates.
 
 Each lab's ``model.py`` builds its network as two Keras models, and wires them once (:func:`connect`):
 
@@ -38,12 +39,15 @@ def inputs():
     """The translation signature's two inputs: ``source`` (batch, S) and ``target_in`` (batch, T)."""
     import keras
 
-    return (keras.Input(shape=(None,), dtype="int32", name="source"),
-            keras.Input(shape=(None,), dtype="int32", name="target_in"))
+    return (
+        keras.Input(shape=(None,), dtype="int32", name="source"),
+        keras.Input(shape=(None,), dtype="int32", name="target_in"),
+    )
 
 
 def encode_source(source, vocab_size: int, embedding_dim: int, units: int, dropout: float = 0.0):
-    """The shared encoder: source (batch, S) -> h (batch, S, 2u), first decoder state [(batch, 2u)] * 2, mask (batch, S).
+    """The shared encoder: source (batch, S) -> h (batch, S, 2u), first decoder state [(batch, 2u)] * 2, mask
+    (batch, S).
 
     A bidirectional LSTM reads the source characters both ways, so each h_j knows its
     neighbours on both sides; its two final states, side by side, start the decoder. With
@@ -52,14 +56,17 @@ def encode_source(source, vocab_size: int, embedding_dim: int, units: int, dropo
     """
     import keras
 
-    source_mask = keras.ops.not_equal(source, 0)                                           # (batch, S)
+    source_mask = keras.ops.not_equal(source, 0)  # (batch, S)
     x = keras.layers.Embedding(vocab_size, embedding_dim, mask_zero=True, name="source_embedding")(source)
     if dropout:
-        x = keras.layers.Dropout(dropout, name="source_dropout")(x)                         # (batch, S, e)
+        x = keras.layers.Dropout(dropout, name="source_dropout")(x)  # (batch, S, e)
     h, forward_h, forward_c, backward_h, backward_c = keras.layers.Bidirectional(
-        keras.layers.LSTM(units, return_sequences=True, return_state=True), name="bilstm")(x)   # h (batch, S, 2u)
-    state = [keras.layers.Concatenate(name="first_h")([forward_h, backward_h]),              # (batch, 2u)
-             keras.layers.Concatenate(name="first_c")([forward_c, backward_c])]              # (batch, 2u)
+        keras.layers.LSTM(units, return_sequences=True, return_state=True), name="bilstm"
+    )(x)  # h (batch, S, 2u)
+    state = [
+        keras.layers.Concatenate(name="first_h")([forward_h, backward_h]),  # (batch, 2u)
+        keras.layers.Concatenate(name="first_c")([forward_c, backward_c]),
+    ]  # (batch, 2u)
     return h, state, source_mask
 
 
@@ -70,10 +77,14 @@ def connect(encoder, decoder, source, target_in, steps: int | None = None) -> di
     """
     if reads_one_step(decoder):
         if steps is None:
-            raise ValueError("a decoder that reads one character per call needs the number of steps to unroll")
+            raise ValueError(
+                "a decoder that reads one character per call needs the number of steps to unroll"
+            )
         return unroll(decoder, encoder(source), target_in, steps)
     inputs = {"target_in": target_in, **encoder(source)}
-    return decoder({name: value for name, value in inputs.items() if name in decoder.input})   # no "state": a Transformer
+    return decoder(
+        {name: value for name, value in inputs.items() if name in decoder.input}
+    )  # no "state": a Transformer
 
 
 def reads_one_step(decoder) -> bool:
@@ -91,28 +102,32 @@ def unroll(decoder, encoded: dict, target_in, steps: int) -> dict:
     import keras
     from keras import ops
 
-    padding = ops.tile(ops.zeros_like(target_in[:, :1]), [1, steps])                      # (B, steps) of <pad>
-    padded = ops.concatenate([target_in, padding], axis=1)[:, :steps]                      # (B, steps)
+    padding = ops.tile(ops.zeros_like(target_in[:, :1]), [1, steps])  # (B, steps) of <pad>
+    padded = ops.concatenate([target_in, padding], axis=1)[:, :steps]  # (B, steps)
     memory, state, written = encoded.get("memory", []), encoded["state"], {}
-    for t in range(steps):                                                                 # y_{t-1} -> s_t, c_t, p_t
-        outputs = decoder({"target_in": padded[:, t:t + 1], "memory": memory, "state": state})
+    for t in range(steps):  # y_{t-1} -> s_t, c_t, p_t
+        outputs = decoder({"target_in": padded[:, t : t + 1], "memory": memory, "state": state})
         state = outputs["state"]
         for name in ("probabilities", "attention"):
             if name in outputs:
-                written.setdefault(name, []).append(outputs[name])                          # (B, 1, ...)
+                written.setdefault(name, []).append(outputs[name])  # (B, 1, ...)
     # T is unknown while the graph is built, so the positions to keep are counted from the data.
-    first_T = ops.cumsum(ops.ones_like(target_in[0]), axis=0) - 1                          # 0, 1, ..., T-1
-    return {name: ops.take(keras.layers.Concatenate(axis=1)(parts), first_T, axis=1)      # (B, T, ...)
-            for name, parts in written.items()}
+    first_T = ops.cumsum(ops.ones_like(target_in[0]), axis=0) - 1  # 0, 1, ..., T-1
+    return {
+        name: ops.take(keras.layers.Concatenate(axis=1)(parts), first_T, axis=1)  # (B, T, ...)
+        for name, parts in written.items()
+    }
 
 
 def is_two_part(model) -> bool:
-    """Whether ``model`` is built from an encoder and a decoder (the kit's since 0.2; a student's may not be)."""
+    """Whether ``model`` is built from an encoder and a decoder (the kit's since 0.2; a student's may not
+    be)."""
     return {"encoder", "decoder"} <= {layer.name for layer in model.layers}
 
 
 def attention_model(model, steps: int | None = None):
-    """``model`` with its attention weights: ``(source, target_in) -> [probabilities, weights[B, T, S]]``, or None.
+    """``model`` with its attention weights: ``(source, target_in) -> [probabilities, weights[B, T, S]]``, or
+    None.
 
     ``steps``: how far to unroll a one-character decoder (the task's longest target). The view
     is an :class:`AttentionView`: called like a model, or through ``predict_on_batch``.
@@ -137,17 +152,22 @@ class AttentionView:
     def __init__(self, encoder, decoder, steps: int | None = None):
         import tensorflow as tf
 
-        def encode(source):   # plain tensors out: the decoder takes the source mask as an input, not as h_j's Keras mask
+        def encode(
+            source,
+        ):  # plain tensors out: the decoder takes the source mask as an input, not as h_j's Keras mask
             return tf.nest.map_structure(tf.identity, encoder(source))
 
         def run(source, target_in):
             outputs = connect(encode, decoder, source, target_in, steps)
-            return outputs["probabilities"], outputs["attention"]          # (B, T, V), (B, T, S)
+            return outputs["probabilities"], outputs["attention"]  # (B, T, V), (B, T, S)
 
-        self._run = tf.function(run, reduce_retracing=True, autograph=False)   # no Python control flow on tensors
+        self._run = tf.function(
+            run, reduce_retracing=True, autograph=False
+        )  # no Python control flow on tensors
 
     def __call__(self, inputs):
-        """``[source (B, S), target_in (B, T)]`` -> ``[probabilities (B, T, V), weights (B, T, S)]`` as tensors."""
+        """``[source (B, S), target_in (B, T)]`` -> ``[probabilities (B, T, V), weights (B, T, S)]`` as
+        tensors."""
         import tensorflow as tf
 
         source, target_in = (tf.convert_to_tensor(np.asarray(x), dtype=tf.int32) for x in inputs)
@@ -158,7 +178,7 @@ class AttentionView:
         return [np.asarray(x) for x in self(inputs)]
 
 
-_COMPILED = weakref.WeakKeyDictionary()   # model -> its encoder and decoder, each compiled once
+_COMPILED = weakref.WeakKeyDictionary()  # model -> its encoder and decoder, each compiled once
 
 
 def step_decoder(model, source: np.ndarray):
@@ -166,20 +186,23 @@ def step_decoder(model, source: np.ndarray):
 
     The state is ``[*memory, *decoder state]``: the encoder's output, computed once, then the
     decoder's state after each step; for a decoder without a state (a Transformer), the prefix
-    written so far, which it re-reads at every step. Encoder and decoder are compiled to TensorFlow graphs once
+    written so far, which it re-reads at every step. Encoder and decoder are compiled to TensorFlow graphs
+    once
     per model (run layer by layer, eagerly, the encoder alone would cost more than all the
     steps); the state stays as tensors on the device between steps, and only the small outputs
     (probabilities, attention weights) come back to NumPy.
     """
     import tensorflow as tf
 
-    if not is_two_part(model):   # a model from elsewhere: re-run it whole on every prefix
+    if not is_two_part(model):  # a model from elsewhere: re-run it whole on every prefix
         return full_model_step(model, source)
     if model not in _COMPILED:
         encoder, decoder = model.get_layer("encoder"), model.get_layer("decoder")
         # No Python control flow inside, so nothing for autograph to convert.
-        _COMPILED[model] = (tf.function(lambda x: encoder(x, training=False), reduce_retracing=True, autograph=False),
-                            tf.function(lambda x: decoder(x, training=False), reduce_retracing=True, autograph=False))
+        _COMPILED[model] = (
+            tf.function(lambda x: encoder(x, training=False), reduce_retracing=True, autograph=False),
+            tf.function(lambda x: decoder(x, training=False), reduce_retracing=True, autograph=False),
+        )
     run_encoder, run_decoder = _COMPILED[model]
     encoded = run_encoder(tf.convert_to_tensor(np.asarray(source)))
     memory = list(encoded.get("memory", []))
@@ -187,9 +210,9 @@ def step_decoder(model, source: np.ndarray):
     rereads_prefix = "state" not in model.get_layer("decoder").input
 
     def step(tokens, state):
-        tokens = tf.convert_to_tensor(tokens[:, None], dtype=tf.int32)                  # (batch, 1)
+        tokens = tf.convert_to_tensor(tokens[:, None], dtype=tf.int32)  # (batch, 1)
         if rereads_prefix:
-            prefix = tf.concat([state[n], tokens], axis=1)                              # (batch, t)
+            prefix = tf.concat([state[n], tokens], axis=1)  # (batch, t)
             inputs = {"target_in": prefix}
         else:
             inputs = {"target_in": tokens, "state": list(state[n:])}
@@ -198,8 +221,11 @@ def step_decoder(model, source: np.ndarray):
         outputs = run_decoder(inputs)
         attention = outputs.get("attention")
         carried = [prefix] if rereads_prefix else outputs["state"]
-        return (outputs["probabilities"][:, -1].numpy(), [*state[:n], *carried],
-                None if attention is None else attention[:, -1].numpy())
+        return (
+            outputs["probabilities"][:, -1].numpy(),
+            [*state[:n], *carried],
+            None if attention is None else attention[:, -1].numpy(),
+        )
 
     first = [tf.zeros((len(source), 0), dtype=tf.int32)] if rereads_prefix else list(encoded["state"])
     return step, [*memory, *first]
@@ -208,13 +234,21 @@ def step_decoder(model, source: np.ndarray):
 @dataclass
 class Translation:
     source: str
-    output: str                     # the best output
-    attention: np.ndarray | None    # (len(output) + 1, len(source)): one row per output character and </s>
-    alternatives: list[str]         # every beam's output, best first (just [output] for greedy)
+    output: str  # the best output
+    attention: np.ndarray | None  # (len(output) + 1, len(source)): one row per output character and </s>
+    alternatives: list[str]  # every beam's output, best first (just [output] for greedy)
 
 
-def translate(model, vocabs: dict[str, Vocabulary], texts: list[str], *, max_length: int, beam: int = 1,
-              batch_size: int = 10_000, step_decoding: bool = True) -> list[Translation]:
+def translate(
+    model,
+    vocabs: dict[str, Vocabulary],
+    texts: list[str],
+    *,
+    max_length: int,
+    beam: int = 1,
+    batch_size: int = 10_000,
+    step_decoding: bool = True,
+) -> list[Translation]:
     """Translate ``texts`` in batches; ``beam > 1`` uses beam search and keeps the top ``beam`` outputs.
 
     ``step_decoding=False`` re-runs the whole model on every prefix instead (the generic decoder
@@ -222,22 +256,31 @@ def translate(model, vocabs: dict[str, Vocabulary], texts: list[str], *, max_len
     Characters outside the source vocabulary become ``<unk>``.
     """
     if step_decoding:
+
         def make_step(source):
             return step_decoder(model, source)
     else:
-        viewed = attention_model(model, steps=max_length) or model   # prefixes are at most max_length long
+        viewed = attention_model(model, steps=max_length) or model  # prefixes are at most max_length long
 
         def make_step(source):
             return full_model_step(viewed, source)
+
     return _decode_texts(texts, vocabs, make_step, max_length=max_length, beam=beam, batch_size=batch_size)
 
 
-def _decode_texts(texts: list[str], vocabs: dict[str, Vocabulary], make_step: Callable, *, max_length: int,
-                  beam: int, batch_size: int) -> list[Translation]:
+def _decode_texts(
+    texts: list[str],
+    vocabs: dict[str, Vocabulary],
+    make_step: Callable,
+    *,
+    max_length: int,
+    beam: int,
+    batch_size: int,
+) -> list[Translation]:
     results: list[Translation] = []
     for first in range(0, len(texts), batch_size):
-        batch = texts[first:first + batch_size]
-        step, state = make_step(vocabs["source"].encode_batch(batch, unknown="unk"))   # source (batch, S)
+        batch = texts[first : first + batch_size]
+        step, state = make_step(vocabs["source"].encode_batch(batch, unknown="unk"))  # source (batch, S)
         if beam > 1:
             ranked = beam_search(step, state, len(batch), beam_width=beam, max_length=max_length)
         else:
@@ -245,6 +288,6 @@ def _decode_texts(texts: list[str], vocabs: dict[str, Vocabulary], make_step: Ca
         for row, text in enumerate(batch):
             outputs = [vocabs["target"].decode(decoded.tokens[row]) for decoded in ranked]
             attention = ranked[0].attention
-            weights = None if attention is None else attention[row, :len(outputs[0]) + 1, :len(text)]
+            weights = None if attention is None else attention[row, : len(outputs[0]) + 1, : len(text)]
             results.append(Translation(text, outputs[0], weights, outputs))
     return results

@@ -52,31 +52,41 @@ def _library_versions() -> dict[str, str]:
 
     import labs
 
-    return {"python": platform.python_version(), "tensorflow": tf.__version__, "keras": keras.__version__,
-            "numpy": np.__version__, "attention_lab": labs.__version__}
+    return {
+        "python": platform.python_version(),
+        "tensorflow": tf.__version__,
+        "keras": keras.__version__,
+        "numpy": np.__version__,
+        "attention_lab": labs.__version__,
+    }
 
 
 def check_student_id(student_id: str) -> str:
     """``student_id`` if it can name a submission; InputError saying what an id may hold otherwise."""
     if not STUDENT_ID.fullmatch(str(student_id)):
-        raise InputError(f"student_id {student_id!r} must start with a letter or a digit and hold 1 to 64 letters, "
-                         "digits, '.', '_' or '-' (your university id, for example 6512345678)")
+        raise InputError(
+            f"student_id {student_id!r} must start with a letter or a digit and hold 1 to 64 letters, "
+            "digits, '.', '_' or '-' (your university id, for example 6512345678)"
+        )
     return str(student_id)
 
 
 def _check_signature(model, task: tasks.Task, vocabs: dict[str, Vocabulary]) -> None:
     """Run the model once on a tiny input: catch a wrong model before the grader does."""
     target_size = len(vocabs["target"])
-    tokens = np.array([[1, 4, 5]], dtype="int32")                                     # (1, 3)
+    tokens = np.array([[1, 4, 5]], dtype="int32")  # (1, 3)
     try:
         outputs = model.predict_on_batch([tokens, tokens] if task.translates else tokens)
     except Exception as error:
-        raise InputError(f"the model does not accept the {task.name} inputs, {tasks.SIGNATURES[task.signature]}: "
-                         f"{error}") from None
+        raise InputError(
+            f"the model does not accept the {task.name} inputs, {tasks.SIGNATURES[task.signature]}: {error}"
+        ) from None
     probabilities = np.asarray(outputs[0] if isinstance(outputs, (list, tuple)) else outputs)
     if probabilities.shape != (1, 3, target_size):
-        raise InputError(f"the model returns shape {probabilities.shape}; a {task.name} model must return "
-                         f"next-character probabilities (batch, T, {target_size}), one distribution per input position")
+        raise InputError(
+            f"the model returns shape {probabilities.shape}; a {task.name} model must return "
+            f"next-character probabilities (batch, T, {target_size}), one distribution per input position"
+        )
 
 
 def layer_sha256(path: str | Path) -> str:
@@ -93,7 +103,9 @@ def layer_sha256(path: str | Path) -> str:
     return hashlib.sha256(source).hexdigest()
 
 
-def check_layer_module(task: str, layer_module: str | Path | None = None, *, trained_with: str | None = None) -> Path | None:
+def check_layer_module(
+    task: str, layer_module: str | Path | None = None, *, trained_with: str | None = None
+) -> Path | None:
     """The layer file a ``task`` bundle carries, checked as the grader will; None for a task without one.
 
     In this order, each failure an InputError with the fix: the file exists; it passes the
@@ -105,24 +117,34 @@ def check_layer_module(task: str, layer_module: str | Path | None = None, *, tra
     record = tasks.get(task)
     if record.custom_layer_module is None:
         if layer_module is not None:
-            raise InputError(f"a {task} bundle carries no custom layers: its model uses Keras' own layers only")
+            raise InputError(
+                f"a {task} bundle carries no custom layers: its model uses Keras' own layers only"
+            )
         return None
     path = Path(layer_module or record.custom_layer_module)
     shown = _shown(path)
     if not path.is_file():
-        raise InputError(f"no layer module at {shown!r}; the {task} bundle must carry the file that defines your "
-                         f"layer ({record.custom_layer_module.name})")
+        raise InputError(
+            f"no layer module at {shown!r}; the {task} bundle must carry the file that defines your "
+            f"layer ({record.custom_layer_module.name})"
+        )
     audit = audit_module(path.read_bytes(), name=shown)
     if not audit.allowed:
-        raise InputError(f"{audit.message}: the grader would refuse the bundle. Fix the file, then run the "
-                         "self-test, train again and export")
+        raise InputError(
+            f"{audit.message}: the grader would refuse the bundle. Fix the file, then run the "
+            "self-test, train again and export"
+        )
     if trained_with is not None and layer_sha256(path) != trained_with:
-        raise InputError(f"{shown} changed since this model was trained, so the bundle would carry code the model "
-                         "never ran with. Put the file back as it was when you trained, or train again, then export")
+        raise InputError(
+            f"{shown} changed since this model was trained, so the bundle would carry code the model "
+            "never ran with. Put the file back as it was when you trained, or train again, then export"
+        )
     failed = record.layer_selftest(path) if record.layer_selftest is not None else []
     if failed:
-        raise InputError(f"the self-test fails on {shown} ({len(failed)} check(s); first: {failed[0]}). "
-                         "Run the self-test (python -m labs selftest homework), fix the file, train again, then export")
+        raise InputError(
+            f"the self-test fails on {shown} ({len(failed)} check(s); first: {failed[0]}). "
+            "Run the self-test (python -m labs selftest homework), fix the file, train again, then export"
+        )
     return path
 
 
@@ -134,10 +156,19 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
-def export(model, vocabs: dict[str, Vocabulary], *, task: str, student_id: str, out: str | Path,
-           predictions: list[dict] | None = None, device: str | None = None,
-           layer_module: str | Path | None = None, trained_with: str | None = None,
-           overwrite: bool = False) -> Path:
+def export(
+    model,
+    vocabs: dict[str, Vocabulary],
+    *,
+    task: str,
+    student_id: str,
+    out: str | Path,
+    predictions: list[dict] | None = None,
+    device: str | None = None,
+    layer_module: str | Path | None = None,
+    trained_with: str | None = None,
+    overwrite: bool = False,
+) -> Path:
     """Write a submission bundle for ``task`` to ``out`` (a new folder, or a ``.zip`` file); returns ``out``.
 
     ``predictions``: rows with ``source`` and ``prediction`` (optional). ``layer_module``: the
@@ -154,14 +185,20 @@ def export(model, vocabs: dict[str, Vocabulary], *, task: str, student_id: str, 
     check_student_id(student_id)
     missing = [name for name in record.vocabulary_names if name not in vocabs]
     if missing:
-        raise InputError(f"the vocabularies lack {', '.join(missing)}; pass the ones the model was trained with")
+        raise InputError(
+            f"the vocabularies lack {', '.join(missing)}; pass the ones the model was trained with"
+        )
     out = Path(out)
     if not overwrite and out.exists() and (out.is_file() or any(out.iterdir())):
-        raise InputError(f"{str(out)!r} already exists; remove it, choose another name, or replace it "
-                         "(export(..., overwrite=True))")
+        raise InputError(
+            f"{str(out)!r} already exists; remove it, choose another name, or replace it "
+            "(export(..., overwrite=True))"
+        )
     if out.exists() and out.is_dir() != (out.suffix != ".zip"):
-        raise InputError(f"{str(out)!r} is a {'folder' if out.is_dir() else 'file'}; give "
-                         f"{'a .zip file' if out.suffix == '.zip' else 'a folder'} name that is not one")
+        raise InputError(
+            f"{str(out)!r} is a {'folder' if out.is_dir() else 'file'}; give "
+            f"{'a .zip file' if out.suffix == '.zip' else 'a folder'} name that is not one"
+        )
     layer_module = check_layer_module(task, layer_module, trained_with=trained_with)
     _check_signature(model, record, vocabs)
     _check_outputs(model, record, vocabs)
@@ -186,31 +223,50 @@ def _check_outputs(model, task: tasks.Task, vocabs: dict[str, Vocabulary], rows:
     examples = read_csv(dev)[:rows]
     if task.translates:
         source, target_in, _ = translation_arrays(
-            [{"source": r[task.dataset.input_column], "target": r[task.dataset.target_column]} for r in examples], vocabs)
+            [
+                {"source": r[task.dataset.input_column], "target": r[task.dataset.target_column]}
+                for r in examples
+            ],
+            vocabs,
+        )
         inputs = [source, target_in]
     else:
         inputs = language_model_arrays([r[task.dataset.target_column] for r in examples], vocabs["target"])[0]
     outputs = model.predict_on_batch(inputs)
     probabilities = np.asarray(outputs[0] if isinstance(outputs, (list, tuple)) else outputs, dtype="float64")
     if not np.isfinite(probabilities).all():
-        raise InputError(f"the model's outputs on {rows} public dev inputs hold NaN or inf (training diverged, or "
-                         "the layer computes something float16 cannot hold); the grader would score it 0. "
-                         "Run the self-test, then train again")
+        raise InputError(
+            f"the model's outputs on {rows} public dev inputs hold NaN or inf (training diverged, or "
+            "the layer computes something float16 cannot hold); the grader would score it 0. "
+            "Run the self-test, then train again"
+        )
 
 
 def _write_bundle(folder: Path, model, vocabs, task, student_id, predictions, device, layer_module) -> None:
     from labs.common.training import device_description, save_model_atomically
 
     save_model_atomically(model, folder / "model.keras")
-    save_vocabularies(folder / "vocab.json", task, {name: vocabs[name] for name in tasks.get(task).vocabulary_names})
-    write_json(folder / "meta.json", {
-        "format": FORMAT, "version": VERSION, "student_id": str(student_id), "task": task,
-        "libraries": _library_versions(), "device": device or device_description(),
-        "parameters": int(model.count_params()),
-    })
+    save_vocabularies(
+        folder / "vocab.json", task, {name: vocabs[name] for name in tasks.get(task).vocabulary_names}
+    )
+    write_json(
+        folder / "meta.json",
+        {
+            "format": FORMAT,
+            "version": VERSION,
+            "student_id": str(student_id),
+            "task": task,
+            "libraries": _library_versions(),
+            "device": device or device_description(),
+            "parameters": int(model.count_params()),
+        },
+    )
     if predictions is not None:
-        write_csv(folder / "predictions.csv", ("source", "prediction"),
-                  [{"source": p["source"], "prediction": p["prediction"]} for p in predictions])
+        write_csv(
+            folder / "predictions.csv",
+            ("source", "prediction"),
+            [{"source": p["source"], "prediction": p["prediction"]} for p in predictions],
+        )
     if layer_module is not None:
         shutil.copyfile(layer_module, folder / "custom_layers.py")
 

@@ -8,11 +8,13 @@ same for every lab are the functions here:
     compile_for_training(model, config, train_batches)
 
     def save(history, seconds) -> TrainedRun:   # after every whole epoch, and at the end
-        run = TrainedRun(TASK, model, vocabs, config, history, "nats per character", seconds, device_description())
+        run = TrainedRun(TASK, model, vocabs, config, history, "nats per character", seconds,
+        device_description())
         save_run(run, out_dir, title="...", history_key="loss_nats_per_char")
         return run
 
-    history, seconds = fit(model, train_batches, validation_batches, config, description="an LSTM", each_epoch=save)
+    history, seconds = fit(model, train_batches, validation_batches, config, description="an LSTM",
+    each_epoch=save)
     return save(history, seconds)
 
 A run folder is written after every whole epoch, so that an interrupted run (Ctrl-C, the
@@ -42,13 +44,13 @@ class TrainedRun:
 
     task: str
     model: object
-    vocabs: dict                          # name ("source", "target") -> Vocabulary
-    config: object                        # the lab's configuration dataclass
-    history: dict[str, list[float]]       # "train" and "validation" loss, one value per epoch, in ``unit``
-    unit: str                             # "bits per token" or "nats per character"
+    vocabs: dict  # name ("source", "target") -> Vocabulary
+    config: object  # the lab's configuration dataclass
+    history: dict[str, list[float]]  # "train" and "validation" loss, one value per epoch, in ``unit``
+    unit: str  # "bits per token" or "nats per character"
     seconds: float
     device: str
-    layer_sha256: str | None = None       # the custom layer file it was trained with (homework 3.1)
+    layer_sha256: str | None = None  # the custom layer file it was trained with (homework 3.1)
 
     @property
     def epochs_done(self) -> int:
@@ -60,10 +62,15 @@ class TrainedRun:
 
     def summary(self) -> str:
         """One line for the end of training."""
-        epochs = f"{self.epochs_done} of {self.config.epochs} epochs" if self.interrupted else \
-            f"{self.epochs_done} epoch{'s' if self.epochs_done != 1 else ''}"
-        return (f"Trained {epochs} in {self.seconds:.1f} s on the {self.device}; validation loss "
-                f"{self.history['validation'][-1]:.4f} {self.unit}.")
+        epochs = (
+            f"{self.epochs_done} of {self.config.epochs} epochs"
+            if self.interrupted
+            else f"{self.epochs_done} epoch{'s' if self.epochs_done != 1 else ''}"
+        )
+        return (
+            f"Trained {epochs} in {self.seconds:.1f} s on the {self.device}; validation loss "
+            f"{self.history['validation'][-1]:.4f} {self.unit}."
+        )
 
 
 def set_seed(seed: int) -> None:
@@ -89,12 +96,23 @@ def compile_for_training(model, config, train_batches, *, metrics: list[str] | N
 
     steps = config.epochs * int(train_batches.cardinality())
     schedule = keras.optimizers.schedules.CosineDecay(config.learning_rate, decay_steps=steps)
-    model.compile(optimizer=keras.optimizers.Adam(schedule), loss="sparse_categorical_crossentropy",
-                  metrics=metrics or [])
+    model.compile(
+        optimizer=keras.optimizers.Adam(schedule),
+        loss="sparse_categorical_crossentropy",
+        metrics=metrics or [],
+    )
 
 
-def fit(model, train_batches, validation_batches, config, *, description: str, verbose: int = 1,
-        each_epoch: Callable[[dict, float], object] | None = None) -> tuple[dict[str, list[float]], float]:
+def fit(
+    model,
+    train_batches,
+    validation_batches,
+    config,
+    *,
+    description: str,
+    verbose: int = 1,
+    each_epoch: Callable[[dict, float], object] | None = None,
+) -> tuple[dict[str, list[float]], float]:
     """``model.fit`` for ``config.epochs``; returns the loss per epoch in nats and the seconds it took.
 
     ``description`` completes "Training ..." in the first line printed (with ``verbose``), e.g.
@@ -111,9 +129,12 @@ def fit(model, train_batches, validation_batches, config, *, description: str, v
 
     lines = verbose == 1 and not _interactive()
     if verbose:
-        print(f"Training {description} ({model.count_params():,} parameters), {config.epochs} "
-              f"epoch{'s' if config.epochs != 1 else ''} of {int(train_batches.cardinality()):,} batches, "
-              f"on the {device_description()}.", flush=True)
+        print(
+            f"Training {description} ({model.count_params():,} parameters), {config.epochs} "
+            f"epoch{'s' if config.epochs != 1 else ''} of {int(train_batches.cardinality()):,} batches, "
+            f"on the {device_description()}.",
+            flush=True,
+        )
     history: dict[str, list[float]] = {"train": [], "validation": []}
     kept, started, saving = {}, time.perf_counter(), [0.0]
 
@@ -127,22 +148,34 @@ def fit(model, train_batches, validation_batches, config, *, description: str, v
             kept["weights"] = self.model.get_weights()
             seconds = time.perf_counter() - started - saving[0]
             if lines:
-                print(epoch_line(epoch + 1, config.epochs, logs, time.perf_counter() - kept["epoch started"]), flush=True)
+                print(
+                    epoch_line(epoch + 1, config.epochs, logs, time.perf_counter() - kept["epoch started"]),
+                    flush=True,
+                )
             if each_epoch is not None:
                 before = time.perf_counter()
                 each_epoch({name: list(values) for name, values in history.items()}, seconds)
                 saving[0] += time.perf_counter() - before
 
     try:
-        model.fit(train_batches, validation_data=validation_batches, epochs=config.epochs, shuffle=False,  # the pipeline shuffles
-                  verbose=0 if lines else verbose, callbacks=[KeepEachEpoch()])
+        model.fit(
+            train_batches,
+            validation_data=validation_batches,
+            epochs=config.epochs,
+            shuffle=False,  # the pipeline shuffles
+            verbose=0 if lines else verbose,
+            callbacks=[KeepEachEpoch()],
+        )
     except KeyboardInterrupt:
         if "weights" not in kept:
             print("\nStopped before the first epoch ended: there is no model to keep.", flush=True)
             raise
         model.set_weights(kept["weights"])
-        print(f"\nStopped during epoch {len(history['train']) + 1} of {config.epochs}: kept the model of epoch "
-              f"{len(history['train'])}, the last whole one.", flush=True)
+        print(
+            f"\nStopped during epoch {len(history['train']) + 1} of {config.epochs}: kept the model of epoch "
+            f"{len(history['train'])}, the last whole one.",
+            flush=True,
+        )
     return history, time.perf_counter() - started - saving[0]
 
 
@@ -152,7 +185,8 @@ def _interactive() -> bool:
 
 
 def epoch_line(epoch: int, epochs: int, logs: dict, seconds: float) -> str:
-    """``epoch 3/8: loss 0.4123, validation loss 0.3987, accuracy 87.12 %, validation accuracy 86.40 % (61 s)``."""
+    """``epoch 3/8: loss 0.4123, validation loss 0.3987, accuracy 87.12 %, validation accuracy 86.40 % (61
+    s)``."""
     parts = []
     for key, value in logs.items():
         if "learning_rate" in key:
@@ -169,8 +203,10 @@ def trained(run: TrainedRun | None) -> TrainedRun:
     ended (``run = None``) gives that sentence rather than a NameError or an AttributeError.
     """
     if run is None:
-        raise InputError("there is no trained model yet: the training cell was stopped before its first epoch ended "
-                         "(or has not run). Run the training cell, and let at least one epoch finish")
+        raise InputError(
+            "there is no trained model yet: the training cell was stopped before its first epoch ended "
+            "(or has not run). Run the training cell, and let at least one epoch finish"
+        )
     return run
 
 
@@ -211,8 +247,16 @@ def save_model_atomically(model, path: str | Path) -> None:
             shutil.rmtree(scratch)
 
 
-def save_run(run: TrainedRun, out_dir: str | Path, *, title: str, history_key: str, extra: dict | None = None,
-             bound: float | None = None, bound_label: str = "lower bound") -> None:
+def save_run(
+    run: TrainedRun,
+    out_dir: str | Path,
+    *,
+    title: str,
+    history_key: str,
+    extra: dict | None = None,
+    bound: float | None = None,
+    bound_label: str = "lower bound",
+) -> None:
     """Write ``model.keras``, ``vocab.json``, ``metrics.json`` and ``training_curve.png`` into ``out_dir``.
 
     ``metrics.json`` holds the task, the configuration, the device, the training time, the
@@ -227,14 +271,28 @@ def save_run(run: TrainedRun, out_dir: str | Path, *, title: str, history_key: s
     out_dir = Path(out_dir)
     save_model_atomically(run.model, out_dir / "model.keras")
     save_vocabularies(out_dir / "vocab.json", run.task, run.vocabs)
-    write_json(out_dir / "metrics.json", {
-        "task": run.task, "config": run.config.to_dict(), "device": run.device,
-        "training_seconds": round(run.seconds, 2), "epochs_done": run.epochs_done,
-        "parameters": run.model.count_params(), **({"layer_sha256": run.layer_sha256} if run.layer_sha256 else {}),
-        history_key: {name: [round(v, 6) for v in values] for name, values in run.history.items()}, **(extra or {}),
-    })
-    figure = plot_training_curves(run.history, unit=f"cross-entropy ({run.unit})", bound=bound, bound_label=bound_label,
-                                  title=title, path=out_dir / "training_curve.png")
+    write_json(
+        out_dir / "metrics.json",
+        {
+            "task": run.task,
+            "config": run.config.to_dict(),
+            "device": run.device,
+            "training_seconds": round(run.seconds, 2),
+            "epochs_done": run.epochs_done,
+            "parameters": run.model.count_params(),
+            **({"layer_sha256": run.layer_sha256} if run.layer_sha256 else {}),
+            history_key: {name: [round(v, 6) for v in values] for name, values in run.history.items()},
+            **(extra or {}),
+        },
+    )
+    figure = plot_training_curves(
+        run.history,
+        unit=f"cross-entropy ({run.unit})",
+        bound=bound,
+        bound_label=bound_label,
+        title=title,
+        path=out_dir / "training_curve.png",
+    )
     plt.close(figure)
 
 
@@ -248,8 +306,10 @@ def load_run_folder(model_dir: str | Path, task: str, config_class):
 
     model_dir = Path(model_dir)
     if not (model_dir / "model.keras").is_file():
-        raise InputError(f"no trained model in {str(model_dir)!r} (model.keras is missing); "
-                         f"train one with: python -m labs train {task} --out {model_dir}")
+        raise InputError(
+            f"no trained model in {str(model_dir)!r} (model.keras is missing); "
+            f"train one with: python -m labs train {task} --out {model_dir}"
+        )
     vocabularies = load_vocabularies(model_dir / "vocab.json", task=task)
     config = config_class()
     if (model_dir / "metrics.json").is_file():

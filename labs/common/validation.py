@@ -16,7 +16,9 @@ def check_row_count(n: int) -> None:
     if n < 0:
         raise InputError(f"n must be 0 or more, got {n}")
     if n > MAX_ROWS:
-        raise InputError(f"n={n:,} is more than the {MAX_ROWS:,} rows a generator writes at once; use a smaller n")
+        raise InputError(
+            f"n={n:,} is more than the {MAX_ROWS:,} rows a generator writes at once; use a smaller n"
+        )
 
 
 def check_choices(values: Iterable[str], allowed: Sequence[str], what: str) -> list[str]:

@@ -49,7 +49,10 @@ class Vocabulary:
         characters = tokens[4:]
         if any(len(c) != 1 for c in characters):
             bad = next(c for c in characters if len(c) != 1)
-            raise InputError(f"vocabulary {name!r}: every entry after the special tokens must be one character, got {bad!r}")
+            raise InputError(
+                f"vocabulary {name!r}: every entry after the special tokens must be one character, got "
+                f"{bad!r}"
+            )
         if len(set(characters)) != len(characters):
             raise InputError(f"vocabulary {name!r} lists a character twice")
         self.name = name
@@ -79,8 +82,9 @@ class Vocabulary:
     def __contains__(self, character: str) -> bool:
         return character in self._ids and character not in SPECIAL_TOKENS
 
-    def encode(self, text: str, *, add_start: bool = False, add_end: bool = False,
-               unknown: str = "error") -> list[int]:
+    def encode(
+        self, text: str, *, add_start: bool = False, add_end: bool = False, unknown: str = "error"
+    ) -> list[int]:
         """Turn ``text`` into token ids.
 
         ``unknown="error"`` (the default) raises InputError naming the first character that is
@@ -94,8 +98,10 @@ class Vocabulary:
             if token_id is None or token_id < len(SPECIAL_TOKENS):
                 if unknown == "error":
                     raise InputError(
-                        f"character {character!r} (U+{ord(character):04X}) at position {position} of {text!r} "
-                        f"is not in the {self.name} vocabulary; pass unknown='unk' to map it to {UNK}")
+                        f"character {character!r} (U+{ord(character):04X}) at position {position} of "
+                        f"{text!r} "
+                        f"is not in the {self.name} vocabulary; pass unknown='unk' to map it to {UNK}"
+                    )
                 token_id = UNK_ID
             ids.append(token_id)
         if add_end:
@@ -113,7 +119,9 @@ class Vocabulary:
         for token_id in ids:
             token_id = int(token_id)
             if not 0 <= token_id < len(self.tokens):
-                raise InputError(f"token id {token_id} is outside the {self.name} vocabulary (size {len(self)})")
+                raise InputError(
+                    f"token id {token_id} is outside the {self.name} vocabulary (size {len(self)})"
+                )
             if token_id == END_ID:
                 if stop_at_end:
                     break
@@ -127,8 +135,15 @@ class Vocabulary:
             characters.append(self.tokens[token_id])
         return "".join(characters)
 
-    def encode_batch(self, texts: Sequence[str], *, add_start: bool = False, add_end: bool = False,
-                     length: int | None = None, unknown: str = "error") -> np.ndarray:
+    def encode_batch(
+        self,
+        texts: Sequence[str],
+        *,
+        add_start: bool = False,
+        add_end: bool = False,
+        length: int | None = None,
+        unknown: str = "error",
+    ) -> np.ndarray:
         """Encode ``texts`` into one ``int32`` array of shape ``(len(texts), length)``, padded with 0.
 
         ``length`` defaults to the longest encoded text; a text longer than ``length`` is an
@@ -143,7 +158,7 @@ class Vocabulary:
             raise InputError(f"{too_long!r} needs {longest} tokens but length={length}; raise length")
         batch = np.zeros((len(texts), length), dtype=np.int32)  # (batch, length)
         for row, ids in enumerate(encoded):
-            batch[row, :len(ids)] = ids
+            batch[row, : len(ids)] = ids
         return batch
 
     def to_list(self) -> list[str]:
@@ -152,12 +167,15 @@ class Vocabulary:
 
 def save_vocabularies(path: str | os.PathLike, task: str, vocabularies: Mapping[str, Vocabulary]) -> None:
     """Save a task's named vocabularies (for example ``source`` and ``target``) as one JSON file."""
-    write_json(path, {
-        "format": FILE_FORMAT,
-        "version": FILE_VERSION,
-        "task": task,
-        "vocabularies": {name: vocab.to_list() for name, vocab in vocabularies.items()},
-    })
+    write_json(
+        path,
+        {
+            "format": FILE_FORMAT,
+            "version": FILE_VERSION,
+            "task": task,
+            "vocabularies": {name: vocab.to_list() for name, vocab in vocabularies.items()},
+        },
+    )
 
 
 def load_vocabularies(path: str | os.PathLike, task: str | None = None) -> dict[str, Vocabulary]:
@@ -170,9 +188,14 @@ def load_vocabularies(path: str | os.PathLike, task: str | None = None) -> dict[
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise InputError(f"{str(path)!r} is not a valid vocabulary JSON file: {error}") from None
     if not isinstance(data, dict) or data.get("format") != FILE_FORMAT:
-        raise InputError(f"{str(path)!r} is not an Attention Lab vocabulary file (expected format {FILE_FORMAT!r})")
+        raise InputError(
+            f"{str(path)!r} is not an Attention Lab vocabulary file (expected format {FILE_FORMAT!r})"
+        )
     if data.get("version") != FILE_VERSION:
-        raise InputError(f"{str(path)!r} has vocabulary version {data.get('version')!r}; this kit reads version {FILE_VERSION}")
+        raise InputError(
+            f"{str(path)!r} has vocabulary version {data.get('version')!r}; this kit reads version "
+            f"{FILE_VERSION}"
+        )
     if task is not None and data.get("task") != task:
         raise InputError(f"{str(path)!r} is the vocabulary of task {data.get('task')!r}, not {task!r}")
     vocabularies = data.get("vocabularies")

@@ -6,33 +6,51 @@ import argparse
 import sys
 from pathlib import Path
 
-from labs.date_generation.task import TASK
-from labs.common.arguments import Commands, checked, positive_int, positive_float
+from labs.common.arguments import Commands, checked, positive_float, positive_int
 from labs.common.isodate import parse_date_argument
+from labs.date_generation.task import TASK
 
 
 def add_commands(commands: Commands) -> None:
     data = commands.add_generator("iso-dates", generate_csv, "ISO dates for lab 1 (date generation)")
-    data.add_argument("--start", type=checked(lambda text: parse_date_argument(text, "--start")), default="1800-01-01",
-                      help="first date, YYYY-MM-DD (default 1800-01-01)")
-    data.add_argument("--end", type=checked(lambda text: parse_date_argument(text, "--end")), default="2199-12-31",
-                      help="last date, YYYY-MM-DD (default 2199-12-31)")
+    data.add_argument(
+        "--start",
+        type=checked(lambda text: parse_date_argument(text, "--start")),
+        default="1800-01-01",
+        help="first date, YYYY-MM-DD (default 1800-01-01)",
+    )
+    data.add_argument(
+        "--end",
+        type=checked(lambda text: parse_date_argument(text, "--end")),
+        default="2199-12-31",
+        help="last date, YYYY-MM-DD (default 2199-12-31)",
+    )
 
-    sample = commands.add("top", "sample", sample_command, help="print dates sampled from a trained lab 1 model")
+    sample = commands.add(
+        "top", "sample", sample_command, help="print dates sampled from a trained lab 1 model"
+    )
     sample.add_argument("--model", required=True, help="run folder written by `train date-generation`")
     _sampling_arguments(sample, n=20)
     sample.add_argument("--greedy", action="store_true", help="always take the most probable character")
 
-    evaluate = commands.add("evaluate", TASK.name, evaluate_command,
-                            help="lab 1: validity, uniqueness, distribution, cross-entropy")
+    evaluate = commands.add(
+        "evaluate",
+        TASK.name,
+        evaluate_command,
+        help="lab 1: validity, uniqueness, distribution, cross-entropy",
+    )
     evaluate.add_argument("--model", required=True, help="run folder written by `train date-generation`")
     _sampling_arguments(evaluate, n=10_000)
 
 
 def _sampling_arguments(parser: argparse.ArgumentParser, n: int) -> None:
     parser.add_argument("--n", type=positive_int, default=n, help=f"how many dates (default {n:,})")
-    parser.add_argument("--temperature", type=positive_float, default=1.0, help="softmax temperature (default 1.0)")
-    parser.add_argument("--top-k", type=positive_int, default=None, help="sample among the k most probable characters")
+    parser.add_argument(
+        "--temperature", type=positive_float, default=1.0, help="softmax temperature (default 1.0)"
+    )
+    parser.add_argument(
+        "--top-k", type=positive_int, default=None, help="sample among the k most probable characters"
+    )
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
 
 
@@ -52,8 +70,15 @@ def sample_command(args) -> None:
 
     check_row_count(args.n)
     model, vocabs, _ = load_run(args.model)
-    for text in sample(model, vocabs, args.n, temperature=args.temperature, top_k=args.top_k, greedy=args.greedy,
-                       seed=args.seed):
+    for text in sample(
+        model,
+        vocabs,
+        args.n,
+        temperature=args.temperature,
+        top_k=args.top_k,
+        greedy=args.greedy,
+        seed=args.seed,
+    ):
         print(text)
 
 
@@ -64,7 +89,9 @@ def evaluate_command(args) -> None:
 
     check_row_count(args.n)
     model, vocabs, config = load_run(args.model)
-    report = evaluate(model, vocabs, config, n=args.n, temperature=args.temperature, top_k=args.top_k, seed=args.seed)
+    report = evaluate(
+        model, vocabs, config, n=args.n, temperature=args.temperature, top_k=args.top_k, seed=args.seed
+    )
     print(format_report(report))
     save_report(report, Path(args.model) / "evaluation.json")
     print(f"Saved {Path(args.model) / 'evaluation.json'}")

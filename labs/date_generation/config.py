@@ -20,16 +20,16 @@ class DateGenerationConfig(LabConfig):
     ``benchmarks/date_generation.py``; :meth:`tiny` is the configuration CI runs.
     """
 
-    cell: str = "lstm"           # "lstm" or "gru"
-    embedding_dim: int = 16      # size of each character's learned vector
-    units: int = 128             # RNN state size
-    train_size: int = 200_000    # dates drawn from the generator for training (fresh data, seed `seed`)
-    val_size: int = 5_000        # dates for the validation curve (the public dev split's seed)
+    cell: str = "lstm"  # "lstm" or "gru"
+    embedding_dim: int = 16  # size of each character's learned vector
+    units: int = 128  # RNN state size
+    train_size: int = 200_000  # dates drawn from the generator for training (fresh data, seed `seed`)
+    val_size: int = 5_000  # dates for the validation curve (the public dev split's seed)
     epochs: int = 6
     batch_size: int = 256
     learning_rate: float = 3e-3
     seed: int = 1
-    start: str = "1800-01-01"    # the date distribution: uniform over [start, end]
+    start: str = "1800-01-01"  # the date distribution: uniform over [start, end]
     end: str = "2199-12-31"
 
     def __post_init__(self):
@@ -53,5 +53,7 @@ class DateGenerationConfig(LabConfig):
     @classmethod
     def tiny(cls, **overrides) -> "DateGenerationConfig":
         """A seconds-long configuration for tests and CI: it runs everything, learns little."""
-        return replace(cls(units=32, embedding_dim=8, train_size=3_000, val_size=500, epochs=1, batch_size=128),
-                       **overrides)
+        return replace(
+            cls(units=32, embedding_dim=8, train_size=3_000, val_size=500, epochs=1, batch_size=128),
+            **overrides,
+        )

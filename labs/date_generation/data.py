@@ -24,8 +24,8 @@ from labs.common.errors import InputError
 from labs.common.seeding import rng_for
 from labs.common.validation import check_row_count
 from labs.common.vocab import Vocabulary
-
 from labs.date_generation.task import TASK
+
 COLUMNS = ("date",)
 DEFAULT_START = date(1800, 1, 1)
 DEFAULT_END = date(2199, 12, 31)
@@ -43,7 +43,9 @@ class IsoDateDistribution:
         if self.start > self.end:
             raise InputError(f"start {self.start.isoformat()} is after end {self.end.isoformat()}; swap them")
         if self.start.year < 1000:
-            raise InputError(f"start {self.start.isoformat()} is before year 1000; ISO dates here have four-digit years")
+            raise InputError(
+                f"start {self.start.isoformat()} is before year 1000; ISO dates here have four-digit years"
+            )
 
     @property
     def n_days(self) -> int:

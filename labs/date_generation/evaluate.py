@@ -17,11 +17,10 @@ returned (its samples, and the probability it gave each true next character of t
 
 from __future__ import annotations
 
+import math
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Iterable
-
-import math
 
 import numpy as np
 
@@ -51,8 +50,11 @@ def copied_share(samples: list[str], training_dates: Iterable[str]) -> float:
 def field_distributions(days: Iterable[date]) -> dict[str, dict[int, float]]:
     """The empirical distributions of year, month and day of ``days``."""
     days = list(days)
-    return {"year": distribution(d.year for d in days), "month": distribution(d.month for d in days),
-            "day": distribution(d.day for d in days)}
+    return {
+        "year": distribution(d.year for d in days),
+        "month": distribution(d.month for d in days),
+        "day": distribution(d.day for d in days),
+    }
 
 
 def true_field_distributions(dist: IsoDateDistribution) -> dict[str, dict[int, float]]:
@@ -78,8 +80,18 @@ def heldout_bits_per_token(model, vocab, dates: list[str], batch_size: int = 1_0
     return bits_per_token(probabilities, targets)
 
 
-def evaluate(model, vocabs, config, *, n: int = 10_000, temperature: float = 1.0, top_k: int | None = None,
-             seed: int = 0, training_dates: list[str] | None = None, held_out: int = 10_000) -> dict:
+def evaluate(
+    model,
+    vocabs,
+    config,
+    *,
+    n: int = 10_000,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    seed: int = 0,
+    training_dates: list[str] | None = None,
+    held_out: int = 10_000,
+) -> dict:
     """All of lab 1's metrics for ``model`` as one flat dict (what ``evaluate`` prints and saves).
 
     ``training_dates``: to measure copying (default: the dates the run's seed trained on).
@@ -93,11 +105,17 @@ def evaluate(model, vocabs, config, *, n: int = 10_000, temperature: float = 1.0
         training_dates = dist.sample(config.train_size, config.seed)
     held_out_dates = dist.sample(held_out, config.seed + HELD_OUT_SEED_OFFSET)
     bits = heldout_bits_per_token(model, vocabs["target"], held_out_dates)
-    report = {"samples": n, "temperature": temperature, "top_k": top_k,
-              "validity": validity(samples), "uniqueness": uniqueness(samples),
-              "copied_from_training": copied_share(samples, training_dates),
-              "heldout_bits_per_token": bits, "entropy_bound_bits_per_token": dist.entropy_bits_per_token,
-              "heldout_over_bound": bits / dist.entropy_bits_per_token - 1.0}
+    report = {
+        "samples": n,
+        "temperature": temperature,
+        "top_k": top_k,
+        "validity": validity(samples),
+        "uniqueness": uniqueness(samples),
+        "copied_from_training": copied_share(samples, training_dates),
+        "heldout_bits_per_token": bits,
+        "entropy_bound_bits_per_token": dist.entropy_bits_per_token,
+        "heldout_over_bound": bits / dist.entropy_bits_per_token - 1.0,
+    }
     perfect = dist.sample(n, seed=10_007)  # what an ideal sampler gets with the same n
     for field, distance in field_distances(samples, dist).items():
         report[f"tv_{field}"] = distance
@@ -117,11 +135,15 @@ def format_report(report: dict) -> str:
         f"copied from training set     {percent(report['copied_from_training'])}",
     ]
     for field in FIELDS:
-        lines.append(f"TV distance, {field:5}            {report[f'tv_{field}']:.4f}"
-                     f"   (a perfect sampler: {report[f'tv_{field}_perfect_sampler']:.4f})")
-    lines.append(f"held-out cross-entropy       {report['heldout_bits_per_token']:.4f} bits/token"
-                 f"   (lower bound {report['entropy_bound_bits_per_token']:.4f}; "
-                 f"{report['heldout_over_bound']:+.2%})")
+        lines.append(
+            f"TV distance, {field:5}            {report[f'tv_{field}']:.4f}"
+            f"   (a perfect sampler: {report[f'tv_{field}_perfect_sampler']:.4f})"
+        )
+    lines.append(
+        f"held-out cross-entropy       {report['heldout_bits_per_token']:.4f} bits/token"
+        f"   (lower bound {report['entropy_bound_bits_per_token']:.4f}; "
+        f"{report['heldout_over_bound']:+.2%})"
+    )
     return "\n".join(lines)
 
 
@@ -133,13 +155,18 @@ def cross_entropy_gap(next_token_probabilities: list[list[float]], bound_bits: f
 
 
 def grading_metrics(result: dict, targets: list[dict]) -> dict:
-    """The rubric's metrics of a graded model: validity and uniqueness of its samples, and its cross-entropy gap
+    """The rubric's metrics of a graded model: validity and uniqueness of its samples, and its cross-entropy
+    gap
     on the hidden dates (from the probability it gave each of their true next characters)."""
     samples = result["samples"]
-    return {"validity": validity(samples), "uniqueness": uniqueness(samples),
-            "cross_entropy_gap": cross_entropy_gap(result["next_token_probabilities"],
-                                                   IsoDateDistribution().entropy_bits_per_token),
-            "samples": len(samples)}
+    return {
+        "validity": validity(samples),
+        "uniqueness": uniqueness(samples),
+        "cross_entropy_gap": cross_entropy_gap(
+            result["next_token_probabilities"], IsoDateDistribution().entropy_bits_per_token
+        ),
+        "samples": len(samples),
+    }
 
 
 def graded_answers(result: dict, targets: list[dict]) -> dict:
@@ -164,10 +191,12 @@ def showcase(run, tiny: bool):
     from labs.tasks import Showcase
 
     report = evaluate(run.model, run.vocabs, run.config, n=2000, training_dates=[], held_out=2000)
-    lines = [f"validity {percent(report['validity'])}, uniqueness {percent(report['uniqueness'])} "
-             "(2,000 samples at t = 1.0)",
-             f"held-out cross-entropy {report['heldout_bits_per_token']:.4f} bits/token "
-             f"(bound {report['entropy_bound_bits_per_token']:.4f})"]
+    lines = [
+        f"validity {percent(report['validity'])}, uniqueness {percent(report['uniqueness'])} "
+        "(2,000 samples at t = 1.0)",
+        f"held-out cross-entropy {report['heldout_bits_per_token']:.4f} bits/token "
+        f"(bound {report['entropy_bound_bits_per_token']:.4f})",
+    ]
     return Showcase(lines, samples=report["examples"])
 
 

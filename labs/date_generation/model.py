@@ -31,14 +31,16 @@ def build_model(config: DateGenerationConfig, vocab_size: int):
     """The training model: ``tokens[B, T] -> next-token probabilities[B, T, V]``."""
     import keras
 
-    tokens = keras.Input(shape=(None,), dtype="int32", name="tokens")                    # (batch, time)
-    embedded = keras.layers.Embedding(vocab_size, config.embedding_dim, mask_zero=True,
-                                      name=LAYER_NAMES["embedding"])(tokens)                # (batch, time, embedding_dim)
+    tokens = keras.Input(shape=(None,), dtype="int32", name="tokens")  # (batch, time)
+    embedded = keras.layers.Embedding(
+        vocab_size, config.embedding_dim, mask_zero=True, name=LAYER_NAMES["embedding"]
+    )(tokens)  # (batch, time, embedding_dim)
     rnn_class = keras.layers.LSTM if config.cell == "lstm" else keras.layers.GRU
     rnn = rnn_class(config.units, return_sequences=True, return_state=True, name=LAYER_NAMES["rnn"])
-    states, *_ = rnn(embedded)                                                             # (batch, time, units)
-    probabilities = keras.layers.Dense(vocab_size, activation="softmax", dtype="float32",
-                                       name=LAYER_NAMES["head"])(states)                    # (batch, time, vocab)
+    states, *_ = rnn(embedded)  # (batch, time, units)
+    probabilities = keras.layers.Dense(
+        vocab_size, activation="softmax", dtype="float32", name=LAYER_NAMES["head"]
+    )(states)  # (batch, time, vocab)
     return keras.Model(tokens, probabilities, name=f"date_{config.cell}")
 
 
@@ -53,11 +55,13 @@ def step_decoder(model):
     embedding = model.get_layer(LAYER_NAMES["embedding"])
     rnn = model.get_layer(LAYER_NAMES["rnn"])
     head = model.get_layer(LAYER_NAMES["head"])
-    n_states = 2 if isinstance(rnn, keras.layers.LSTM) else 1                            # LSTM: h and c; GRU: h
-    token = keras.Input(shape=(1,), dtype="int32", name="token")                           # (batch, 1)
-    state_in = [keras.Input(shape=(rnn.units,), name=f"state_{i}") for i in range(n_states)]  # (batch, units) each
-    output, *state_out = rnn(embedding(token), initial_state=state_in)                     # (batch, 1, units)
-    probabilities = head(output[:, 0])                                                     # (batch, vocab)
+    n_states = 2 if isinstance(rnn, keras.layers.LSTM) else 1  # LSTM: h and c; GRU: h
+    token = keras.Input(shape=(1,), dtype="int32", name="token")  # (batch, 1)
+    state_in = [
+        keras.Input(shape=(rnn.units,), name=f"state_{i}") for i in range(n_states)
+    ]  # (batch, units) each
+    output, *state_out = rnn(embedding(token), initial_state=state_in)  # (batch, 1, units)
+    probabilities = head(output[:, 0])  # (batch, vocab)
     step_model = keras.Model([token, *state_in], [probabilities, *state_out], name="step")
 
     def step(tokens: np.ndarray, state):

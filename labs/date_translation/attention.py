@@ -30,8 +30,12 @@ LUONG_FAMILY = ("luong-additive", "luong-general", "scaled-dot", "multi-head")
 
 def key_width(config, units: int) -> int | None:
     """The width of what :func:`keys` computes from h_j (B, S, units), or None where it computes nothing."""
-    return {"bahdanau": config.attention_units, "luong-additive": config.attention_units, "luong-general": units,
-            "scaled-dot": config.attention_units}.get(config.attention)
+    return {
+        "bahdanau": config.attention_units,
+        "luong-additive": config.attention_units,
+        "luong-general": units,
+        "scaled-dot": config.attention_units,
+    }.get(config.attention)
 
 
 def keys(config, h) -> list:
@@ -39,38 +43,49 @@ def keys(config, h) -> list:
     import keras
 
     if config.attention in ("luong-additive", "bahdanau"):
-        return [keras.layers.Dense(config.attention_units, use_bias=False, name="U_a")(h)]    # U_a h_j   (B, S, a)
+        return [
+            keras.layers.Dense(config.attention_units, use_bias=False, name="U_a")(h)
+        ]  # U_a h_j   (B, S, a)
     if config.attention == "luong-general":
-        return [keras.layers.Dense(h.shape[-1], use_bias=False, name="W_a")(h)]              # W_a h_j   (B, S, 2u)
+        return [keras.layers.Dense(h.shape[-1], use_bias=False, name="W_a")(h)]  # W_a h_j   (B, S, 2u)
     if config.attention == "scaled-dot":
-        return [keras.layers.Dense(config.attention_units, use_bias=False, name="W_k")(h)]    # k_j = W_k h_j (B, S, d)
-    return []                     # multi-head: MultiHeadAttention projects h_j itself, per head
+        return [
+            keras.layers.Dense(config.attention_units, use_bias=False, name="W_k")(h)
+        ]  # k_j = W_k h_j (B, S, d)
+    return []  # multi-head: MultiHeadAttention projects h_j itself, per head
 
 
 def attend(config, s, h, keys, source_mask):
     """Context and weights for decoder states s (B, T, 2u): c (B, T, 2u), a (B, T, S)."""
     import keras
 
-    mask = [None, source_mask]                                     # no query mask; the source mask on h_j
+    mask = [None, source_mask]  # no query mask; the source mask on h_j
     if config.attention == "luong-additive":
         W_a = keras.layers.Dense(config.attention_units, use_bias=False, name="W_a")
-        attention = keras.layers.AdditiveAttention(name="attention")       # v_a . tanh(query + key), softmax, sum
+        attention = keras.layers.AdditiveAttention(name="attention")  # v_a . tanh(query + key), softmax, sum
         return attention([W_a(s), h, keys[0]], mask=mask, return_attention_scores=True)
         #                 W_a s_t  h_j U_a h_j
     if config.attention == "luong-general":
-        attention = keras.layers.Attention(score_mode="dot", name="attention")   # query . key, softmax, sum
+        attention = keras.layers.Attention(score_mode="dot", name="attention")  # query . key, softmax, sum
         return attention([s, h, keys[0]], mask=mask, return_attention_scores=True)
         #                 s_t h_j W_a h_j
     if config.attention == "scaled-dot":
         W_q = keras.layers.Dense(config.attention_units, use_bias=False, name="W_q")
-        q = keras.layers.Rescaling(1 / math.sqrt(config.attention_units), name="over_sqrt_d")(W_q(s))   # W_q s_t / sqrt(d)
+        q = keras.layers.Rescaling(1 / math.sqrt(config.attention_units), name="over_sqrt_d")(
+            W_q(s)
+        )  # W_q s_t / sqrt(d)
         attention = keras.layers.Attention(score_mode="dot", name="attention")
         return attention([q, h, keys[0]], mask=mask, return_attention_scores=True)
         #                 q_t h_j k_j
     if config.attention == "multi-head":
-        heads = keras.layers.MultiHeadAttention(config.heads, key_dim=config.attention_units // config.heads,
-                                                output_shape=h.shape[-1], name="attention")
-        c, a = heads(s, h, value_mask=source_mask, return_attention_scores=True)   # a: (B, H, T, S), one map per head
-        return c, keras.ops.mean(a, axis=1)                       # (B, T, S): the heads' maps averaged, for heatmaps
+        heads = keras.layers.MultiHeadAttention(
+            config.heads,
+            key_dim=config.attention_units // config.heads,
+            output_shape=h.shape[-1],
+            name="attention",
+        )
+        c, a = heads(
+            s, h, value_mask=source_mask, return_attention_scores=True
+        )  # a: (B, H, T, S), one map per head
+        return c, keras.ops.mean(a, axis=1)  # (B, T, S): the heads' maps averaged, for heatmaps
     raise ValueError(f"not a Luong-style attention: {config.attention!r}")
-

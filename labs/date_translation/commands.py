@@ -5,25 +5,33 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from labs.date_translation.task import TASK
 from labs.common.arguments import Commands, positive_int
+from labs.date_translation.task import TASK
 
 
 def add_commands(commands: Commands) -> None:
-    data = commands.add_generator("date-pairs", generate_csv, "human date -> ISO pairs for lab 2 (date translation)")
+    data = commands.add_generator(
+        "date-pairs", generate_csv, "human date -> ISO pairs for lab 2 (date translation)"
+    )
     data.add_argument("--split", default="train", help="train, dev or test (default train)")
     data.add_argument("--locale", action="append", help="en_US, en_GB, th_TH (repeat or comma-separate)")
-    data.add_argument("--format", action="append", dest="formats",
-                      help="format ids (repeat or comma-separate); see `python -m labs formats`")
+    data.add_argument(
+        "--format",
+        action="append",
+        dest="formats",
+        help="format ids (repeat or comma-separate); see `python -m labs formats`",
+    )
 
     commands.add("top", "formats", list_formats, help="list the date formats of lab 2 with an example each")
 
-    evaluate = commands.add("evaluate", TASK.name, evaluate_command,
-                            help="lab 2: exact match per format, locale, field, length")
+    evaluate = commands.add(
+        "evaluate", TASK.name, evaluate_command, help="lab 2: exact match per format, locale, field, length"
+    )
     evaluate.add_argument("--model", required=True, help="run folder written by `train date-translation`")
     evaluate.add_argument("--baseline", default=None, help="a baseline run folder to compare by input length")
-    evaluate.add_argument("--n", type=positive_int, default=10_000,
-                          help="held-out pairs from the test split (default 10,000)")
+    evaluate.add_argument(
+        "--n", type=positive_int, default=10_000, help="held-out pairs from the test split (default 10,000)"
+    )
     evaluate.add_argument("--beam", type=positive_int, default=1, help="beam width (default 1: greedy)")
 
 
@@ -39,8 +47,13 @@ def generate_csv(args) -> None:
     from labs.date_translation.data import COLUMNS, generate
 
     check_writable(args.out)  # fail before generating, not after
-    rows = generate(args.n, args.seed, split=args.split, locales=_split_commas(args.locale),
-                    format_ids=_split_commas(args.formats))
+    rows = generate(
+        args.n,
+        args.seed,
+        split=args.split,
+        locales=_split_commas(args.locale),
+        format_ids=_split_commas(args.formats),
+    )
     print(f"wrote {write_csv(args.out, COLUMNS, rows):,} rows to {args.out}", file=sys.stderr)
 
 
@@ -70,12 +83,16 @@ def evaluate_command(args) -> None:
         if folder is None:
             continue
         model, vocabs, _ = load_run(folder)
-        predictions = [t.output for t in translate(model, vocabs, [p["source"] for p in pairs], beam=args.beam)]
+        predictions = [
+            t.output for t in translate(model, vocabs, [p["source"] for p in pairs], beam=args.beam)
+        ]
         tables[name] = evaluate.results_table(pairs, predictions)
     result = evaluate.summary(tables["attention"])
     print(evaluate.format_summary(result))
     print("\nexact match per format (worst first):")
-    print(evaluate.breakdown(tables["attention"], "format_id").head(12).to_string(float_format="{:.2%}".format))
+    print(
+        evaluate.breakdown(tables["attention"], "format_id").head(12).to_string(float_format="{:.2%}".format)
+    )
     if "baseline" in tables:
         result["baseline"] = evaluate.summary(tables["baseline"])
         print("\n" + evaluate.format_summary(result["baseline"], "baseline (no attention)"))

@@ -7,9 +7,18 @@ from dataclasses import dataclass, field, replace
 from labs.common.config import LabConfig
 from labs.common.errors import InputError
 
-# The lecture's attention family on one task (see labs/date_translation/attention.py, bahdanau.py, transformer.py).
-ATTENTIONS = ("none", "bahdanau", "luong-additive", "luong-general", "scaled-dot", "multi-head", "transformer")
-CELLS = ("simple", "gru", "lstm")   # the decoder's recurrent cell (not the Transformer's: it has none)
+# The lecture's attention family on one task (see labs/date_translation/attention.py, bahdanau.py,
+# transformer.py).
+ATTENTIONS = (
+    "none",
+    "bahdanau",
+    "luong-additive",
+    "luong-general",
+    "scaled-dot",
+    "multi-head",
+    "transformer",
+)
+CELLS = ("simple", "gru", "lstm")  # the decoder's recurrent cell (not the Transformer's: it has none)
 
 
 @dataclass(frozen=True)
@@ -22,33 +31,48 @@ class DateTranslationConfig(LabConfig):
     these two). ``cell`` is the decoder's RNN; the Transformer has none and ignores it.
     """
 
-    attention: str = field(default="luong-additive",
-                           metadata={"choices": ATTENTIONS, "aliases": {"no-attention": "none"}})
-    cell: str = field(default="lstm", metadata={"choices": CELLS})      # not used by the Transformer
+    attention: str = field(
+        default="luong-additive", metadata={"choices": ATTENTIONS, "aliases": {"no-attention": "none"}}
+    )
+    cell: str = field(default="lstm", metadata={"choices": CELLS})  # not used by the Transformer
     embedding_dim: int = 32
-    units: int = 64              # per encoder direction; the decoder has 2 * units
-    attention_units: int = 64    # size of the projected query and keys inside the score
-    heads: int = 4               # multi-head and Transformer attention heads
-    layers: int = 1              # Transformer layers, in the encoder and in the decoder (1: the same CPU budget as the others)
-    model_dim: int = 64          # the Transformer's width d
-    train_size: int = 60_000     # pairs drawn from the train split of dates
-    val_size: int = 2_000        # pairs drawn from the dev split, for the validation curve
+    units: int = 64  # per encoder direction; the decoder has 2 * units
+    attention_units: int = 64  # size of the projected query and keys inside the score
+    heads: int = 4  # multi-head and Transformer attention heads
+    layers: int = (
+        1  # Transformer layers, in the encoder and in the decoder (1: the same CPU budget as the others)
+    )
+    model_dim: int = 64  # the Transformer's width d
+    train_size: int = 60_000  # pairs drawn from the train split of dates
+    val_size: int = 2_000  # pairs drawn from the dev split, for the validation curve
     epochs: int = 6
     batch_size: int = 128
     learning_rate: float = 3e-3
     seed: int = 1
 
     def __post_init__(self):
-        if isinstance(self.attention, bool):                       # a run folder or a call from before the variants
+        if isinstance(self.attention, bool):  # a run folder or a call from before the variants
             object.__setattr__(self, "attention", "luong-additive" if self.attention else "none")
         if self.attention not in ATTENTIONS:
             raise InputError(f"attention must be one of {', '.join(ATTENTIONS)}; got {self.attention!r}")
         if self.cell not in CELLS:
             raise InputError(f"cell must be one of {', '.join(CELLS)}; got {self.cell!r}")
-        self.check_sizes(("embedding_dim", "units", "attention_units", "heads", "layers", "model_dim", "train_size",
-                          "val_size", "epochs", "batch_size"))
+        self.check_sizes(
+            (
+                "embedding_dim",
+                "units",
+                "attention_units",
+                "heads",
+                "layers",
+                "model_dim",
+                "train_size",
+                "val_size",
+                "epochs",
+                "batch_size",
+            )
+        )
         size = {"multi-head": "attention_units", "transformer": "model_dim"}.get(self.attention)
-        if size and getattr(self, size) % self.heads:               # each head gets an equal share
+        if size and getattr(self, size) % self.heads:  # each head gets an equal share
             raise InputError(f"{size} ({getattr(self, size)}) must be a multiple of heads ({self.heads})")
 
     @property
@@ -63,7 +87,10 @@ class DateTranslationConfig(LabConfig):
         At the default size, a 128-number encoder state holds a whole date and the baseline
         nearly matches the attention model; at this size it cannot, and attention's lead shows.
         """
-        return replace(cls(units=16, embedding_dim=16, attention_units=16, model_dim=16, train_size=30_000, epochs=4), **overrides)
+        return replace(
+            cls(units=16, embedding_dim=16, attention_units=16, model_dim=16, train_size=30_000, epochs=4),
+            **overrides,
+        )
 
     @classmethod
     def demo(cls, **overrides) -> "DateTranslationConfig":
@@ -73,5 +100,17 @@ class DateTranslationConfig(LabConfig):
     @classmethod
     def tiny(cls, **overrides) -> "DateTranslationConfig":
         """A seconds-long configuration for tests and CI: it runs everything, learns little."""
-        return replace(cls(embedding_dim=8, units=16, attention_units=16, model_dim=16, layers=1, train_size=2_000, val_size=200,
-                           epochs=1, batch_size=64), **overrides)
+        return replace(
+            cls(
+                embedding_dim=8,
+                units=16,
+                attention_units=16,
+                model_dim=16,
+                layers=1,
+                train_size=2_000,
+                val_size=200,
+                epochs=1,
+                batch_size=64,
+            ),
+            **overrides,
+        )

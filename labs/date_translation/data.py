@@ -27,9 +27,16 @@ from labs.common.errors import InputError
 from labs.common.seeding import rng_for, stable_bucket
 from labs.common.validation import check_choices, check_row_count
 from labs.common.vocab import Vocabulary
-from labs.date_translation.formats import FORMATS, FORMATS_BY_ID, LOCALES, TWO_DIGIT_WINDOW, DateFormat, render
-
+from labs.date_translation.formats import (
+    FORMATS,
+    FORMATS_BY_ID,
+    LOCALES,
+    TWO_DIGIT_WINDOW,
+    DateFormat,
+    render,
+)
 from labs.date_translation.task import TASK
+
 COLUMNS = ("source", "target", "format_id", "locale")
 FIRST_DAY, LAST_DAY = date(1900, 1, 1), date(2099, 12, 31)
 SPLITS = ("train", "dev", "test")
@@ -57,7 +64,9 @@ def _window_bounds(split: str) -> tuple[int, int]:
     return bisect.bisect_left(days, TWO_DIGIT_WINDOW[0]), bisect.bisect_right(days, TWO_DIGIT_WINDOW[1])
 
 
-def select_formats(locales: Iterable[str] | None = None, format_ids: Iterable[str] | None = None) -> list[DateFormat]:
+def select_formats(
+    locales: Iterable[str] | None = None, format_ids: Iterable[str] | None = None
+) -> list[DateFormat]:
     """The formats matching ``locales`` and ``format_ids`` (all of them when both are None)."""
     formats = list(FORMATS)
     if locales is not None:
@@ -67,13 +76,20 @@ def select_formats(locales: Iterable[str] | None = None, format_ids: Iterable[st
         chosen = set(check_choices(format_ids, list(FORMATS_BY_ID), "format"))
         formats = [f for f in formats if f.id in chosen]
     if not formats:
-        raise InputError("no format matches both the chosen locales and the chosen formats; "
-                         "see `python -m labs formats` for which format belongs to which locale")
+        raise InputError(
+            "no format matches both the chosen locales and the chosen formats; "
+            "see `python -m labs formats` for which format belongs to which locale"
+        )
     return formats
 
 
-def sample_pairs(n: int, seed: int, split: str = "train", locales: Sequence[str] | None = None,
-                 format_ids: Sequence[str] | None = None) -> list[dict]:
+def sample_pairs(
+    n: int,
+    seed: int,
+    split: str = "train",
+    locales: Sequence[str] | None = None,
+    format_ids: Sequence[str] | None = None,
+) -> list[dict]:
     """``n`` distinct (source, target, format_id, locale) rows from ``split``; same seed, same rows."""
     check_row_count(n)
     formats = select_formats(locales, format_ids)
@@ -85,7 +101,10 @@ def sample_pairs(n: int, seed: int, split: str = "train", locales: Sequence[str]
     while len(rows) < n:
         attempts += 1
         if attempts > max_attempts:
-            raise InputError(f"could only find {len(rows):,} distinct {split} pairs for the chosen formats; ask for fewer rows")
+            raise InputError(
+                f"could only find {len(rows):,} distinct {split} pairs for the chosen formats; ask for fewer "
+                f"rows"
+            )
         fmt = rng.choice(formats)
         low, high = window if fmt.two_digit_year else (0, len(days))
         day = days[rng.randrange(low, high)]
@@ -102,8 +121,13 @@ def hidden_rows(n: int, seed: int, public: set[str]) -> list[dict]:
     return [dict(p) for p in sample_pairs(2 * n, seed, split="test") if p["source"] not in public][:n]
 
 
-def generate(n: int, seed: int, split: str = "train", locales: Sequence[str] | None = None,
-             format_ids: Sequence[str] | None = None) -> list[dict]:
+def generate(
+    n: int,
+    seed: int,
+    split: str = "train",
+    locales: Sequence[str] | None = None,
+    format_ids: Sequence[str] | None = None,
+) -> list[dict]:
     """Rows for a CSV file (see :func:`sample_pairs`)."""
     return sample_pairs(n, seed, split=split, locales=locales, format_ids=format_ids)
 

@@ -66,9 +66,16 @@ class DateFormat:
     digits: str = "arabic"
 
     def __post_init__(self):
-        for field, allowed in (("locale", LOCALES), ("year", YEAR_STYLES), ("case", CASES), ("digits", DIGITS)):
+        for field, allowed in (
+            ("locale", LOCALES),
+            ("year", YEAR_STYLES),
+            ("case", CASES),
+            ("digits", DIGITS),
+        ):
             if getattr(self, field) not in allowed:
-                raise ValueError(f"format {self.id!r}: {field} {getattr(self, field)!r} is not one of {allowed}")
+                raise ValueError(
+                    f"format {self.id!r}: {field} {getattr(self, field)!r} is not one of {allowed}"
+                )
 
     @property
     def two_digit_year(self) -> bool:

@@ -41,7 +41,7 @@ from labs.common import seq2seq
 from labs.date_translation import attention, bahdanau, transformer
 from labs.date_translation.config import DateTranslationConfig
 
-TARGET_LENGTH = len("YYYY-MM-DD") + 1   # <s> + 10 characters in, 10 characters + </s> out
+TARGET_LENGTH = len("YYYY-MM-DD") + 1  # <s> + 10 characters in, 10 characters + </s> out
 
 
 def build_model(config: DateTranslationConfig, source_vocab_size: int, target_vocab_size: int):
@@ -52,7 +52,9 @@ def build_model(config: DateTranslationConfig, source_vocab_size: int, target_vo
     decoder = build_decoder(config, target_vocab_size)
     source, target_in = seq2seq.inputs()
     probabilities = seq2seq.connect(encoder, decoder, source, target_in, steps=TARGET_LENGTH)["probabilities"]
-    return keras.Model([source, target_in], probabilities, name="date_translator" if config.attends else "date_baseline")
+    return keras.Model(
+        [source, target_in], probabilities, name="date_translator" if config.attends else "date_baseline"
+    )
 
 
 def attention_model(model):
@@ -61,17 +63,20 @@ def attention_model(model):
 
 
 def build_encoder(config: DateTranslationConfig, source_vocab_size: int):
-    """source (B, S) -> memory [h_j (B, S, 2u), keys (B, S, k)..., source mask (B, S)], first decoder state."""
+    """source (B, S) -> memory [h_j (B, S, 2u), keys (B, S, k)..., source mask (B, S)], first decoder
+    state."""
     import keras
 
     if config.attention == "transformer":
         return transformer.build_encoder(config, source_vocab_size)
-    source = keras.Input(shape=(None,), dtype="int32", name="source")                               # (B, S)
-    h, state, source_mask = seq2seq.encode_source(source, source_vocab_size, config.embedding_dim, config.units)
-    state = state if config.cell == "lstm" else state[:1]          # [h, c] for an LSTM decoder, [h] for the others
+    source = keras.Input(shape=(None,), dtype="int32", name="source")  # (B, S)
+    h, state, source_mask = seq2seq.encode_source(
+        source, source_vocab_size, config.embedding_dim, config.units
+    )
+    state = state if config.cell == "lstm" else state[:1]  # [h, c] for an LSTM decoder, [h] for the others
     if not config.attends:
         return keras.Model(source, {"state": state}, name="encoder")
-    keys = attention.keys(config, h)                               # U_a h_j and the like: once per input, not per step
+    keys = attention.keys(config, h)  # U_a h_j and the like: once per input, not per step
     return keras.Model(source, {"memory": [h, *keys, source_mask], "state": state}, name="encoder")
 
 
@@ -81,32 +86,42 @@ def build_decoder(config: DateTranslationConfig, target_vocab_size: int):
 
     if config.attention == "transformer":
         return transformer.build_decoder(config, target_vocab_size)
-    units = 2 * config.units                                       # the decoder is as wide as both encoder directions
+    units = 2 * config.units  # the decoder is as wide as both encoder directions
     rnn = {"simple": keras.layers.SimpleRNN, "gru": keras.layers.GRU, "lstm": keras.layers.LSTM}[config.cell]
-    s_0 = [keras.Input(shape=(units,), name="s_0")]                                # the RNN's first state (B, 2u)
+    s_0 = [keras.Input(shape=(units,), name="s_0")]  # the RNN's first state (B, 2u)
     if config.cell == "lstm":
-        s_0.append(keras.Input(shape=(units,), name="c_0"))                          # and an LSTM's cell state
+        s_0.append(keras.Input(shape=(units,), name="c_0"))  # and an LSTM's cell state
     if config.attention == "bahdanau":
         return bahdanau.build_decoder(config, target_vocab_size, s_0, rnn)
 
-    y = keras.Input(shape=(None,), dtype="int32", name="target_in")                 # (B, T): <s>, then the previous characters
-    embedded = keras.layers.Embedding(target_vocab_size, config.embedding_dim, mask_zero=True,
-                                      name="target_embedding")(y)                   # (B, T, e)
-    s, *s_T = rnn(units, return_sequences=True, return_state=True, name=f"decoder_{config.cell}")(embedded, initial_state=s_0)
+    y = keras.Input(
+        shape=(None,), dtype="int32", name="target_in"
+    )  # (B, T): <s>, then the previous characters
+    embedded = keras.layers.Embedding(
+        target_vocab_size, config.embedding_dim, mask_zero=True, name="target_embedding"
+    )(y)  # (B, T, e)
+    s, *s_T = rnn(units, return_sequences=True, return_state=True, name=f"decoder_{config.cell}")(
+        embedded, initial_state=s_0
+    )
     #                                                                                 s_t (B, T, 2u)
     W_c = keras.layers.Dense(units, activation="tanh", name="W_c")
-    W_o = keras.layers.Dense(target_vocab_size, activation="softmax", dtype="float32", name="W_o")   # float32 under mixed precision too
+    W_o = keras.layers.Dense(
+        target_vocab_size, activation="softmax", dtype="float32", name="W_o"
+    )  # float32 under mixed precision too
     if not config.attends:
-        probabilities = W_o(W_c(s))                                                  # (B, T, V)
-        return keras.Model({"target_in": y, "state": s_0}, {"probabilities": probabilities, "state": s_T},
-                           name="decoder")
+        probabilities = W_o(W_c(s))  # (B, T, V)
+        return keras.Model(
+            {"target_in": y, "state": s_0}, {"probabilities": probabilities, "state": s_T}, name="decoder"
+        )
 
-    h = keras.Input(shape=(None, units), name="h")                                  # (B, S, 2u) encoder states h_j
-    width = attention.key_width(config, units)                                      # what keys() made of h_j, if anything
-    keys = [keras.Input(shape=(None, width), name="keys")] if width else []         # (B, S, k)
-    source_mask = keras.Input(shape=(None,), dtype="bool", name="source_mask")      # (B, S)
-    c, a = attention.attend(config, s, h, keys, source_mask)                        # c_t (B, T, 2u), a_t (B, T, S)
-    probabilities = W_o(W_c(keras.layers.Concatenate()([s, c])))                   # (B, T, V)
-    return keras.Model({"target_in": y, "memory": [h, *keys, source_mask], "state": s_0},
-                       {"probabilities": probabilities, "attention": a, "state": s_T}, name="decoder")
-
+    h = keras.Input(shape=(None, units), name="h")  # (B, S, 2u) encoder states h_j
+    width = attention.key_width(config, units)  # what keys() made of h_j, if anything
+    keys = [keras.Input(shape=(None, width), name="keys")] if width else []  # (B, S, k)
+    source_mask = keras.Input(shape=(None,), dtype="bool", name="source_mask")  # (B, S)
+    c, a = attention.attend(config, s, h, keys, source_mask)  # c_t (B, T, 2u), a_t (B, T, S)
+    probabilities = W_o(W_c(keras.layers.Concatenate()([s, c])))  # (B, T, V)
+    return keras.Model(
+        {"target_in": y, "memory": [h, *keys, source_mask], "state": s_0},
+        {"probabilities": probabilities, "attention": a, "state": s_T},
+        name="decoder",
+    )

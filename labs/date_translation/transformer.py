@@ -24,17 +24,18 @@ its state). The heatmaps show the last decoder layer's cross-attention, averaged
 
 from __future__ import annotations
 
-MAX_POSITIONS = 256   # the longest source or target the position embedding covers
+MAX_POSITIONS = 256  # the longest source or target the position embedding covers
 
 
 def embed(tokens, vocab_size: int, d: int, name: str):
     """Token plus position embeddings: (B, L) -> (B, L, d); padding (token 0) is masked."""
     import keras
 
-    positions = keras.ops.cumsum(keras.ops.ones_like(tokens), axis=1) - 1                         # (B, L): 0, 1, 2, ...
-    x = keras.layers.Embedding(vocab_size, d, mask_zero=True, name=f"{name}_tokens")(tokens)         # E[token_j]
+    positions = keras.ops.cumsum(keras.ops.ones_like(tokens), axis=1) - 1  # (B, L): 0, 1, 2, ...
+    x = keras.layers.Embedding(vocab_size, d, mask_zero=True, name=f"{name}_tokens")(tokens)  # E[token_j]
     return keras.layers.Add(name=f"{name}_plus_positions")(
-        [x, keras.layers.Embedding(MAX_POSITIONS, d, name=f"{name}_positions")(positions)])          # + P[j]
+        [x, keras.layers.Embedding(MAX_POSITIONS, d, name=f"{name}_positions")(positions)]
+    )  # + P[j]
 
 
 def feed_forward(z, d: int, name: str):
@@ -51,38 +52,51 @@ def build_encoder(config, source_vocab_size: int):
     import keras
 
     d = config.model_dim
-    source = keras.Input(shape=(None,), dtype="int32", name="source")                           # (B, S)
-    source_mask = keras.ops.not_equal(source, 0)                                                # (B, S)
-    x = embed(source, source_vocab_size, d, "source")                                           # (B, S, d)
+    source = keras.Input(shape=(None,), dtype="int32", name="source")  # (B, S)
+    source_mask = keras.ops.not_equal(source, 0)  # (B, S)
+    x = embed(source, source_vocab_size, d, "source")  # (B, S, d)
     for layer in range(1, config.layers + 1):
-        self_attention = keras.layers.MultiHeadAttention(config.heads, d // config.heads, name=f"encoder_{layer}_attention")
-        z = self_attention(x, x, query_mask=source_mask, value_mask=source_mask)                # (B, S, d)
+        self_attention = keras.layers.MultiHeadAttention(
+            config.heads, d // config.heads, name=f"encoder_{layer}_attention"
+        )
+        z = self_attention(x, x, query_mask=source_mask, value_mask=source_mask)  # (B, S, d)
         z = keras.layers.LayerNormalization(name=f"encoder_{layer}_norm_1")(keras.layers.Add()([x, z]))
-        x = feed_forward(z, d, f"encoder_{layer}")                                              # (B, S, d)
+        x = feed_forward(z, d, f"encoder_{layer}")  # (B, S, d)
     return keras.Model(source, {"memory": [x, source_mask], "state": []}, name="encoder")
 
 
 def build_decoder(config, target_vocab_size: int):
-    """{target_in (B, T), memory [h, mask]} -> {probabilities (B, T, V), attention (B, T, S), heads (B, H, T, S)}."""
+    """{target_in (B, T), memory [h, mask]} -> {probabilities (B, T, V), attention (B, T, S), heads (B, H, T,
+    S)}."""
     import keras
 
     d = config.model_dim
-    y = keras.Input(shape=(None,), dtype="int32", name="target_in")                             # (B, T)
-    h = keras.Input(shape=(None, d), name="h")                                                  # (B, S, d)
-    source_mask = keras.Input(shape=(None,), dtype="bool", name="source_mask")                  # (B, S)
-    target_mask = keras.ops.not_equal(y, 0)                                                     # (B, T)
-    x = embed(y, target_vocab_size, d, "target")                                                # (B, T, d)
+    y = keras.Input(shape=(None,), dtype="int32", name="target_in")  # (B, T)
+    h = keras.Input(shape=(None, d), name="h")  # (B, S, d)
+    source_mask = keras.Input(shape=(None,), dtype="bool", name="source_mask")  # (B, S)
+    target_mask = keras.ops.not_equal(y, 0)  # (B, T)
+    x = embed(y, target_vocab_size, d, "target")  # (B, T, d)
     for layer in range(1, config.layers + 1):
-        self_attention = keras.layers.MultiHeadAttention(config.heads, d // config.heads, name=f"decoder_{layer}_attention")
-        z = self_attention(x, x, query_mask=target_mask, value_mask=target_mask, use_causal_mask=True)   # (B, T, d)
+        self_attention = keras.layers.MultiHeadAttention(
+            config.heads, d // config.heads, name=f"decoder_{layer}_attention"
+        )
+        z = self_attention(
+            x, x, query_mask=target_mask, value_mask=target_mask, use_causal_mask=True
+        )  # (B, T, d)
         z = keras.layers.LayerNormalization(name=f"decoder_{layer}_norm_1")(keras.layers.Add()([x, z]))
-        cross_attention = keras.layers.MultiHeadAttention(config.heads, d // config.heads, name=f"decoder_{layer}_cross")
-        c, heads = cross_attention(z, h, query_mask=target_mask, value_mask=source_mask,
-                                   return_attention_scores=True)                               # (B, T, d), (B, H, T, S)
+        cross_attention = keras.layers.MultiHeadAttention(
+            config.heads, d // config.heads, name=f"decoder_{layer}_cross"
+        )
+        c, heads = cross_attention(
+            z, h, query_mask=target_mask, value_mask=source_mask, return_attention_scores=True
+        )  # (B, T, d), (B, H, T, S)
         z = keras.layers.LayerNormalization(name=f"decoder_{layer}_norm_c")(keras.layers.Add()([z, c]))
-        x = feed_forward(z, d, f"decoder_{layer}")                                              # (B, T, d)
-    probabilities = keras.layers.Dense(target_vocab_size, activation="softmax", dtype="float32",
-                                       name="W_o")(x)                                           # (B, T, V), float32 under mixed precision too
-    return keras.Model({"target_in": y, "memory": [h, source_mask]},
-                       {"probabilities": probabilities, "attention": keras.ops.mean(heads, axis=1), "heads": heads},
-                       name="decoder")
+        x = feed_forward(z, d, f"decoder_{layer}")  # (B, T, d)
+    probabilities = keras.layers.Dense(target_vocab_size, activation="softmax", dtype="float32", name="W_o")(
+        x
+    )  # (B, T, V), float32 under mixed precision too
+    return keras.Model(
+        {"target_in": y, "memory": [h, source_mask]},
+        {"probabilities": probabilities, "attention": keras.ops.mean(heads, axis=1), "heads": heads},
+        name="decoder",
+    )

@@ -23,13 +23,15 @@ SCORES = {
     "luong-additive": "e_tj = v_a . tanh(W_a s_t + U_a h_j)",
     "luong-general": "e_tj = s_t^T W_a h_j",
     "scaled-dot": "e_tj = (W_q s_t) . (W_k h_j) / sqrt(d)",
-    "multi-head": "H heads of (W_q^i s_t) . (W_k^i h_j) / sqrt(d_k); c_t = W_O [c_t^1; ...; c_t^H], c_t^i = sum_j a_tj^i W_v^i h_j",
+    "multi-head": "H heads of (W_q^i s_t) . (W_k^i h_j) / sqrt(d_k); c_t = W_O [c_t^1; ...; c_t^H], c_t^i = "
+    "sum_j a_tj^i W_v^i h_j",
     "transformer": "self-attention encoder and causal decoder, cross-attention softmax(QK^T / sqrt(d_k)) V",
 }
 
 
-def compare(config, pairs: list[dict], attentions=ATTENTIONS, *, beam: int = 4, verbose: int = 0,
-            progress=print) -> tuple[list[dict], dict]:
+def compare(
+    config, pairs: list[dict], attentions=ATTENTIONS, *, beam: int = 4, verbose: int = 0, progress=print
+) -> tuple[list[dict], dict]:
     """Train every variant of ``config`` (same data, same seed) and score it on ``pairs``.
 
     Returns one row per variant (parameters, training seconds, exact match, greedy and beam
@@ -43,7 +45,10 @@ def compare(config, pairs: list[dict], attentions=ATTENTIONS, *, beam: int = 4, 
     rows, runs = [], {}
     for attention in attentions:
         run = train(replace(config, attention=attention), verbose=verbose)
-        for warm_up in (sources[:64], sources[:65]):     # compile the step graphs: a second shape makes them general
+        for warm_up in (
+            sources[:64],
+            sources[:65],
+        ):  # compile the step graphs: a second shape makes them general
             translate(run.model, run.vocabs, warm_up)
             translate(run.model, run.vocabs, warm_up, beam=beam)
         started = time.perf_counter()
@@ -53,23 +58,39 @@ def compare(config, pairs: list[dict], attentions=ATTENTIONS, *, beam: int = 4, 
         beamed = [t.output for t in translate(run.model, run.vocabs, sources, beam=beam)]
         beam_seconds = time.perf_counter() - started
         table = evaluate.results_table(pairs, greedy)
-        rows.append({"attention": attention, "parameters": run.model.count_params(),
-                     "training_seconds": round(run.seconds, 1), "exact_match": evaluate.exact_match(greedy, targets),
-                     f"beam{beam}_exact_match": evaluate.exact_match(beamed, targets),
-                     "greedy_seconds": round(greedy_seconds, 2), f"beam{beam}_seconds": round(beam_seconds, 2),
-                     "by_length": {str(k): float(v) for k, v in
-                                   evaluate.breakdown(table, "length_bin")["exact_match"].items()}})
+        rows.append(
+            {
+                "attention": attention,
+                "parameters": run.model.count_params(),
+                "training_seconds": round(run.seconds, 1),
+                "exact_match": evaluate.exact_match(greedy, targets),
+                f"beam{beam}_exact_match": evaluate.exact_match(beamed, targets),
+                "greedy_seconds": round(greedy_seconds, 2),
+                f"beam{beam}_seconds": round(beam_seconds, 2),
+                "by_length": {
+                    str(k): float(v)
+                    for k, v in evaluate.breakdown(table, "length_bin")["exact_match"].items()
+                },
+            }
+        )
         runs[attention] = run
         if progress:
             row = rows[-1]
-            progress(f"{attention:15} {row['parameters']:>8,} parameters  trained {row['training_seconds']:6.1f} s  "
-                     f"exact match {row['exact_match']:7.2%}  (beam {beam}: {row[f'beam{beam}_exact_match']:7.2%})  "
-                     f"decoding {len(pairs):,}: {greedy_seconds:.2f} s greedy, {beam_seconds:.2f} s beam {beam}")
+            progress(
+                f"{attention:15} {row['parameters']:>8,} parameters  trained {row['training_seconds']:6.1f} "
+                f"s  "
+                f"exact match {row['exact_match']:7.2%}  (beam {beam}: "
+                f"{row[f'beam{beam}_exact_match']:7.2%})  "
+                f"decoding {len(pairs):,}: {greedy_seconds:.2f} s greedy, {beam_seconds:.2f} s beam {beam}"
+            )
     return rows, runs
 
 
-def step_cost(model, vocabs, lengths=(20, 40, 80, 160), *, batch: int = 256, steps: int = 10, repeats: int = 3) -> dict:
-    """Milliseconds per output step of the step decoder, for sources of each length (the O(l1 . l2) of attention).
+def step_cost(
+    model, vocabs, lengths=(20, 40, 80, 160), *, batch: int = 256, steps: int = 10, repeats: int = 3
+) -> dict:
+    """Milliseconds per output step of the step decoder, for sources of each length (the O(l1 . l2) of
+    attention).
 
     The sources are real date characters repeated to length; the encoder runs once, outside the
     timing; each figure is the best of ``repeats`` runs of ``steps`` greedy steps over ``batch`` inputs.
@@ -81,9 +102,9 @@ def step_cost(model, vocabs, lengths=(20, 40, 80, 160), *, batch: int = 256, ste
     result = {}
     for length in lengths:
         text = "".join(characters[i % len(characters)] for i in range(length))
-        source = vocabs["source"].encode_batch([text] * batch, unknown="unk")          # (batch, length)
+        source = vocabs["source"].encode_batch([text] * batch, unknown="unk")  # (batch, length)
         best = float("inf")
-        for _ in range(repeats + 1):                                                  # the first run compiles
+        for _ in range(repeats + 1):  # the first run compiles
             step, state = step_decoder(model, source)
             tokens = np.full((batch,), START_ID, dtype=np.int32)
             started = time.perf_counter()
@@ -96,15 +117,22 @@ def step_cost(model, vocabs, lengths=(20, 40, 80, 160), *, batch: int = 256, ste
 
 
 def head_maps(run, text: str) -> np.ndarray:
-    """Each head's cross-attention for ``text`` (a Transformer's last decoder layer): (H, len(output) + 1, len(text))."""
+    """Each head's cross-attention for ``text`` (a Transformer's last decoder layer): (H, len(output) + 1,
+    len(text))."""
     from labs.common.seq2seq import connect
     from labs.date_translation.translate import translate
 
     output = translate(run.model, run.vocabs, [text])[0].output
-    source = run.vocabs["source"].encode_batch([text], unknown="unk")                 # (1, S)
-    target_in = run.vocabs["target"].encode_batch([output], add_start=True)          # <s> + output: (1, len(output) + 1)
+    source = run.vocabs["source"].encode_batch([text], unknown="unk")  # (1, S)
+    target_in = run.vocabs["target"].encode_batch(
+        [output], add_start=True
+    )  # <s> + output: (1, len(output) + 1)
     import keras
 
-    outputs = connect(run.model.get_layer("encoder"), run.model.get_layer("decoder"),
-                      keras.ops.convert_to_tensor(source), keras.ops.convert_to_tensor(target_in))
-    return np.asarray(outputs["heads"])[0, :, :len(output) + 1, :len(text)]
+    outputs = connect(
+        run.model.get_layer("encoder"),
+        run.model.get_layer("decoder"),
+        keras.ops.convert_to_tensor(source),
+        keras.ops.convert_to_tensor(target_in),
+    )
+    return np.asarray(outputs["heads"])[0, :, : len(output) + 1, : len(text)]

@@ -1,4 +1,5 @@
-"""Homework 3.1's commands: ``data thai-names``, ``data romanization-table``, ``romanize``, ``selftest homework``
+"""Homework 3.1's commands: ``data thai-names``, ``data romanization-table``, ``romanize``, ``selftest
+homework``
 and ``evaluate name-transliteration``."""
 
 from __future__ import annotations
@@ -6,38 +7,62 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from labs.name_transliteration.task import TASK
-from labs.common.arguments import Commands, positive_int, rows
+from labs.common.arguments import Commands, positive_int
 from labs.common.paths import DATASETS_DIR
+from labs.name_transliteration.task import TASK
 
 
 def add_commands(commands: Commands) -> None:
-    data = commands.add_generator("thai-names", generate_csv, "Thai name -> English name pairs for homework 3.1")
+    data = commands.add_generator(
+        "thai-names", generate_csv, "Thai name -> English name pairs for homework 3.1"
+    )
     data.add_argument("--split", default="train", help="train, dev or test (default train)")
     data.add_argument("--table", default=None, help="romanization table (default: the shipped one)")
 
-    table = commands.add("data", "romanization-table", build_table,
-                         help="romanize every Thai name word (pythainlp, ~1 minute)")
-    table.add_argument("--out", default=str(DATASETS_DIR / "thai-names" / "romanization.csv"), help="output CSV")
+    table = commands.add(
+        "data", "romanization-table", build_table, help="romanize every Thai name word (pythainlp, ~1 minute)"
+    )
+    table.add_argument(
+        "--out", default=str(DATASETS_DIR / "thai-names" / "romanization.csv"), help="output CSV"
+    )
 
-    romanize = commands.add("top", "romanize", romanize_command,
-                            help="print the kit's English spellings of Thai name words (CSV)",
-                            description="Print, as CSV (thai,spelling,alternatives), the kit's main English spelling "
-                                        "and its accepted alternatives for Thai name words: from the shipped table "
-                                        "where a word is there, romanized live otherwise.")
-    romanize.add_argument("words", nargs="*", metavar="WORD", help="Thai words (a full name may be one quoted argument)")
-    romanize.add_argument("--file", default=None, help="a UTF-8 text file of Thai words, separated by spaces or lines")
+    romanize = commands.add(
+        "top",
+        "romanize",
+        romanize_command,
+        help="print the kit's English spellings of Thai name words (CSV)",
+        description="Print, as CSV (thai,spelling,alternatives), the kit's main English spelling "
+        "and its accepted alternatives for Thai name words: from the shipped table "
+        "where a word is there, romanized live otherwise.",
+    )
+    romanize.add_argument(
+        "words", nargs="*", metavar="WORD", help="Thai words (a full name may be one quoted argument)"
+    )
+    romanize.add_argument(
+        "--file", default=None, help="a UTF-8 text file of Thai words, separated by spaces or lines"
+    )
     romanize.add_argument("--table", default=None, help="romanization table (default: the shipped one)")
 
-    selftest = commands.add("top", "selftest", selftest_command, help="check your key-value attention layer (homework 3.1)")
+    selftest = commands.add(
+        "top", "selftest", selftest_command, help="check your key-value attention layer (homework 3.1)"
+    )
     selftest.add_argument("what", choices=["homework"], help="what to check")
 
-    evaluate = commands.add("evaluate", TASK.name, evaluate_command,
-                            help="homework 3.1: accuracy, CER, mean F, MRR, per stratum and length")
+    evaluate = commands.add(
+        "evaluate",
+        TASK.name,
+        evaluate_command,
+        help="homework 3.1: accuracy, CER, mean F, MRR, per stratum and length",
+    )
     evaluate.add_argument("--model", required=True, help="run folder written by `train name-transliteration`")
-    evaluate.add_argument("--data", default=str(DATASETS_DIR / "thai-names" / "test.csv"),
-                          help="CSV of names to score (default: the public test split)")
-    evaluate.add_argument("--beam", type=positive_int, default=3, help="beam width; MRR and top-k use the beams (default 3)")
+    evaluate.add_argument(
+        "--data",
+        default=str(DATASETS_DIR / "thai-names" / "test.csv"),
+        help="CSV of names to score (default: the public test split)",
+    )
+    evaluate.add_argument(
+        "--beam", type=positive_int, default=3, help="beam width; MRR and top-k use the beams (default 3)"
+    )
 
 
 def generate_csv(args) -> None:
@@ -67,7 +92,11 @@ def romanize_command(args) -> None:
         try:
             words += Path(args.file).read_text(encoding="utf-8").split()
         except (OSError, UnicodeDecodeError) as error:
-            reason = "it is not UTF-8 text" if isinstance(error, UnicodeDecodeError) else (error.strerror or str(error))
+            reason = (
+                "it is not UTF-8 text"
+                if isinstance(error, UnicodeDecodeError)
+                else (error.strerror or str(error))
+            )
             raise InputError(f"cannot read {args.file!r}: {reason}") from None
     rows = romanize_table_or_live(words, load_lexicon(args.table or DEFAULT_TABLE).words)
     writer = csv.DictWriter(sys.stdout, ROMANIZE_COLUMNS, lineterminator="\n")
@@ -96,7 +125,9 @@ def evaluate_command(args) -> None:
     if not names or missing:
         raise InputError(f"{args.data!r} holds no names (expected the columns {', '.join(COLUMNS)})")
     model, vocabs, _ = load_run(args.model)
-    candidates = [r.alternatives for r in transliterate(model, vocabs, [r["source"] for r in names], beam=args.beam)]
+    candidates = [
+        r.alternatives for r in transliterate(model, vocabs, [r["source"] for r in names], beam=args.beam)
+    ]
     result = evaluate.summary(names, candidates)
     print(evaluate.format_summary(result))
     table = evaluate.results_table(names, candidates)
@@ -104,6 +135,9 @@ def evaluate_command(args) -> None:
     if len(wrong):
         print("\nsome wrong outputs:")
         for _, row in wrong.iterrows():
-            print(f"  {row['source']}  ->  {row['prediction']}   (expected {row['target']}, {row['stratum']} words)")
+            print(
+                f"  {row['source']}  ->  {row['prediction']}   (expected {row['target']}, {row['stratum']} "
+                f"words)"
+            )
     write_json(Path(args.model) / "evaluation.json", result)
     print(f"\nSaved {Path(args.model) / 'evaluation.json'}")

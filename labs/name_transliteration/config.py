@@ -16,22 +16,35 @@ class NameTransliterationConfig(LabConfig):
     """Model size, data and training budget for the Thai -> English name transliterator."""
 
     embedding_dim: int = 64
-    units: int = 128             # per encoder direction; the decoder has 2 * units
-    key_dim: int = 64            # size of queries and keys (they only score)
-    value_dim: int = 128         # size of values, and so of the context (what is read)
-    score: str = field(default="dot", metadata={"choices": SCORES})   # "dot" (scaled dot product) or "additive"
-    dropout: float = 0.25        # share of embeddings and output features dropped in training
-    train_size: int = 100_000    # names drawn from the train split
-    dictionary_share: float = 0.25   # share of them with a dictionary word for one name (more letter patterns)
-    val_size: int = 2_000        # names from the dev split, for the validation curve
+    units: int = 128  # per encoder direction; the decoder has 2 * units
+    key_dim: int = 64  # size of queries and keys (they only score)
+    value_dim: int = 128  # size of values, and so of the context (what is read)
+    score: str = field(
+        default="dot", metadata={"choices": SCORES}
+    )  # "dot" (scaled dot product) or "additive"
+    dropout: float = 0.25  # share of embeddings and output features dropped in training
+    train_size: int = 100_000  # names drawn from the train split
+    dictionary_share: float = 0.25  # share of them with a dictionary word for one name (more letter patterns)
+    val_size: int = 2_000  # names from the dev split, for the validation curve
     epochs: int = 8
     batch_size: int = 128
-    sort_window: int = 32        # batches whose names are sorted by length together (0: plain shuffled batches)
+    sort_window: int = 32  # batches whose names are sorted by length together (0: plain shuffled batches)
     learning_rate: float = 3e-3
     seed: int = 1
 
     def __post_init__(self):
-        self.check_sizes(("embedding_dim", "units", "key_dim", "value_dim", "train_size", "val_size", "epochs", "batch_size"))
+        self.check_sizes(
+            (
+                "embedding_dim",
+                "units",
+                "key_dim",
+                "value_dim",
+                "train_size",
+                "val_size",
+                "epochs",
+                "batch_size",
+            )
+        )
         check_choices([self.score], SCORES, "score")
         if self.sort_window < 0:
             raise InputError(f"sort_window must be 0 (off) or more, got {self.sort_window}")
@@ -42,11 +55,23 @@ class NameTransliterationConfig(LabConfig):
 
     @classmethod
     def demo(cls, **overrides) -> "NameTransliterationConfig":
-        """``make demo``'s configuration: the default's 100,000 training names, five epochs instead of eight."""
+        """``make demo``'s configuration: the default's 100,000 training names, five epochs instead of
+        eight."""
         return replace(cls(epochs=5), **overrides)
 
     @classmethod
     def tiny(cls, **overrides) -> "NameTransliterationConfig":
         """A seconds-long configuration for tests and CI: it runs everything, learns little."""
-        return replace(cls(embedding_dim=8, units=16, key_dim=16, value_dim=16, train_size=1_000, val_size=100,
-                           epochs=1, batch_size=64), **overrides)
+        return replace(
+            cls(
+                embedding_dim=8,
+                units=16,
+                key_dim=16,
+                value_dim=16,
+                train_size=1_000,
+                val_size=100,
+                epochs=1,
+                batch_size=64,
+            ),
+            **overrides,
+        )

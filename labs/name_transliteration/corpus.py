@@ -28,14 +28,16 @@ from dataclasses import dataclass, field
 import labs  # noqa: F401  (sets PYTHAINLP_OFFLINE before pythainlp is imported)
 
 ROLES = ("family", "given-female", "given-male")
-DICTIONARY = "word"          # the role of a dictionary word in the table: training material, never a name part
-DICTIONARY_WORDS = 24_000    # how many dictionary words the table holds
-DICTIONARY_LETTERS = range(3, 13)   # their lengths, like name words' (most have 3 to 12 letters)
+DICTIONARY = "word"  # the role of a dictionary word in the table: training material, never a name part
+DICTIONARY_WORDS = 24_000  # how many dictionary words the table holds
+DICTIONARY_LETTERS = range(3, 13)  # their lengths, like name words' (most have 3 to 12 letters)
 HONORIFICS = ("นาย", "นาง", "นางสาว", "เด็กชาย", "เด็กหญิง")
 
 # Thai consonants (U+0E01..U+0E2E), vowels and marks (U+0E30..U+0E3A, U+0E40..U+0E45,
 # U+0E47..U+0E4E). Excludes ฯ (U+0E2F), ๆ (U+0E46), Thai digits and punctuation.
-_THAI_NAME_WORD = re.compile(r"[\u0e01-\u0e2e\u0e40-\u0e44][\u0e01-\u0e2e\u0e30-\u0e3a\u0e40-\u0e45\u0e47-\u0e4e]+")
+_THAI_NAME_WORD = re.compile(
+    r"[\u0e01-\u0e2e\u0e40-\u0e44][\u0e01-\u0e2e\u0e30-\u0e3a\u0e40-\u0e45\u0e47-\u0e4e]+"
+)
 
 
 @dataclass
@@ -53,14 +55,18 @@ def is_name_word(word: str, known_names: frozenset[str] = frozenset()) -> bool:
         return False
     if word in HONORIFICS:
         return False
-    return not any(word.startswith(h) and word[len(h):] in known_names for h in HONORIFICS)
+    return not any(word.startswith(h) and word[len(h) :] in known_names for h in HONORIFICS)
 
 
 def name_words(report: CorpusReport | None = None) -> dict[str, set[str]]:
     """Map each kept word to its roles: a subset of ``family``, ``given-female``, ``given-male``."""
     from pythainlp.corpus import thai_family_names, thai_female_names, thai_male_names
 
-    lists = {"family": thai_family_names(), "given-female": thai_female_names(), "given-male": thai_male_names()}
+    lists = {
+        "family": thai_family_names(),
+        "given-female": thai_female_names(),
+        "given-male": thai_male_names(),
+    }
     given = frozenset(lists["given-female"]) | frozenset(lists["given-male"])
     roles: dict[str, set[str]] = {}
     for role, words in lists.items():
@@ -75,7 +81,8 @@ def name_words(report: CorpusReport | None = None) -> dict[str, set[str]]:
 
 
 def dictionary_words(names: Iterable[str], count: int = DICTIONARY_WORDS) -> list[str]:
-    """``count`` Thai dictionary words, sorted, that are not in ``names`` and use only the letters of ``names``.
+    """``count`` Thai dictionary words, sorted, that are not in ``names`` and use only the letters of
+    ``names``.
 
     A fixed draw (by a hash of each word, no seed): the same pythainlp word list gives the same words.
     """
@@ -85,7 +92,10 @@ def dictionary_words(names: Iterable[str], count: int = DICTIONARY_WORDS) -> lis
 
     names = set(names)
     letters = {c for name in names for c in name}
-    candidates = [w for w in sorted(set(thai_words())) if w not in names and len(w) in DICTIONARY_LETTERS
-                  and set(w) <= letters and is_name_word(w)]
+    candidates = [
+        w
+        for w in sorted(set(thai_words()))
+        if w not in names and len(w) in DICTIONARY_LETTERS and set(w) <= letters and is_name_word(w)
+    ]
     candidates.sort(key=lambda w: stable_bucket(f"dictionary:{w}", 2**62))
     return sorted(candidates[:count])

@@ -50,19 +50,22 @@ from labs.common.seeding import rng_for, stable_bucket
 from labs.common.validation import check_choices, check_row_count
 from labs.common.vocab import Vocabulary
 from labs.name_transliteration.corpus import DICTIONARY
-from labs.name_transliteration.private_words import ROLES as PRIVATE_ROLES, read_private_words
+from labs.name_transliteration.private_words import ROLES as PRIVATE_ROLES
+from labs.name_transliteration.private_words import read_private_words
 from labs.name_transliteration.romanization import TABLE_COLUMNS, base_spelling, spelling_variants
-
 from labs.name_transliteration.task import TASK
+
 COLUMNS = ("source", "target", "alternatives", "gender", "stratum")
 SPLITS = ("train", "dev", "test")
-HIDDEN = "hidden"          # the grader's split: seen names like test's, unseen ones from the hidden words
+HIDDEN = "hidden"  # the grader's split: seen names like test's, unseen ones from the hidden words
 GENDERS = ("female", "male")
 DEFAULT_TABLE = DATASETS_DIR / "thai-names" / "romanization.csv"
 HELD_OUT_PERCENT = {"dev": range(0, 3), "test": range(3, 6), HIDDEN: range(6, 9)}
 NAME_SPLIT_PERCENT = {"train": range(0, 90), "dev": range(90, 95), "test": range(95, 100)}
 TARGET_CHARACTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz -"
-NAMES_PER_PRIVATE_WORD = 10   # a private word list needs a word per 10 unseen names: the unseen score rests on many
+NAMES_PER_PRIVATE_WORD = (
+    10  # a private word list needs a word per 10 unseen names: the unseen score rests on many
+)
 
 
 def word_group(word: str) -> str:
@@ -95,9 +98,11 @@ class Lexicon:
         pools: dict[tuple[str, str], list[str]] = {}
         for word in sorted(words):
             for role in words[word].roles:
-                pools.setdefault((DICTIONARY if role == DICTIONARY else word_group(word), role), []).append(word)
+                pools.setdefault((DICTIONARY if role == DICTIONARY else word_group(word), role), []).append(
+                    word
+                )
         self._pools = {key: tuple(pool) for key, pool in pools.items()}
-        self.dictionary = self.pool(DICTIONARY, DICTIONARY)     # training material, in no split
+        self.dictionary = self.pool(DICTIONARY, DICTIONARY)  # training material, in no split
 
     def is_dictionary_word(self, word: str) -> bool:
         """True for a dictionary word (training material), False for a name word."""
@@ -109,7 +114,8 @@ class Lexicon:
         return {c for w in self.words if not self.is_dictionary_word(w) for c in w} | {" "}
 
     def pool(self, group: str, role: str) -> tuple[str, ...]:
-        """Words of ``role`` (``family``, ``given-female``, ``given-male``) in ``group`` (``seen``, ``dev``, ``test``)."""
+        """Words of ``role`` (``family``, ``given-female``, ``given-male``) in ``group`` (``seen``, ``dev``,
+        ``test``)."""
         return self._pools.get((group, role), ())
 
 
@@ -124,8 +130,9 @@ def _load_lexicon(path: str) -> Lexicon:
         if base is None:
             unromanizable.append(row["word"])
             continue
-        words[row["word"]] = NameWord(row["word"], frozenset(row["roles"].split("|")),
-                                      tuple(spelling_variants(row["word"], base)))
+        words[row["word"]] = NameWord(
+            row["word"], frozenset(row["roles"].split("|")), tuple(spelling_variants(row["word"], base))
+        )
     if not words:
         raise InputError(f"{path!r} holds no usable words")
     return Lexicon(words, tuple(unromanizable))
@@ -135,8 +142,9 @@ def load_lexicon(table: str | Path = DEFAULT_TABLE) -> Lexicon:
     """Read the romanization table (default: the one shipped in ``datasets/thai-names``)."""
     path = Path(table)
     if not path.is_file():
-        raise InputError(f"no romanization table at {str(path)!r}; build it with "
-                         "`python -m labs data romanization-table`")
+        raise InputError(
+            f"no romanization table at {str(path)!r}; build it with `python -m labs data romanization-table`"
+        )
     return _load_lexicon(str(path.resolve()))
 
 
@@ -144,8 +152,13 @@ def _row(words: dict[str, NameWord], given: str, family: str, gender: str, strat
     given_word, family_word = words[given], words[family]
     spellings = [f"{g} {f}" for g, f in itertools.product(given_word.spellings, family_word.spellings)]
     main = spellings[0]
-    return {"source": f"{given} {family}", "target": main, "alternatives": "|".join(sorted(set(spellings[1:]))),
-            "gender": gender, "stratum": stratum}
+    return {
+        "source": f"{given} {family}",
+        "target": main,
+        "alternatives": "|".join(sorted(set(spellings[1:]))),
+        "gender": gender,
+        "stratum": stratum,
+    }
 
 
 def _covering_training_names(lexicon: Lexicon, n: int, rng) -> list[tuple[str, str, str]]:
@@ -187,10 +200,12 @@ def _dictionary_names(lexicon: Lexicon, n: int, rng) -> list[tuple[str, str, str
     Each dictionary word is used once before any is used twice; the other word is a seen name word.
     """
     if not n:
-        return []           # and draws nothing: rows without dictionary words are those of a table without them
+        return []  # and draws nothing: rows without dictionary words are those of a table without them
     if not lexicon.dictionary:
-        raise InputError("this name table has no dictionary words; rebuild it with `python -m labs data "
-                         "romanization-table`, or train with dictionary_share=0")
+        raise InputError(
+            "this name table has no dictionary words; rebuild it with `python -m labs data "
+            "romanization-table`, or train with dictionary_share=0"
+        )
     words = list(lexicon.dictionary)
     rng.shuffle(words)
     givens = sorted(set(lexicon.pool("seen", "given-female")) | set(lexicon.pool("seen", "given-male")))
@@ -207,15 +222,19 @@ def _dictionary_names(lexicon: Lexicon, n: int, rng) -> list[tuple[str, str, str
     raise InputError(f"could only find {len(names):,} distinct dictionary rows; ask for fewer")
 
 
-def _held_out_names(lexicon: Lexicon, split: str, n_seen: int, n_unseen: int, rng) -> list[tuple[str, str, str, str]]:
+def _held_out_names(
+    lexicon: Lexicon, split: str, n_seen: int, n_unseen: int, rng
+) -> list[tuple[str, str, str, str]]:
     """Distinct dev/test/hidden names: ``n_seen`` of two seen words, then ``n_unseen`` with a held-out word.
 
     The hidden split's seen names are test names (full names never in training); its unseen
     names use the hidden words.
     """
     if n_unseen and not all(lexicon.pool(split, role) for role in ("family", "given-female", "given-male")):
-        raise InputError(f"this kit's name table has no {split} words; hidden sets are drawn in the instructor's "
-                         "kit, whose table still holds them")
+        raise InputError(
+            f"this kit's name table has no {split} words; hidden sets are drawn in the instructor's "
+            "kit, whose table still holds them"
+        )
     names, taken = [], set()
     seen_split = "test" if split == HIDDEN else split
     attempts, max_attempts = 0, 100 * (n_seen + n_unseen) + 1000
@@ -241,8 +260,9 @@ def _held_out_names(lexicon: Lexicon, split: str, n_seen: int, n_unseen: int, rn
     return names
 
 
-def sample_names(n: int, seed: int, split: str = "train", table: str | Path = DEFAULT_TABLE,
-                 dictionary_share: float = 0.0) -> list[dict]:
+def sample_names(
+    n: int, seed: int, split: str = "train", table: str | Path = DEFAULT_TABLE, dictionary_share: float = 0.0
+) -> list[dict]:
     """``n`` distinct names from ``split``; same seed, same rows.
 
     Training names cover every seen word before repeating one (see
@@ -253,14 +273,21 @@ def sample_names(n: int, seed: int, split: str = "train", table: str | Path = DE
     check_row_count(n)
     check_choices([split], SPLITS + (HIDDEN,), "split")
     if not 0 <= dictionary_share < 1 or (dictionary_share and split != "train"):
-        raise InputError(f"dictionary_share must be at least 0 and below 1, and 0 outside the train split; "
-                         f"got {dictionary_share} for {split}")
+        raise InputError(
+            f"dictionary_share must be at least 0 and below 1, and 0 outside the train split; "
+            f"got {dictionary_share} for {split}"
+        )
     lexicon = load_lexicon(table)
     rng = rng_for(seed, f"{TASK.name}/{split}")
     if split == "train":
         n_dictionary = round(n * dictionary_share)
-        names = [(g, f, gender, "seen") for g, f, gender in _covering_training_names(lexicon, n - n_dictionary, rng)]
-        names += [(g, f, gender, "dictionary") for g, f, gender in _dictionary_names(lexicon, n_dictionary, rng)]
+        names = [
+            (g, f, gender, "seen")
+            for g, f, gender in _covering_training_names(lexicon, n - n_dictionary, rng)
+        ]
+        names += [
+            (g, f, gender, "dictionary") for g, f, gender in _dictionary_names(lexicon, n_dictionary, rng)
+        ]
     else:
         names = _held_out_names(lexicon, split, n - n // 2, n // 2, rng)
     rows = [_row(lexicon.words, *name) for name in names]
@@ -268,7 +295,9 @@ def sample_names(n: int, seed: int, split: str = "train", table: str | Path = DE
     return rows
 
 
-def _private_names(lexicon: Lexicon, private: tuple[str, ...], n: int, rng) -> list[tuple[str, str, str, str]]:
+def _private_names(
+    lexicon: Lexicon, private: tuple[str, ...], n: int, rng
+) -> list[tuple[str, str, str, str]]:
     """``n`` distinct unseen names made as the kit makes its own, with ``private`` words as the held-out ones.
 
     The given name, the family name or both are private words, taken in a seeded order that uses
@@ -288,31 +317,45 @@ def _private_names(lexicon: Lexicon, private: tuple[str, ...], n: int, rng) -> l
         if given != family and (given, family) not in taken:
             taken.add((given, family))
             names.append((given, family, gender, "unseen"))
-    raise InputError(f"could only find {len(names):,} distinct names with the private words; ask for fewer rows")
+    raise InputError(
+        f"could only find {len(names):,} distinct names with the private words; ask for fewer rows"
+    )
 
 
-def _private_word_rows(n_seen: int, n_unseen: int, seed: int, words: str | Path, public: set[str]) -> list[dict]:
+def _private_word_rows(
+    n_seen: int, n_unseen: int, seed: int, words: str | Path, public: set[str]
+) -> list[dict]:
     """Hidden-set rows: ``n_seen`` seen names as the kit draws them, ``n_unseen`` from a private word list."""
     lexicon = load_lexicon()
     known = set(lexicon.words) | {word for name in public for word in name.split(" ")}
     # Two words and the space must fit the decoder's output (its last step writes </s>).
-    listed = read_private_words(words, characters=lexicon.source_characters - {" "}, known=known,
-                                max_spelling=(TASK.max_output_length - 2) // 2)
+    listed = read_private_words(
+        words,
+        characters=lexicon.source_characters - {" "},
+        known=known,
+        max_spelling=(TASK.max_output_length - 2) // 2,
+    )
     shown = ", ".join(listed.known[:5]) + (", ..." if len(listed.known) > 5 else "")
     if listed.known:
-        warnings.warn(f"left out {len(listed.known):,} of the {len(listed.known) + len(listed.spellings):,} words of "
-                      f"{words}: the kit's name table or public data already holds them, so they are not unseen "
-                      f"({shown})")
+        warnings.warn(
+            f"left out {len(listed.known):,} of the {len(listed.known) + len(listed.spellings):,} words of "
+            f"{words}: the kit's name table or public data already holds them, so they are not unseen "
+            f"({shown})",
+            stacklevel=2,
+        )
     needed = max(2, math.ceil(n_unseen / NAMES_PER_PRIVATE_WORD))
     if len(listed.spellings) < needed:
         known_ones = f": {shown}" if listed.known else ""
-        raise InputError(f"{words} holds {len(listed.spellings):,} new word(s) ({len(listed.known):,} more that the "
-                         f"kit already knows{known_ones}); {n_unseen:,} unseen names need at least {needed:,} (one per "
-                         f"{NAMES_PER_PRIVATE_WORD} names): add words, or ask for a smaller --n")
+        raise InputError(
+            f"{words} holds {len(listed.spellings):,} new word(s) ({len(listed.known):,} more that the "
+            f"kit already knows{known_ones}); {n_unseen:,} unseen names need at least {needed:,} (one per "
+            f"{NAMES_PER_PRIVATE_WORD} names): add words, or ask for a smaller --n"
+        )
     private = {word: NameWord(word, PRIVATE_ROLES, spellings) for word, spellings in listed.spellings.items()}
     rng = rng_for(seed, f"{TASK.name}/{HIDDEN}/private-words")
-    names = _held_out_names(lexicon, HIDDEN, n_seen, 0, rng) + _private_names(lexicon, tuple(sorted(private)),
-                                                                               n_unseen, rng)
+    names = _held_out_names(lexicon, HIDDEN, n_seen, 0, rng) + _private_names(
+        lexicon, tuple(sorted(private)), n_unseen, rng
+    )
     words_by_thai = lexicon.words | private
     rows = [_row(words_by_thai, *name) for name in names]
     rng.shuffle(rows)
@@ -330,7 +373,10 @@ def hidden_rows(n: int, seed: int, public: set[str], words: str | Path | None = 
     else:
         rows = _private_word_rows(2 * (n - n // 2), n // 2, seed, words, public)
     rows = [r for r in rows if r["source"] not in public]
-    halves = [[r for r in rows if r["stratum"] == s][:n - n // 2 if s == "seen" else n // 2] for s in ("seen", "unseen")]
+    halves = [
+        [r for r in rows if r["stratum"] == s][: n - n // 2 if s == "seen" else n // 2]
+        for s in ("seen", "unseen")
+    ]
     return sorted(halves[0] + halves[1], key=lambda r: rows.index(r))
 
 
@@ -349,7 +395,9 @@ def student_kit(kit: Path, student_kit: Path) -> set[str]:
     target.parent.mkdir(parents=True, exist_ok=True)
     write_csv(target, TABLE_COLUMNS, [row for row in rows if row["word"] not in hidden])
     if vocabularies(target) != vocabularies(source):
-        raise InputError(f"without its hidden words, {source} gives other vocabularies; the release was not written")
+        raise InputError(
+            f"without its hidden words, {source} gives other vocabularies; the release was not written"
+        )
     return hidden
 
 
@@ -359,8 +407,11 @@ def generate(n: int, seed: int, split: str = "train", table: str | Path = DEFAUL
 
 
 def vocabularies(table: str | Path = DEFAULT_TABLE) -> dict[str, Vocabulary]:
-    """Source: every character of the table's Thai words and the space; target: ASCII letters, space, hyphen."""
+    """Source: every character of the table's Thai words and the space; target: ASCII letters, space,
+    hyphen."""
     return {
-        "source": Vocabulary.from_characters(load_lexicon(table).source_characters, name=f"{TASK.name} source"),
+        "source": Vocabulary.from_characters(
+            load_lexicon(table).source_characters, name=f"{TASK.name} source"
+        ),
         "target": Vocabulary.from_characters(TARGET_CHARACTERS, name=f"{TASK.name} target"),
     }

@@ -27,7 +27,7 @@ import pandas as pd
 from labs.common.metrics import edit_distance, lcs_length, percent, share
 
 STRATA = ("seen", "unseen")
-LENGTH_BINS = (0, 10, 15, 20, 25, 100)   # Thai characters, the space included
+LENGTH_BINS = (0, 10, 15, 20, 25, 100)  # Thai characters, the space included
 
 
 def accepted_spellings(row: dict) -> list[str]:
@@ -104,35 +104,54 @@ def results_table(rows: list[dict], candidate_lists: list[list[str]]) -> pd.Data
     for row, candidates in zip(rows, candidate_lists, strict=True):
         prediction = candidates[0] if candidates else ""
         spelling, edits = nearest_spelling(prediction, row)
-        records.append({
-            "source": row["source"], "target": row["target"], "prediction": prediction,
-            "stratum": row.get("stratum", "seen"), "length": len(row["source"]),
-            "exact": prediction == row["target"], "correct": prediction in accepted_spellings(row),
-            "edits": edits, "reference_length": len(spelling), "f_score": f_score(prediction, row),
-            "reciprocal_rank": reciprocal_rank(candidates, row),
-            "in_top_k": reciprocal_rank(candidates, row) > 0, "candidates": len(candidates),
-        })
+        records.append(
+            {
+                "source": row["source"],
+                "target": row["target"],
+                "prediction": prediction,
+                "stratum": row.get("stratum", "seen"),
+                "length": len(row["source"]),
+                "exact": prediction == row["target"],
+                "correct": prediction in accepted_spellings(row),
+                "edits": edits,
+                "reference_length": len(spelling),
+                "f_score": f_score(prediction, row),
+                "reciprocal_rank": reciprocal_rank(candidates, row),
+                "in_top_k": reciprocal_rank(candidates, row) > 0,
+                "candidates": len(candidates),
+            }
+        )
     return pd.DataFrame.from_records(records)
 
 
 def headline(rows: list[dict], candidate_lists: list[list[str]]) -> dict:
-    """The headline figures of a set of names (best output first in each list); these are what rubrics score."""
+    """The headline figures of a set of names (best output first in each list); these are what rubrics
+    score."""
     if not rows:
         return {"examples": 0}
     predictions = [candidates[0] if candidates else "" for candidates in candidate_lists]
     k = max(len(candidates) for candidates in candidate_lists)
-    return {"examples": len(rows), "exact_match": exact_match(predictions, [row["target"] for row in rows]),
-            "accuracy": accuracy(predictions, rows), "cer": character_error_rate(predictions, rows),
-            "mean_f_score": mean_f_score(predictions, rows), "mrr": mean_reciprocal_rank(candidate_lists, rows),
-            f"top_{k}_accuracy": top_k_accuracy(candidate_lists, rows)}
+    return {
+        "examples": len(rows),
+        "exact_match": exact_match(predictions, [row["target"] for row in rows]),
+        "accuracy": accuracy(predictions, rows),
+        "cer": character_error_rate(predictions, rows),
+        "mean_f_score": mean_f_score(predictions, rows),
+        "mrr": mean_reciprocal_rank(candidate_lists, rows),
+        f"top_{k}_accuracy": top_k_accuracy(candidate_lists, rows),
+    }
 
 
 def by_length(table: pd.DataFrame) -> pd.DataFrame:
     """Accuracy, CER and count per bin of name length (Thai characters)."""
     bins = pd.cut(table["length"], LENGTH_BINS, right=True).astype(str)
     grouped = table.assign(length_bin=bins).groupby("length_bin", observed=True)
-    frame = grouped.agg(accuracy=("correct", "mean"), edits=("edits", "sum"), characters=("reference_length", "sum"),
-                        examples=("correct", "size"))
+    frame = grouped.agg(
+        accuracy=("correct", "mean"),
+        edits=("edits", "sum"),
+        characters=("reference_length", "sum"),
+        examples=("correct", "size"),
+    )
     frame["cer"] = frame["edits"] / frame["characters"]
     order = sorted(frame.index, key=lambda b: float(b.strip("(]").split(",")[0]))
     return frame.loc[order, ["accuracy", "cer", "examples"]]
@@ -140,11 +159,19 @@ def by_length(table: pd.DataFrame) -> pd.DataFrame:
 
 def summary(rows: list[dict], candidate_lists: list[list[str]]) -> dict:
     """The headline figures for all names, per stratum and by length (what ``evaluate`` saves as JSON)."""
-    strata = {stratum: [i for i, row in enumerate(rows) if row.get("stratum", "seen") == stratum] for stratum in STRATA}
-    return {"all": headline(rows, candidate_lists),
-            "per_stratum": {stratum: headline([rows[i] for i in picked], [candidate_lists[i] for i in picked])
-                            for stratum, picked in strata.items() if picked},
-            "by_length": by_length(results_table(rows, candidate_lists)).to_dict(orient="index") if rows else {}}
+    strata = {
+        stratum: [i for i, row in enumerate(rows) if row.get("stratum", "seen") == stratum]
+        for stratum in STRATA
+    }
+    return {
+        "all": headline(rows, candidate_lists),
+        "per_stratum": {
+            stratum: headline([rows[i] for i in picked], [candidate_lists[i] for i in picked])
+            for stratum, picked in strata.items()
+            if picked
+        },
+        "by_length": by_length(results_table(rows, candidate_lists)).to_dict(orient="index") if rows else {},
+    }
 
 
 def grading_metrics(result: dict, targets: list[dict]) -> dict:
@@ -160,40 +187,54 @@ def grading_metrics(result: dict, targets: list[dict]) -> dict:
 def graded_answers(result: dict, targets: list[dict]) -> dict:
     """Each hidden name's best spelling and whether it is an accepted one: what model similarity compares."""
     best = [candidates[0] if candidates else "" for candidates in result["outputs"]]
-    return {"items": [row["source"] for row in targets], "answers": best,
-            "right": [b in accepted_spellings(row) for b, row in zip(best, targets, strict=True)]}
+    return {
+        "items": [row["source"] for row in targets],
+        "answers": best,
+        "right": [b in accepted_spellings(row) for b, row in zip(best, targets, strict=True)],
+    }
 
 
 def feedback_examples(rows: list[dict], n: int) -> list[dict]:
     """The public examples every student's feedback shows: half with seen words, half with unseen ones."""
-    return [r for r in rows if r["stratum"] == "seen"][:n // 2] + [r for r in rows if r["stratum"] == "unseen"][:n - n // 2]
+    return [r for r in rows if r["stratum"] == "seen"][: n // 2] + [
+        r for r in rows if r["stratum"] == "unseen"
+    ][: n - n // 2]
 
 
 SHOWN = ["สมชาย ใจดี", "ปวีณา รัตนพงศ์"]
 
 
 def showcase(run, tiny: bool):
-    """What ``make demo`` shows of a trained run: the NEWS metrics on the public test split (beam 3), two heatmaps."""
+    """What ``make demo`` shows of a trained run: the NEWS metrics on the public test split (beam 3), two
+    heatmaps."""
     from labs.common.files import read_csv
     from labs.common.paths import DATASETS_DIR
     from labs.name_transliteration.transliterate import transliterate
     from labs.tasks import Showcase
 
     test = read_csv(DATASETS_DIR / "thai-names" / "test.csv")
-    test = test[:100] + test[-100:] if tiny else test   # both strata
+    test = test[:100] + test[-100:] if tiny else test  # both strata
     results = transliterate(run.model, run.vocabs, [r["source"] for r in test], beam=3)
-    return Showcase(format_summary(summary(test, [r.alternatives for r in results])).splitlines(),
-                    translations=transliterate(run.model, run.vocabs, SHOWN))
+    return Showcase(
+        format_summary(summary(test, [r.alternatives for r in results])).splitlines(),
+        translations=transliterate(run.model, run.vocabs, SHOWN),
+    )
 
 
 def format_summary(result: dict, title: str = "name transliteration") -> str:
     def line(name: str, h: dict) -> str:
-        top = next((f", {k.replace('_', ' ')} {percent(v)}" for k, v in h.items() if k.startswith("top_")), "")
-        return (f"{name}: accuracy {percent(h['accuracy'])} (exact match {percent(h['exact_match'])}), "
-                f"CER {percent(h['cer'])}, mean F {h['mean_f_score']:.4f}, MRR {h['mrr']:.4f}{top} "
-                f"on {h['examples']:,} names")
+        top = next(
+            (f", {k.replace('_', ' ')} {percent(v)}" for k, v in h.items() if k.startswith("top_")), ""
+        )
+        return (
+            f"{name}: accuracy {percent(h['accuracy'])} (exact match {percent(h['exact_match'])}), "
+            f"CER {percent(h['cer'])}, mean F {h['mean_f_score']:.4f}, MRR {h['mrr']:.4f}{top} "
+            f"on {h['examples']:,} names"
+        )
 
     lines = [line(title, result["all"])]
     lines += [line(f"  {stratum} words", h) for stratum, h in result["per_stratum"].items()]
-    lines.append("  by length: " + ", ".join(f"{b} {v['accuracy']:.1%}" for b, v in result["by_length"].items()))
+    lines.append(
+        "  by length: " + ", ".join(f"{b} {v['accuracy']:.1%}" for b, v in result["by_length"].items())
+    )
     return "\n".join(lines)

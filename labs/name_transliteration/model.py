@@ -26,24 +26,28 @@ from labs.name_transliteration.config import NameTransliterationConfig
 
 
 def key_value_attention_class():
-    """``KeyValueAttention`` from ``homework/kv_attention.py``: importing it registers it for loading models."""
+    """``KeyValueAttention`` from ``homework/kv_attention.py``: importing it registers it for loading
+    models."""
     try:
         from homework.kv_attention import KeyValueAttention
     except ModuleNotFoundError as error:
         if error.name not in ("homework", "homework.kv_attention"):
             raise
-        raise InputError("cannot find homework/kv_attention.py (the key-value attention layer); "
-                         "run from the kit's folder, the one that holds labs/ and homework/") from None
+        raise InputError(
+            "cannot find homework/kv_attention.py (the key-value attention layer); "
+            "run from the kit's folder, the one that holds labs/ and homework/"
+        ) from None
     return KeyValueAttention
 
 
 def load_layer() -> str:
-    """(Re)load ``homework/kv_attention.py``, so that the code in use is the file as it is now; its code's SHA-256."""
+    """(Re)load ``homework/kv_attention.py``, so that the code in use is the file as it is now; its code's
+    SHA-256."""
     import importlib
 
     from labs.common.submission import layer_sha256
 
-    key_value_attention_class()   # a clear error when the file is not there
+    key_value_attention_class()  # a clear error when the file is not there
     module = importlib.import_module("homework.kv_attention")
     code = layer_sha256(module.__file__)
     importlib.reload(module)
@@ -65,9 +69,10 @@ def build_encoder(config: NameTransliterationConfig, source_vocab_size: int):
     """source (B, S) -> memory [h_j (B, S, 2u), source mask (B, S)], state [h, c] (B, 2u) each."""
     import keras
 
-    source = keras.Input(shape=(None,), dtype="int32", name="source")                          # (B, S)
-    h, state, source_mask = seq2seq.encode_source(source, source_vocab_size, config.embedding_dim, config.units,
-                                                  dropout=config.dropout)
+    source = keras.Input(shape=(None,), dtype="int32", name="source")  # (B, S)
+    h, state, source_mask = seq2seq.encode_source(
+        source, source_vocab_size, config.embedding_dim, config.units, dropout=config.dropout
+    )
     return keras.Model(source, {"memory": [h, source_mask], "state": state}, name="encoder")
 
 
@@ -75,22 +80,36 @@ def build_decoder(config: NameTransliterationConfig, target_vocab_size: int):
     """{target_in (B, T), memory, state} -> {probabilities (B, T, V), attention a (B, T, S), state}."""
     import keras
 
-    units = 2 * config.units                                       # the decoder is as wide as both encoder directions
-    y = keras.Input(shape=(None,), dtype="int32", name="target_in")                 # (B, T): <s>, then the previous letters
-    s_0 = [keras.Input(shape=(units,), name="s_0"), keras.Input(shape=(units,), name="c_0")]   # the LSTM's first state
-    h = keras.Input(shape=(None, units), name="h")                                  # (B, S, 2u) encoder states h_j
-    source_mask = keras.Input(shape=(None,), dtype="bool", name="source_mask")      # (B, S)
-    embedded = keras.layers.Embedding(target_vocab_size, config.embedding_dim, mask_zero=True,
-                                      name="target_embedding")(y)                   # (B, T, e)
-    s, *s_T = keras.layers.LSTM(units, return_sequences=True, return_state=True,
-                                name="decoder_lstm")(embedded, initial_state=s_0)   # s_t (B, T, 2u)
-    attention = key_value_attention_class()(config.key_dim, config.value_dim, score=config.score, name="attention")
-    c, a = attention(s, h, memory_mask=source_mask, return_attention_scores=True)   # c_t (B, T, value_dim), a_t (B, T, S)
-    features = keras.layers.Concatenate()([s, c])                                  # [s_t; c_t]
+    units = 2 * config.units  # the decoder is as wide as both encoder directions
+    y = keras.Input(shape=(None,), dtype="int32", name="target_in")  # (B, T): <s>, then the previous letters
+    s_0 = [
+        keras.Input(shape=(units,), name="s_0"),
+        keras.Input(shape=(units,), name="c_0"),
+    ]  # the LSTM's first state
+    h = keras.Input(shape=(None, units), name="h")  # (B, S, 2u) encoder states h_j
+    source_mask = keras.Input(shape=(None,), dtype="bool", name="source_mask")  # (B, S)
+    embedded = keras.layers.Embedding(
+        target_vocab_size, config.embedding_dim, mask_zero=True, name="target_embedding"
+    )(y)  # (B, T, e)
+    s, *s_T = keras.layers.LSTM(units, return_sequences=True, return_state=True, name="decoder_lstm")(
+        embedded, initial_state=s_0
+    )  # s_t (B, T, 2u)
+    attention = key_value_attention_class()(
+        config.key_dim, config.value_dim, score=config.score, name="attention"
+    )
+    c, a = attention(
+        s, h, memory_mask=source_mask, return_attention_scores=True
+    )  # c_t (B, T, value_dim), a_t (B, T, S)
+    features = keras.layers.Concatenate()([s, c])  # [s_t; c_t]
     if config.dropout:
         features = keras.layers.Dropout(config.dropout, name="feature_dropout")(features)
     W_c = keras.layers.Dense(units, activation="tanh", name="W_c")
-    W_o = keras.layers.Dense(target_vocab_size, activation="softmax", dtype="float32", name="W_o")   # float32 under mixed precision too
-    probabilities = W_o(W_c(features))                                              # (B, T, V)
-    return keras.Model({"target_in": y, "memory": [h, source_mask], "state": s_0},
-                       {"probabilities": probabilities, "attention": a, "state": s_T}, name="decoder")
+    W_o = keras.layers.Dense(
+        target_vocab_size, activation="softmax", dtype="float32", name="W_o"
+    )  # float32 under mixed precision too
+    probabilities = W_o(W_c(features))  # (B, T, V)
+    return keras.Model(
+        {"target_in": y, "memory": [h, source_mask], "state": s_0},
+        {"probabilities": probabilities, "attention": a, "state": s_T},
+        name="decoder",
+    )

@@ -1,4 +1,5 @@
-"""An instructor's private word list: the words of the hidden set's unseen stratum that no student can rebuild.
+"""An instructor's private word list: the words of the hidden set's unseen stratum that no student can
+rebuild.
 
 The kit's own hidden words are held out of every public file, but they come from public tools
 (pythainlp's name lists and :func:`.data.word_group`), so a determined student can rebuild them.
@@ -29,19 +30,20 @@ from labs.common.errors import InputError
 from labs.name_transliteration.romanization import is_clean_spelling, romanize_table_or_live, title
 
 ROLES = frozenset({"family", "given-female", "given-male"})
-HEADER = ("thai", "spelling", "alternatives")   # the first line of `python -m labs romanize`'s output
+HEADER = ("thai", "spelling", "alternatives")  # the first line of `python -m labs romanize`'s output
 
 
 @dataclass(frozen=True)
 class PrivateWords:
     """What a word list holds: its new words with their spellings, and the words left out as already known."""
 
-    spellings: dict[str, tuple[str, ...]]   # Thai word -> accepted spellings, main first
-    known: tuple[str, ...]                  # listed words the kit's table or public data already holds
+    spellings: dict[str, tuple[str, ...]]  # Thai word -> accepted spellings, main first
+    known: tuple[str, ...]  # listed words the kit's table or public data already holds
 
 
-def read_private_words(path: str | Path, *, characters: set[str], known: set[str],
-                       max_spelling: int) -> PrivateWords:
+def read_private_words(
+    path: str | Path, *, characters: set[str], known: set[str], max_spelling: int
+) -> PrivateWords:
     """Read and check an instructor's word list (the format in the module's docstring).
 
     ``characters``: the letters a word may use (the homework's source vocabulary, without the
@@ -54,20 +56,28 @@ def read_private_words(path: str | Path, *, characters: set[str], known: set[str
     new = {word: spellings for word, spellings in listed.items() if word not in known}
     for word, spellings in _spell([word for word, spellings in new.items() if not spellings], path):
         if max(map(len, spellings)) > max_spelling:
-            raise InputError(f"{path}: the kit spells {word!r} as {max(spellings, key=len)!r}, longer than "
-                             f"{max_spelling} letters; give shorter spellings on its line, or leave it out")
+            raise InputError(
+                f"{path}: the kit spells {word!r} as {max(spellings, key=len)!r}, longer than "
+                f"{max_spelling} letters; give shorter spellings on its line, or leave it out"
+            )
         new[word] = spellings
     return PrivateWords(new, tuple(word for word in listed if word in known))
 
 
 def _read_text(path: Path) -> str:
     if not path.is_file():
-        raise InputError(f"no word list at {str(path)!r}; write one Thai word a line (optionally "
-                         "WORD,Spelling|Alternative) into a private file")
+        raise InputError(
+            f"no word list at {str(path)!r}; write one Thai word a line (optionally "
+            "WORD,Spelling|Alternative) into a private file"
+        )
     try:
         return path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as error:
-        reason = "it is not UTF-8 text" if isinstance(error, UnicodeDecodeError) else (error.strerror or str(error))
+        reason = (
+            "it is not UTF-8 text"
+            if isinstance(error, UnicodeDecodeError)
+            else (error.strerror or str(error))
+        )
         raise InputError(f"cannot read the word list {str(path)!r}: {reason}") from None
 
 
@@ -84,21 +94,29 @@ def _parse(path: Path, text: str, characters: set[str], max_spelling: int) -> di
             continue
         word, where = fields[0], f"{path}, line {number}"
         if not word or any(c.isspace() for c in word):
-            raise InputError(f"{where}: {line[:60]!r} is not one Thai word; list each word of a name on a line "
-                             "of its own (WORD or WORD,Spelling|Alternative)")
+            raise InputError(
+                f"{where}: {line[:60]!r} is not one Thai word; list each word of a name on a line "
+                "of its own (WORD or WORD,Spelling|Alternative)"
+            )
         outside = sorted({c for c in word if c not in characters})
         if outside:
-            raise InputError(f"{where}: {word[:40]!r} has {', '.join(map(repr, outside))}, outside the homework's "
-                             "source vocabulary (the characters of the kit's Thai names): no model could read it")
+            raise InputError(
+                f"{where}: {word[:40]!r} has {', '.join(map(repr, outside))}, outside the homework's "
+                "source vocabulary (the characters of the kit's Thai names): no model could read it"
+            )
         given = (s.strip() for field in fields[1:] for s in field.split("|"))
         spellings = tuple(dict.fromkeys(title(s.lower()) for s in given if s))
         bad = next((s for s in spellings if not is_clean_spelling(s.lower()) or len(s) > max_spelling), None)
         if bad is not None:
-            raise InputError(f"{where}: {bad[:40]!r} is not a spelling the model can write: ASCII letters, "
-                             f"optionally joined by hyphens, at most {max_spelling} of them")
+            raise InputError(
+                f"{where}: {bad[:40]!r} is not a spelling the model can write: ASCII letters, "
+                f"optionally joined by hyphens, at most {max_spelling} of them"
+            )
         if word in listed and listed[word] != spellings:
-            raise InputError(f"{where}: {word!r} again, with other spellings than on line {first_line[word]}; "
-                             "keep one line for it")
+            raise InputError(
+                f"{where}: {word!r} again, with other spellings than on line {first_line[word]}; "
+                "keep one line for it"
+            )
         listed.setdefault(word, spellings)
         first_line.setdefault(word, number)
     if not listed:
@@ -107,11 +125,14 @@ def _parse(path: Path, text: str, characters: set[str], max_spelling: int) -> di
 
 
 def _spell(words: list[str], path: Path) -> list[tuple[str, tuple[str, ...]]]:
-    """``(word, spellings)`` made as the kit makes its own words' (live, as ``python -m labs romanize`` does)."""
+    """``(word, spellings)`` made as the kit makes its own words' (live, as ``python -m labs romanize``
+    does)."""
     if not words:
         return []
     try:
         rows = romanize_table_or_live(words, {})
     except InputError as error:
-        raise InputError(f"{path}: {error}; give its spellings on its line (WORD,Spelling|Alternative)") from None
+        raise InputError(
+            f"{path}: {error}; give its spellings on its line (WORD,Spelling|Alternative)"
+        ) from None
     return [(row["thai"], (row["spelling"], *filter(None, row["alternatives"].split("|")))) for row in rows]

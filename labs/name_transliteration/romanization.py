@@ -86,11 +86,11 @@ CONSONANTS = "กขฃคฅฆงจฉชซฌญฎฏฐฑฒณดตถ
 TONE_MARKS = "่้๊๋"
 VOWELS = "aeiou"
 _SPELLING = re.compile(r"[a-z]+(?:-[a-z]+)*")
-_RUNAWAY = re.compile(r"(.{1,12}?)\1{2,}$")          # pythainlp issue 1403: a cycle repeated to the length cap
+_RUNAWAY = re.compile(r"(.{1,12}?)\1{2,}$")  # pythainlp issue 1403: a cycle repeated to the length cap
 _SILENT_END = re.compile(r"(?:[ทตด]ร|[ก-ฮ])[ิุ]?์$")  # a silenced letter or two at the end: -ณ์, -ทร์, -ดิ์
 ENGLISH_NAME = re.compile(r"[A-Za-z]+(?:[ -][A-Za-z]+)*")
 
-Rule = Callable[[str, str], str]      # (Thai word, spelling) -> spelling
+Rule = Callable[[str, str], str]  # (Thai word, spelling) -> spelling
 
 
 def is_clean_spelling(spelling: str) -> bool:
@@ -99,7 +99,8 @@ def is_clean_spelling(spelling: str) -> bool:
 
 
 def is_runaway(spelling: str) -> bool:
-    """``thai2rom``'s runaway decoding (pythainlp issue 1403): a short cycle three or more times at the end."""
+    """``thai2rom``'s runaway decoding (pythainlp issue 1403): a short cycle three or more times at the
+    end."""
     return bool(_RUNAWAY.search(spelling))
 
 
@@ -112,7 +113,9 @@ def base_spelling(row: dict) -> str | None:
     return None
 
 
-# --- small helpers on Thai letters and on spellings -------------------------------------------------------------
+# --- small helpers on Thai letters and on spellings
+# -------------------------------------------------------------
+
 
 def _first_consonant(word: str) -> str:
     return word.lstrip(LEADING_VOWELS)[:1]
@@ -125,13 +128,18 @@ def _sounding(word: str) -> str:
 
 def _standalone(spelling: str, letter: str) -> list[int]:
     """Positions of ``letter`` not next to another vowel letter (the ``i`` of ``wichai``, not of ``chai``)."""
-    return [p for p, c in enumerate(spelling) if c == letter
-            and (p == 0 or spelling[p - 1] not in VOWELS) and (p + 1 == len(spelling) or spelling[p + 1] not in VOWELS)]
+    return [
+        p
+        for p, c in enumerate(spelling)
+        if c == letter
+        and (p == 0 or spelling[p - 1] not in VOWELS)
+        and (p + 1 == len(spelling) or spelling[p + 1] not in VOWELS)
+    ]
 
 
 def _replace_at(spelling: str, positions: Iterable[int], new: str) -> str:
     for p in sorted(positions, reverse=True):
-        spelling = spelling[:p] + new + spelling[p + 1:]
+        spelling = spelling[:p] + new + spelling[p + 1 :]
     return spelling
 
 
@@ -139,13 +147,15 @@ def _first_vowel_group(spelling: str) -> re.Match | None:
     return re.search(f"[{VOWELS}]+", spelling)
 
 
-# --- stage 2: repairs of the romanizer's faults -----------------------------------------------------------------
+# --- stage 2: repairs of the romanizer's faults
+# -----------------------------------------------------------------
+
 
 def _repair_doubled_syllable(word: str, spelling: str) -> str:
     """ณัฐธพงษ์ natthathaphong -> natthaphong: ฐ/ท closing a syllable and the next ท/ธ/ฑ make one ``tha``."""
     if re.search("[ัิุ][ฐท][ทธฑ](?!รร)", word) and spelling.count("thatha") == 1:
         if re.search("[ฐท][ทธฑ]$", word) and spelling.endswith("thatha"):
-            return spelling[:-len("thatha")] + "t"               # ยุทธ yuthatha -> yut: the pair closes the word
+            return spelling[: -len("thatha")] + "t"  # ยุทธ yuthatha -> yut: the pair closes the word
         return spelling.replace("thatha", "tha")
     return spelling
 
@@ -167,8 +177,14 @@ def _repair_linking_cha(word: str, spelling: str) -> str:
     Each site must match one ``ty`` (ชญ) or ``tph`` (ชพ) of the spelling, and no other letter may write those.
     """
     others = f"[{_T_FINALS.replace('ช', '')}]"
-    for site, written, other in ((r"(?<=.)ชญ(?!์)", "ty", f"{others}[ยญ]"),
-                                 (f"(?<![{LEADING_VOWELS}][{CONSONANTS}])(?<=[{CONSONANTS}])ชพ(?![ก-ฮ]?์)", "tph", f"{others}[{CONSONANTS}]?์?พ")):
+    for site, written, other in (
+        (r"(?<=.)ชญ(?!์)", "ty", f"{others}[ยญ]"),
+        (
+            f"(?<![{LEADING_VOWELS}][{CONSONANTS}])(?<=[{CONSONANTS}])ชพ(?![ก-ฮ]?์)",
+            "tph",
+            f"{others}[{CONSONANTS}]?์?พ",
+        ),
+    ):
         sites = len(re.findall(site, word))
         if sites and not re.search(other, word) and spelling.count(written) == sites:
             spelling = spelling.replace(written, "tcha" + written[1:])
@@ -178,7 +194,9 @@ def _repair_linking_cha(word: str, spelling: str) -> str:
 REPAIRS: tuple[Rule, ...] = (_repair_doubled_syllable, _repair_phora, _repair_linking_cha)
 
 
-# --- stage 3: name spelling -------------------------------------------------------------------------------------
+# --- stage 3: name spelling
+# -------------------------------------------------------------------------------------
+
 
 def _rule_j(word: str, spelling: str) -> str:
     if "จ" not in word:
@@ -217,13 +235,18 @@ def _rule_open_o(word: str, spelling: str) -> str:
 
     In the first syllable only with a tone mark (ก่อ, ข้อ), where อ cannot be the next syllable's consonant.
     """
-    if len(word) >= 2 and word[-1] == "อ" and word[-2] in CONSONANTS + TONE_MARKS and spelling.endswith("o") \
-            and (len(word) > 2 or word[0] != "อ"):
+    if (
+        len(word) >= 2
+        and word[-1] == "อ"
+        and word[-2] in CONSONANTS + TONE_MARKS
+        and spelling.endswith("o")
+        and (len(word) > 2 or word[0] != "อ")
+    ):
         return spelling + "r"
     opening = re.match(f"[{CONSONANTS}][{TONE_MARKS}]อ(?=[{LEADING_VOWELS}]|[{CONSONANTS}][ัิีึืุูา็])", word)
     first = _first_vowel_group(spelling)
     if opening and word[0] != "อ" and first and first.group() == "o":
-        return spelling[:first.end()] + "r" + spelling[first.end():]
+        return spelling[: first.end()] + "r" + spelling[first.end() :]
     return spelling
 
 
@@ -234,21 +257,27 @@ def _i_sources(word: str) -> list[str]:
         if c == "ิ" or c == "ฤ":
             sources.append("short")
         elif c == "ี":
-            if word[max(0, k - 2):k] == "ศร":
-                sources.append("short")                     # ศรี is sri, never sree
-            elif word[k + 1:k + 2] == "ย" and word[k + 2:k + 3] != "์" and "เ" in word[max(0, k - 3):k]:
-                continue                                    # เ-ีย is ia: its i is not standalone
+            if word[max(0, k - 2) : k] == "ศร":
+                sources.append("short")  # ศรี is sri, never sree
+            elif word[k + 1 : k + 2] == "ย" and word[k + 2 : k + 3] != "์" and "เ" in word[max(0, k - 3) : k]:
+                continue  # เ-ีย is ia: its i is not standalone
             else:
                 sources.append("long")
     return sources
 
 
 def _rule_ee(word: str, spelling: str) -> str:
-    """Every ี is ``ee`` (ทวีศักดิ์ thaweesak, จารีย์ charee); if the i's cannot be matched, only a final one."""
+    """Every ี is ``ee`` (ทวีศักดิ์ thaweesak, จารีย์ charee); if the i's cannot be matched, only a final
+    one."""
     sources, positions = _i_sources(_sounding(word)), _standalone(spelling, "i")
     if "long" in sources and len(sources) == len(positions):
         return _replace_at(spelling, [p for p, s in zip(positions, sources) if s == "long"], "ee")
-    if word.endswith("ี") and not word.endswith("ศรี") and spelling.endswith("i") and not spelling.endswith("ee"):
+    if (
+        word.endswith("ี")
+        and not word.endswith("ศรี")
+        and spelling.endswith("i")
+        and not spelling.endswith("ee")
+    ):
         return spelling[:-1] + "ee"
     return spelling
 
@@ -273,10 +302,19 @@ def _aspirate_rule(letters: str, others: str, aspirate: str, plain: str) -> Rule
         if any(c in word for c in letters) and not any(c in word for c in others):
             return spelling.replace(aspirate, plain)
         return spelling
+
     return rule
 
 
-SPELLING_RULES: tuple[Rule, ...] = (_rule_j, _rule_sri, _rule_boon, _rule_orn, _rule_open_o, _rule_ee, _rule_arn_art)
+SPELLING_RULES: tuple[Rule, ...] = (
+    _rule_j,
+    _rule_sri,
+    _rule_boon,
+    _rule_orn,
+    _rule_open_o,
+    _rule_ee,
+    _rule_arn_art,
+)
 ASPIRATE_RULES: tuple[Rule, ...] = (
     _aspirate_rule("พภ", "ผ", "ph", "p"),
     _aspirate_rule("ทธฐฑฒ", "ถ", "th", "t"),
@@ -284,10 +322,20 @@ ASPIRATE_RULES: tuple[Rule, ...] = (
 )
 
 
-# --- alternatives: spellings real names use about as often as not ------------------------------------------------
+# --- alternatives: spellings real names use about as often as not
+# ------------------------------------------------
 
-_LETTER_FINALS = {"ด": ("t", "d"), "ช": ("t", "ch"), "จ": ("t", "j"), "ส": ("t", "s"), "ศ": ("t", "s"),
-                  "ษ": ("t", "s"), "ล": ("n", "l"), "ท": ("t", "th"), "ธ": ("t", "th")}
+_LETTER_FINALS = {
+    "ด": ("t", "d"),
+    "ช": ("t", "ch"),
+    "จ": ("t", "j"),
+    "ส": ("t", "s"),
+    "ศ": ("t", "s"),
+    "ษ": ("t", "s"),
+    "ล": ("n", "l"),
+    "ท": ("t", "th"),
+    "ธ": ("t", "th"),
+}
 
 
 def _alt_letter_final(word: str, spelling: str) -> str:
@@ -297,7 +345,7 @@ def _alt_letter_final(word: str, spelling: str) -> str:
     if final in _LETTER_FINALS and len(sounding) >= 2 and sounding[-2] not in LEADING_VOWELS:
         sound, letter = _LETTER_FINALS[final]
         if spelling.endswith(sound) and not spelling.endswith(letter):
-            return spelling[:-len(sound)] + letter
+            return spelling[: -len(sound)] + letter
     return spelling
 
 
@@ -309,19 +357,26 @@ def _alt_v(word: str, spelling: str) -> str:
 
 
 def _alt_u(word: str, spelling: str) -> str:
-    """ั or ำ right after the first consonant is ``u``: ชัชชัย chatchai -> chutchai, ดำรง damrong -> dumrong."""
+    """ั or ำ right after the first consonant is ``u``: ชัชชัย chatchai -> chutchai, ดำรง damrong ->
+    dumrong."""
     first = _first_vowel_group(spelling)
     if not first or first.group() != "a" or len(word) < 3 or word[0] not in CONSONANTS:
         return spelling
-    if (word[1] == "ั" and word[2] not in "ยว") or (word[1] == "ำ" and spelling[first.end():first.end() + 1] == "m"):
-        return spelling[:first.start()] + "u" + spelling[first.end():]
+    if (word[1] == "ั" and word[2] not in "ยว") or (
+        word[1] == "ำ" and spelling[first.end() : first.end() + 1] == "m"
+    ):
+        return spelling[: first.start()] + "u" + spelling[first.end() :]
     return spelling
 
 
 def _alt_oo(word: str, spelling: str) -> str:
-    """Every ุ/ู is ``oo`` when each standalone u of the spelling can be matched to one: สุนทร sunthon -> soonthon."""
-    sources = [c for k, c in enumerate(word) if c in "ุู" and word[k + 1:k + 2] not in ("ย", "ว")
-               and word[max(0, k - 1):k + 2] != "บุญ"]
+    """Every ุ/ู is ``oo`` when each standalone u of the spelling can be matched to one: สุนทร sunthon ->
+    soonthon."""
+    sources = [
+        c
+        for k, c in enumerate(word)
+        if c in "ุู" and word[k + 1 : k + 2] not in ("ย", "ว") and word[max(0, k - 1) : k + 2] != "บุญ"
+    ]
     positions = _standalone(spelling, "u")
     if sources and len(sources) == len(positions):
         return _replace_at(spelling, positions, "oo")
@@ -360,12 +415,14 @@ def spelling_variants(word: str, base: str) -> list[str]:
     """
     rtgs = rtgs_spelling(word, base)
     main = _apply(SPELLING_RULES + ASPIRATE_RULES, word, rtgs)
-    variants = [main] + [rule(word, main) for rule in ALTERNATIVE_RULES] + [_apply(ALTERNATIVE_RULES, word, main)]
+    variants = (
+        [main] + [rule(word, main) for rule in ALTERNATIVE_RULES] + [_apply(ALTERNATIVE_RULES, word, main)]
+    )
     variants += [_apply(SPELLING_RULES, word, rtgs), rtgs]
     return list(dict.fromkeys(title(v) for v in variants))
 
 
-THAI_WORD = re.compile("[\u0e01-\u0e4e]+")          # Thai letters, vowels and marks (not digits, not ฯ)
+THAI_WORD = re.compile("[\u0e01-\u0e4e]+")  # Thai letters, vowels and marks (not digits, not ฯ)
 ROMANIZE_COLUMNS = ("thai", "spelling", "alternatives")
 
 
@@ -393,8 +450,10 @@ def romanize_table_or_live(words: Iterable[str], lexicon_words: dict) -> list[di
         else:
             base = base_spelling(dict(zip(ENGINES, raw[word])))
             if base is None:
-                raise InputError(f"pythainlp gives no usable spelling for {word!r} (thai2rom_onnx: {raw[word][0]!r}, "
-                                 f"royin: {raw[word][1]!r})")
+                raise InputError(
+                    f"pythainlp gives no usable spelling for {word!r} (thai2rom_onnx: {raw[word][0]!r}, "
+                    f"royin: {raw[word][1]!r})"
+                )
             spellings = spelling_variants(word, base)
         rows.append({"thai": word, "spelling": spellings[0], "alternatives": "|".join(spellings[1:])})
     return rows
@@ -402,8 +461,9 @@ def romanize_table_or_live(words: Iterable[str], lexicon_words: dict) -> list[di
 
 def romanize_words(words: Iterable[str], engine: str) -> list[str]:
     """Romanize Thai words with one of pythainlp's offline engines (``thai2rom_onnx``, ``royin``)."""
-    import labs  # noqa: F401  (offline mode before pythainlp loads)
     from pythainlp.transliterate import romanize
+
+    import labs  # noqa: F401  (offline mode before pythainlp loads)
 
     return [romanize(word, engine=engine) for word in words]
 
@@ -413,21 +473,24 @@ def build_table(path, progress: bool = True) -> int:
 
     Takes two to three minutes on a laptop CPU. Returns the number of words written.
     """
+    from pythainlp.transliterate import romanize
     from tqdm.auto import tqdm
 
     import labs  # noqa: F401
-    from pythainlp.transliterate import romanize
-
     from labs.name_transliteration.corpus import DICTIONARY, dictionary_words, name_words
 
     roles = {word: sorted(r) for word, r in name_words().items()}
     roles.update({word: [DICTIONARY] for word in dictionary_words(roles)})
     rows = []
-    for word in tqdm(sorted(roles), desc="romanizing name and dictionary words", unit="word", disable=not progress):
-        rows.append({
-            "word": word,
-            "roles": "|".join(roles[word]),
-            "thai2rom_onnx": romanize(word, engine="thai2rom_onnx"),
-            "royin": romanize(word, engine="royin"),
-        })
+    for word in tqdm(
+        sorted(roles), desc="romanizing name and dictionary words", unit="word", disable=not progress
+    ):
+        rows.append(
+            {
+                "word": word,
+                "roles": "|".join(roles[word]),
+                "thai2rom_onnx": romanize(word, engine="thai2rom_onnx"),
+                "royin": romanize(word, engine="royin"),
+            }
+        )
     return write_csv(path, TABLE_COLUMNS, rows)

@@ -14,16 +14,27 @@ from pathlib import Path
 
 from labs.common.errors import InputError
 from labs.common.pipeline import translation_batches
-from labs.common.training import (TrainedRun, compile_for_training, device_description, fit, load_run_folder,
-                                  prepare_run_folder, save_run, set_seed)
+from labs.common.training import (
+    TrainedRun,
+    compile_for_training,
+    device_description,
+    fit,
+    load_run_folder,
+    prepare_run_folder,
+    save_run,
+    set_seed,
+)
 from labs.name_transliteration.config import NameTransliterationConfig
 from labs.name_transliteration.data import TASK, sample_names, vocabularies
 from labs.name_transliteration.model import build_model, key_value_attention_class, load_layer
 from labs.name_transliteration.selftest import failures
 
 
-def train(config: NameTransliterationConfig = NameTransliterationConfig(), out_dir: str | Path | None = None,
-          verbose: int = 1) -> TrainedRun:
+def train(
+    config: NameTransliterationConfig = NameTransliterationConfig(),
+    out_dir: str | Path | None = None,
+    verbose: int = 1,
+) -> TrainedRun:
     """Train on names from the train split (validation: the dev split); save to ``out_dir`` when given."""
     out_dir = prepare_run_folder(out_dir) if out_dir is not None else None
     set_seed(config.seed)
@@ -31,12 +42,19 @@ def train(config: NameTransliterationConfig = NameTransliterationConfig(), out_d
     # Data: ("สมชาย ใจดี", "Somchai Jaidee") pairs; training names use every seen word before repeating one,
     # and a share of them a dictionary word in place of one name, for more letter patterns to learn from.
     # Batches hold names of like length, cut to their longest: no work on padding.
-    vocabs = vocabularies()                              # {"source": Thai letters and the space, "target": ASCII}
-    train_names = sample_names(config.train_size, config.seed, split="train", dictionary_share=config.dictionary_share)
-    train_batches = translation_batches(train_names, vocabs, config.batch_size, shuffle_seed=config.seed,
-                                        sort_window=config.sort_window)
-    validation_batches = translation_batches(sample_names(config.val_size, config.seed, split="dev"), vocabs,
-                                             config.batch_size, sort_window=config.sort_window)
+    vocabs = vocabularies()  # {"source": Thai letters and the space, "target": ASCII}
+    train_names = sample_names(
+        config.train_size, config.seed, split="train", dictionary_share=config.dictionary_share
+    )
+    train_batches = translation_batches(
+        train_names, vocabs, config.batch_size, shuffle_seed=config.seed, sort_window=config.sort_window
+    )
+    validation_batches = translation_batches(
+        sample_names(config.val_size, config.seed, split="dev"),
+        vocabs,
+        config.batch_size,
+        sort_window=config.sort_window,
+    )
 
     # Model: the encoder-decoder with the key-value attention of homework/kv_attention.py, read afresh
     # (the run records which version of the file it was trained with: export checks it) and self-tested:
@@ -44,8 +62,10 @@ def train(config: NameTransliterationConfig = NameTransliterationConfig(), out_d
     layer_sha256 = load_layer()
     failed = failures()
     if failed:
-        raise InputError(f"your layer fails the self-test ({len(failed)} check(s); first: {failed[0]}). Run the "
-                         "self-test (python -m labs selftest homework, or the notebook's cell), fix the file, then train")
+        raise InputError(
+            f"your layer fails the self-test ({len(failed)} check(s); first: {failed[0]}). Run the "
+            "self-test (python -m labs selftest homework, or the notebook's cell), fix the file, then train"
+        )
     model = build_model(config, len(vocabs["source"]), len(vocabs["target"]))
 
     # Compile and fit: Adam with a cosine-decaying learning rate; teacher forcing.
@@ -54,18 +74,39 @@ def train(config: NameTransliterationConfig = NameTransliterationConfig(), out_d
     # Save, after every whole epoch and at the end: the model, its vocabularies, the losses per epoch
     # and the training curve.
     def save(history: dict, seconds: float) -> TrainedRun:
-        run = TrainedRun(TASK.name, model, vocabs, config, history, "nats per character", seconds,
-                         device_description(), layer_sha256)
+        run = TrainedRun(
+            TASK.name,
+            model,
+            vocabs,
+            config,
+            history,
+            "nats per character",
+            seconds,
+            device_description(),
+            layer_sha256,
+        )
         if out_dir is not None:
-            save_run(run, out_dir, history_key="loss_nats_per_char", title="Thai -> English names (key-value attention)")
+            save_run(
+                run,
+                out_dir,
+                history_key="loss_nats_per_char",
+                title="Thai -> English names (key-value attention)",
+            )
         return run
 
-    history, seconds = fit(model, train_batches, validation_batches, config, verbose=verbose, each_epoch=save,
-                           description=f"the key-value attention model ({config.score} score)")
+    history, seconds = fit(
+        model,
+        train_batches,
+        validation_batches,
+        config,
+        verbose=verbose,
+        each_epoch=save,
+        description=f"the key-value attention model ({config.score} score)",
+    )
     return save(history, seconds)
 
 
 def load_run(model_dir: str | Path):
     """Load ``(model, vocabs, config)`` from a run folder written by :func:`train`."""
-    key_value_attention_class()   # registers the layer, so that Keras can rebuild the model
+    key_value_attention_class()  # registers the layer, so that Keras can rebuild the model
     return load_run_folder(model_dir, TASK.name, NameTransliterationConfig)

@@ -8,8 +8,16 @@ from labs.common import seq2seq
 from labs.common.config import LabConfig
 from labs.common.pipeline import translation_batches
 from labs.common.seeding import rng_for
-from labs.common.training import (TrainedRun, compile_for_training, device_description, fit, load_run_folder,
-                                  prepare_run_folder, save_run, set_seed)
+from labs.common.training import (
+    TrainedRun,
+    compile_for_training,
+    device_description,
+    fit,
+    load_run_folder,
+    prepare_run_folder,
+    save_run,
+    set_seed,
+)
 from labs.common.vocab import Vocabulary
 
 NAME = "toy-reversal"
@@ -33,8 +41,10 @@ def hidden_rows(n: int, seed: int, public: set[str]) -> list[dict]:
 
 
 def vocabularies() -> dict[str, Vocabulary]:
-    return {"source": Vocabulary.from_characters("0123456789", name=f"{NAME} source"),
-            "target": Vocabulary.from_characters("0123456789", name=f"{NAME} target")}
+    return {
+        "source": Vocabulary.from_characters("0123456789", name=f"{NAME} source"),
+        "target": Vocabulary.from_characters("0123456789", name=f"{NAME} target"),
+    }
 
 
 @dataclass(frozen=True)
@@ -61,26 +71,41 @@ def build_model(config: ToyConfig, vocabs: dict[str, Vocabulary]):
     _, state, _ = seq2seq.encode_source(source, len(vocabs["source"]), 8, config.units)
     y = keras.layers.Embedding(len(vocabs["target"]), 8)(target_in)
     s = keras.layers.LSTM(2 * config.units, return_sequences=True)(y, initial_state=state)
-    return keras.Model([source, target_in], keras.layers.Dense(len(vocabs["target"]), activation="softmax")(s))
+    return keras.Model(
+        [source, target_in], keras.layers.Dense(len(vocabs["target"]), activation="softmax")(s)
+    )
 
 
 def train(config: ToyConfig = ToyConfig(), out_dir=None, verbose: int = 0) -> TrainedRun:
     set_seed(config.seed)
     vocabs = vocabularies()
-    train_batches = translation_batches(generate(config.train_size, config.seed), vocabs, config.batch_size, config.seed)
-    validation_batches = translation_batches(generate(config.val_size, config.seed, "dev"), vocabs, config.batch_size)
+    train_batches = translation_batches(
+        generate(config.train_size, config.seed), vocabs, config.batch_size, config.seed
+    )
+    validation_batches = translation_batches(
+        generate(config.val_size, config.seed, "dev"), vocabs, config.batch_size
+    )
     model = build_model(config, vocabs)
     compile_for_training(model, config, train_batches)
     folder = prepare_run_folder(out_dir) if out_dir is not None else None
 
     def save(history, seconds):
-        run = TrainedRun(NAME, model, vocabs, config, history, "nats per character", seconds, device_description())
+        run = TrainedRun(
+            NAME, model, vocabs, config, history, "nats per character", seconds, device_description()
+        )
         if folder is not None:
             save_run(run, folder, title="Toy", history_key="loss_nats_per_char")
         return run
 
-    history, seconds = fit(model, train_batches, validation_batches, config, description="the toy", verbose=verbose,
-                           each_epoch=save)
+    history, seconds = fit(
+        model,
+        train_batches,
+        validation_batches,
+        config,
+        description="the toy",
+        verbose=verbose,
+        each_epoch=save,
+    )
     return save(history, seconds)
 
 
@@ -89,8 +114,9 @@ def load_run(folder):
 
 
 def translate(model, vocabs, texts, *, beam: int = 1, batch_size: int = 1000, step_decoding: bool = True):
-    return seq2seq.translate(model, vocabs, texts, max_length=8, beam=beam, batch_size=batch_size,
-                             step_decoding=step_decoding)
+    return seq2seq.translate(
+        model, vocabs, texts, max_length=8, beam=beam, batch_size=batch_size, step_decoding=step_decoding
+    )
 
 
 def grading_metrics(result: dict, targets: list[dict]) -> dict:
