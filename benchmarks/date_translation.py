@@ -49,7 +49,7 @@ def main() -> None:
     pairs = sample_pairs(HELD_OUT, seed=3, split="test")
     sources = [p["source"] for p in pairs]
     report, tables = {"held_out": HELD_OUT}, {}
-    for name, model_config in (("attention", config), ("baseline", replace(config, attention=False))):
+    for name, model_config in (("attention", config), ("baseline", replace(config, attention="none"))):
         run = train(model_config, verbose=0)
         predictions, seconds = timed_translate(run.model, run.vocabs, sources)
         tables[name] = evaluate.results_table(pairs, predictions)
@@ -68,7 +68,7 @@ def main() -> None:
     small_tables = {}
     for name, small_config in (
         ("attention", DateTranslationConfig.small()),
-        ("baseline", DateTranslationConfig.small(attention=False)),
+        ("baseline", DateTranslationConfig.small(attention="none")),
     ):
         small_run = train(small_config, verbose=0)
         predictions, _ = timed_translate(small_run.model, small_run.vocabs, sources)

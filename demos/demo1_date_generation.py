@@ -55,7 +55,7 @@ from labs.date_generation.config import DateGenerationConfig
 from labs.date_generation.data import IsoDateDistribution, vocabularies
 from labs.date_generation.evaluate import evaluate, format_report, uniqueness, validity
 from labs.date_generation.model import build_model
-from labs.date_generation.sampling import sample
+from labs.date_generation.sampling import sample, sample_one
 from labs.date_generation.train import train
 
 print("Running on the", device_description(), "(tiny configuration)" if TINY else "")
@@ -149,6 +149,20 @@ for name, settings in [
         f"{name:8} valid {validity(samples):6.1%}  unique {uniqueness(samples):6.1%}   "
         f"{'  '.join(samples[:n_show])}"
     )
+
+# %% [markdown]
+# ### The sampling loop, written out
+#
+# `sample` runs the engine over many dates at once; `sample_one` is the same loop for one date, as
+# the slide draws it. With the same seed they draw the same random numbers, so they write the same
+# date.
+
+# %%
+import inspect
+
+print(inspect.getsource(sample_one))
+for seed in range(3):
+    print(sample_one(run.model, run.vocabs, seed=seed), sample(run.model, run.vocabs, 1, seed=seed)[0])
 
 # %% [markdown]
 # ## How good is it?

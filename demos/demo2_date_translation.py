@@ -58,7 +58,7 @@ from labs.date_translation.data import sample_pairs, vocabularies
 from labs.date_translation.formats import FORMATS
 from labs.date_translation.model import build_model
 from labs.date_translation.train import train
-from labs.date_translation.translate import translate
+from labs.date_translation.translate import greedy_translate, translate
 
 print("Running on the", device_description(), "(tiny configuration)" if TINY else "")
 
@@ -119,7 +119,7 @@ evaluate.breakdown(table, "format_id").head(10)
 # %%
 small = DateTranslationConfig.tiny() if TINY else DateTranslationConfig.small()
 tables = {}
-for name, small_config in (("attention", small), ("baseline", replace(small, attention=False))):
+for name, small_config in (("attention", small), ("baseline", replace(small, attention="none"))):
     small_run = train(small_config, verbose=0)
     tables[name] = evaluate.results_table(
         test, [t.output for t in translate(small_run.model, small_run.vocabs, sources)]
@@ -131,6 +131,25 @@ for name, small_config in (("attention", small), ("baseline", replace(small, att
 print(
     evaluate.compare_by_length(tables).to_string(float_format=percent)
 )  # exact match by length, in percent as everywhere
+
+# %% [markdown]
+# ## The decoding loop, written out
+#
+# At inference there is no true previous character: the decoder writes one, and it becomes the
+# next step's input. Here is that loop for one date, as the slide draws it: the encoder once, then
+# one decoder step per character. `translate`, used everywhere else, runs the same steps for many
+# dates at once (and beam search) in the decoding engine; both write the same dates.
+
+# %%
+import inspect
+
+print(inspect.getsource(greedy_translate))
+for text in ["27 January 2018", "๒๗ ม.ค. ๖๑"]:
+    looped, engine = (
+        greedy_translate(run.model, run.vocabs, text),
+        translate(run.model, run.vocabs, [text])[0],
+    )
+    print(f"{text:20} loop: {looped}   engine: {engine.output}")
 
 # %% [markdown]
 # ## Where does the decoder look?

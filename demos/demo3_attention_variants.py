@@ -58,12 +58,34 @@ import pandas as pd
 
 from labs.common.plots import plot_attention, plot_attention_grid
 from labs.common.training import device_description
-from labs.date_translation import attention, bahdanau, transformer, variants
+from labs.date_translation import attention, bahdanau, compare, transformer, variants
 from labs.date_translation.config import DateTranslationConfig
 from labs.date_translation.data import sample_pairs
 from labs.date_translation.translate import translate
 
 print("Running on the", device_description(), "(tiny configuration)" if TINY else "")
+
+# %% [markdown]
+# ## The variants: one record each
+#
+# Every variant is one record in one table (`labs/date_translation/variants.py`): its score in the
+# lecture's letters, what the encoder computes once from `h_j` for that score (its *keys*), the
+# score itself, and the encoder and decoder it runs on (so where the decoder attends). The model,
+# the command line's `--attention` choices and this notebook all read the table.
+
+# %%
+pd.DataFrame(
+    [
+        {
+            "attention": v.name,
+            "score": v.formula,
+            "keys": v.keys.path.split(":")[1] if v.keys else "",
+            "decoder": v.decoder.path.split(":")[0].rsplit(".", 1)[1],
+            "longest source": v.max_source_length or "any",
+        }
+        for v in variants.VARIANTS.values()
+    ]
+).set_index("attention")
 
 # %% [markdown]
 # ## The scores, in code
@@ -74,8 +96,9 @@ print("Running on the", device_description(), "(tiny configuration)" if TINY els
 # `W_k h_j`) is computed once per input by the encoder, not once per output step.
 
 # %%
-print(inspect.getsource(attention.keys))
-print(inspect.getsource(attention.attend))
+print(inspect.getsource(attention.additive_keys))
+print(inspect.getsource(attention.additive_score))
+print(inspect.getsource(attention.scaled_dot_score))
 
 # %% [markdown]
 # ### Bahdanau: the previous state, and the context into the RNN
@@ -114,7 +137,7 @@ config = (
     DateTranslationConfig.tiny(train_size=600) if TINY else DateTranslationConfig(train_size=30_000, epochs=4)
 )
 test = sample_pairs(100 if TINY else 5_000, seed=3, split="test")
-rows, runs = variants.compare(config, test)
+rows, runs = compare.compare(config, test)
 table = pd.DataFrame(rows).set_index("attention").drop(columns="by_length")
 table
 
@@ -136,7 +159,8 @@ plot_attention_grid({name: translate(run.model, run.vocabs, examples) for name, 
 # the map above is their mean. Here they are one by one.
 
 # %%
-heads = variants.head_maps(runs["transformer"], examples[0])  # (H, T + 1, S)
+# (H, T + 1, S): one map per head
+heads = compare.head_maps(runs["transformer"], examples[0])
 translation = translate(runs["transformer"].model, runs["transformer"].vocabs, examples[:1])[0]
 for i, head in enumerate(heads):
     plot_attention(translation.source, translation.output, head, title=f"head {i + 1}")
@@ -149,7 +173,7 @@ for i, head in enumerate(heads):
 
 # %%
 lengths = (20, 40) if TINY else (20, 40, 80, 160)
-pd.DataFrame({name: variants.step_cost(run.model, run.vocabs, lengths) for name, run in runs.items()}).T
+pd.DataFrame({name: compare.step_cost(run.model, run.vocabs, lengths) for name, run in runs.items()}).T
 
 # %% [markdown]
 # ## Questions

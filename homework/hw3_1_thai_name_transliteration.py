@@ -90,7 +90,7 @@ from labs.name_transliteration.config import NameTransliterationConfig
 from labs.name_transliteration.data import sample_names
 from labs.name_transliteration.selftest import selftest
 from labs.name_transliteration.train import train
-from labs.name_transliteration.transliterate import transliterate
+from labs.name_transliteration.transliterate import greedy_transliterate, transliterate
 
 run = results = None  # set by the training and evaluation cells below
 print("Running on the", device_description(), "(tiny configuration)" if TINY else "")
@@ -203,6 +203,19 @@ for i in right_ones + wrong_ones:
     plot_attention(
         result.source, result.output, result.attention, title=f"{result.source} → {result.output}{label}"
     )
+
+# %% [markdown]
+# ## The decoding loop, written out
+#
+# `transliterate` runs many names at once, with beam search, in the decoding engine. Here is its
+# greedy loop for one name: the encoder once (your layer's keys and values come from its states),
+# then one decoder step per letter, each asking your attention where to read.
+
+# %%
+import inspect
+
+print(inspect.getsource(greedy_transliterate))
+print(greedy_transliterate(trained(run).model, run.vocabs, "สมชาย ใจดี"))
 
 # %% [markdown]
 # ## Try your own

@@ -8,11 +8,13 @@ import json
 import numpy as np
 import pytest
 
+from labs.common import seq2seq
+from labs.common.errors import InputError
 from labs.common.pipeline import translation_arrays
-from labs.common.seq2seq import step_decoder
 from labs.date_translation.config import ATTENTIONS, CELLS, DateTranslationConfig
 from labs.date_translation.data import vocabularies
-from labs.date_translation.model import TARGET_LENGTH, attention_model, build_model
+from labs.date_translation.model import attention_model, build_model
+from labs.date_translation.task import TASK
 from labs.date_translation.translate import translate
 
 VOCABS = vocabularies()
@@ -44,7 +46,7 @@ def _arrays(length=None):
 @pytest.mark.parametrize("attention", ATTENTIONS)
 def test_every_variant_keeps_the_translation_signature_for_any_prefix_length(models, attention):
     source, target_in, _ = _arrays()
-    for length in (1, 4, TARGET_LENGTH):
+    for length in (1, 4, TASK.max_output_length):
         probabilities = np.asarray(models[attention]([source, target_in[:, :length]]))
         assert probabilities.shape == (len(SOURCES), length, len(VOCABS["target"]))
         np.testing.assert_allclose(probabilities.sum(-1), 1.0, rtol=1e-5)
@@ -66,7 +68,7 @@ def test_weights_sum_to_one_over_the_real_source_positions(models, attention):
     source, target_in, _ = _arrays(length=40)
     _, weights = attention_model(models[attention])([source, target_in])
     weights = np.asarray(weights)  # (B, T, S)
-    assert weights.shape == (len(SOURCES), TARGET_LENGTH, 40)
+    assert weights.shape == (len(SOURCES), TASK.max_output_length, 40)
     real = source != 0
     np.testing.assert_allclose((weights * real[:, None, :]).sum(-1), 1.0, rtol=1e-4)
     assert np.abs(weights * ~real[:, None, :]).max() < 1e-6  # nothing on padding
@@ -77,8 +79,8 @@ def test_the_bahdanau_step_decoder_equals_its_unrolled_model_on_the_same_prefix(
     model = _build("bahdanau", cell)
     source, target_in, _ = _arrays()
     full = np.asarray(model([source, target_in]))  # (B, T, V), teacher-forced
-    step, state = step_decoder(model, source)
-    for t in range(TARGET_LENGTH):
+    step, state = seq2seq.step_function(model, source)
+    for t in range(TASK.max_output_length):
         probabilities, state, attention = step(target_in[:, t], state)
         np.testing.assert_allclose(probabilities, full[:, t], atol=1e-5)
         assert attention.shape == (len(SOURCES), source.shape[1])
@@ -106,7 +108,7 @@ def test_step_decoding_beam_search_and_the_full_rerun_agree(models, attention):
     if attention != "none":
         for t in stepped:
             assert t.attention.shape == (
-                min(len(t.output) + 1, TARGET_LENGTH),
+                min(len(t.output) + 1, TASK.max_output_length),
                 len(t.source),
             )  # </s> if written
             np.testing.assert_allclose(t.attention.sum(-1), 1.0, rtol=1e-4)
@@ -237,3 +239,106 @@ def test_the_command_line_passes_the_variant_to_the_configuration_and_refuses_an
         ).attention
         == "none"
     )
+
+
+def cosine_keys(config, h):
+    """A toy variant's keys: h_j scaled to unit length, (B, S, 2u)."""
+    import keras
+
+    return keras.layers.UnitNormalization(name="unit_keys")(h)
+
+
+def cosine_score(config, s, memory):
+    """A toy variant's score: e_tj = cos(s_t, h_j), through the same masked softmax and weighted sum."""
+    import keras
+
+    query = keras.layers.UnitNormalization(name="unit_query")(s)
+    attention = keras.layers.Attention(score_mode="dot", name="attention")
+    return attention(
+        [query, memory["h"], memory["keys"]], mask=[None, memory["source_mask"]], return_attention_scores=True
+    )
+
+
+def test_a_new_variant_is_one_record_that_the_config_the_model_and_decoding_read():
+    from labs.date_translation import variants
+    from labs.tasks import Ref
+
+    toy = variants.Variant(
+        "cosine",
+        "e_tj = cos(s_t, h_j)",
+        keys=Ref("tests.test_attention_variants:cosine_keys"),
+        score=Ref("tests.test_attention_variants:cosine_score"),
+    )
+    variants.register(toy)
+    try:
+        with pytest.raises(ValueError, match="already a variant"):
+            variants.register(toy)
+        config = DateTranslationConfig.tiny(attention="cosine")
+        assert config.attends
+        model = _build("cosine")
+        assert model.get_layer("encoder").get_layer("unit_keys") is not None
+        source, target_in, _ = _arrays()
+        probabilities = np.asarray(model([source, target_in]))
+        assert probabilities.shape == (len(SOURCES), TASK.max_output_length, len(VOCABS["target"]))
+        stepped = translate(model, VOCABS, SOURCES)
+        rerun = translate(model, VOCABS, SOURCES, step_decoding=False)
+        assert [t.output for t in stepped] == [t.output for t in rerun]
+        assert all(t.attention is not None for t in stepped)
+    finally:
+        del variants.VARIANTS["cosine"]
+    with pytest.raises(InputError, match="attention must be one of"):
+        DateTranslationConfig.tiny(attention="cosine")
+
+
+def test_attention_is_a_variant_name_not_a_boolean():
+    with pytest.raises(InputError, match="attention must be one of"):
+        DateTranslationConfig(attention=True)
+    with pytest.raises(InputError, match="attention must be one of"):
+        DateTranslationConfig(attention=False)
+
+
+@pytest.mark.parametrize("attention", ATTENTIONS)
+def test_the_greedy_loop_written_out_writes_what_the_engine_writes(models, attention):
+    from labs.date_translation.translate import greedy_translate
+
+    for text in SOURCES:
+        assert (
+            greedy_translate(models[attention], VOCABS, text)
+            == translate(models[attention], VOCABS, [text])[0].output
+        )
+
+
+@pytest.mark.parametrize("attention", ["luong-additive", "bahdanau"])
+def test_run_folders_whose_memory_is_a_list_still_load_and_decode(attention):
+    """Run folders saved before the encoder's memory was named ({h, keys, source_mask}) hold it as a list."""
+    from labs.date_translation.train import load_run
+    from tests.conftest import REPO_ROOT
+
+    model, vocabs, config = load_run(REPO_ROOT / "tests" / "fixtures" / "lab2-runs-list-memory" / attention)
+    assert config.attention == attention
+    assert isinstance(model.get_layer("encoder").output["memory"], list)
+    stepped = translate(model, vocabs, SOURCES, beam=2)
+    rerun = translate(model, vocabs, SOURCES, beam=2, step_decoding=False)
+    assert [t.alternatives for t in stepped] == [t.alternatives for t in rerun]
+    assert all(t.attention is not None for t in stepped)
+
+
+def test_every_record_names_functions_that_exist_and_the_cli_offers_every_variant():
+    from labs.date_translation import variants
+
+    for variant in variants.VARIANTS.values():
+        for ref in (variant.keys, variant.score, variant.encoder, variant.decoder):
+            if ref is not None:
+                assert callable(ref.resolve()), ref.path
+        assert variant.formula
+    assert ATTENTIONS == tuple(variants.VARIANTS)
+    import argparse
+
+    from labs.cli import _build_parser
+
+    def commands(parser):
+        return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+
+    train = commands(commands(_build_parser())["train"])["date-translation"]
+    attention = next(a for a in train._actions if a.dest == "config_attention")
+    assert tuple(attention.choices) == ATTENTIONS

@@ -108,7 +108,7 @@ def test_the_architecture_is_read_from_the_real_layer_graph_not_from_decoys():
     assert {"Bidirectional", "LSTM", "AdditiveAttention", "Dense"} <= check_config(
         _model_config(model)
     ).classes
-    baseline, _ = _lab2_model(DateTranslationConfig.tiny(attention=False))
+    baseline, _ = _lab2_model(DateTranslationConfig.tiny(attention="none"))
     config = _decoyed(_model_config(baseline))
     assert check_config(config).allowed and "AdditiveAttention" not in check_config(config).classes
     deep = {"class_name": "Functional", "config": {"layers": []}}
@@ -402,7 +402,7 @@ def _model_file(root: Path, config: dict, like: bytes, name: str) -> bytes:
     """A model.keras holding ``config`` and the weights of a model saved with it (``like`` gives metadata)."""
     from labs.date_translation.config import DateTranslationConfig
 
-    model, _ = _lab2_model(DateTranslationConfig.tiny(attention=False))
+    model, _ = _lab2_model(DateTranslationConfig.tiny(attention="none"))
     model.save(root / f"{name}.keras")
     weights = zipfile.ZipFile(root / f"{name}.keras").read("model.weights.h5")
     buffer = io.BytesIO()
@@ -526,7 +526,7 @@ def lab2_submissions(tmp_path_factory):
             **good,
             "model.keras": _model_file(
                 root,
-                _decoyed(_model_config(_lab2_model(DateTranslationConfig.tiny(attention=False))[0])),
+                _decoyed(_model_config(_lab2_model(DateTranslationConfig.tiny(attention="none"))[0])),
                 good["model.keras"],
                 "baseline",
             ),

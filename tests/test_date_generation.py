@@ -68,6 +68,17 @@ def test_sampling_is_deterministic_for_a_seed(tiny_run):
     assert len(set(sample(run.model, {"target": VOCAB}, 20, greedy=True))) == 1  # greedy: one answer
 
 
+def test_the_sampling_loop_written_out_draws_what_the_engine_draws(tiny_run):
+    from labs.date_generation.sampling import sample_one
+
+    run, _ = tiny_run
+    for seed, temperature in [(0, 1.0), (1, 0.7), (2, 1.5), (3, 1.0)]:
+        looped = sample_one(run.model, {"target": VOCAB}, temperature=temperature, seed=seed)
+        assert looped == sample(run.model, {"target": VOCAB}, 1, temperature=temperature, seed=seed)[0]
+    drawn = {sample_one(run.model, {"target": VOCAB}, seed=seed) for seed in range(8)}
+    assert len(drawn) > 1  # the seed matters: the loop samples, it does not take the argmax
+
+
 def test_choose_next_greedy_top_k_temperature_and_banned_tokens():
     probabilities = np.array([[0.0, 0.5, 0.0, 0.1, 0.2, 0.3, 0.4]])  # <s> and <unk> carry mass
     assert choose_next(probabilities, greedy=True)[0] == 6  # <s> (id 1) is never emitted

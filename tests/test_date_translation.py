@@ -5,15 +5,16 @@ import json
 import numpy as np
 import pytest
 
+from labs.common import seq2seq
 from labs.common.decoding import decode_steps
 from labs.common.errors import InputError
 from labs.common.pipeline import translation_arrays
 from labs.common.seq2seq import attention_model as build_attention_model
-from labs.common.seq2seq import step_decoder
 from labs.date_translation import evaluate
 from labs.date_translation.config import DateTranslationConfig
 from labs.date_translation.data import sample_pairs, vocabularies
-from labs.date_translation.model import TARGET_LENGTH, build_model
+from labs.date_translation.model import build_model
+from labs.date_translation.task import TASK
 from labs.date_translation.train import load_run, train
 from labs.date_translation.translate import translate
 
@@ -40,14 +41,14 @@ def _arrays(texts, length=None):
     return translation_arrays(pairs, VOCABS, source_length=length)
 
 
-@pytest.mark.parametrize("attention", [True, False])
+@pytest.mark.parametrize("attention", ["luong-additive", "none"])
 def test_model_signature(attention):
     model = build_model(
         DateTranslationConfig.tiny(attention=attention), len(VOCABS["source"]), len(VOCABS["target"])
     )
     source, target_in, _ = _arrays(SOURCES)
     probabilities = np.asarray(model([source, target_in]))
-    assert probabilities.shape == (len(SOURCES), TARGET_LENGTH, len(VOCABS["target"]))
+    assert probabilities.shape == (len(SOURCES), TASK.max_output_length, len(VOCABS["target"]))
     np.testing.assert_allclose(probabilities.sum(-1), 1.0, rtol=1e-5)
 
 
@@ -71,7 +72,7 @@ def test_attention_weights_sum_to_one_over_the_real_source_positions(model):
 def test_step_decoder_agrees_with_the_full_model_on_the_same_prefix(model):
     source, target_in, _ = _arrays(SOURCES)
     full, full_weights = (np.asarray(x) for x in build_attention_model(model)([source, target_in]))
-    step, state = step_decoder(model, source)
+    step, state = seq2seq.step_function(model, source)
     for t in range(target_in.shape[1]):
         probabilities, state, weights = step(target_in[:, t], state)
         np.testing.assert_allclose(probabilities, full[:, t], atol=1e-5)
@@ -94,9 +95,9 @@ def test_beam_width_one_is_greedy(tiny_run):
     from labs.common.decoding import beam_search
 
     source = VOCABS["source"].encode_batch(sources)
-    step, state = step_decoder(run.model, source)
-    greedy = decode_steps(step, state, len(sources), max_length=TARGET_LENGTH, greedy=True)
-    single = beam_search(step, state, len(sources), beam_width=1, max_length=TARGET_LENGTH)[0]
+    step, state = seq2seq.step_function(run.model, source)
+    greedy = decode_steps(step, state, len(sources), max_length=TASK.max_output_length, greedy=True)
+    single = beam_search(step, state, len(sources), beam_width=1, max_length=TASK.max_output_length)[0]
     np.testing.assert_array_equal(single.tokens, greedy.tokens)
     assert [t.output for t in translate(run.model, run.vocabs, sources, beam=1)] == [
         VOCABS["target"].decode(row) for row in greedy.tokens

@@ -7,16 +7,17 @@ import numpy as np
 import pytest
 
 from homework.kv_attention import KeyValueAttention
+from labs.common import seq2seq
 from labs.common.files import read_csv
 from labs.common.pipeline import translation_arrays
 from labs.common.seq2seq import attention_model as build_attention_model
-from labs.common.seq2seq import step_decoder
 from labs.name_transliteration import evaluate, selftest
 from labs.name_transliteration.config import NameTransliterationConfig
 from labs.name_transliteration.data import sample_names, vocabularies
 from labs.name_transliteration.model import build_model
+from labs.name_transliteration.task import TASK
 from labs.name_transliteration.train import load_run, train
-from labs.name_transliteration.transliterate import MAX_OUTPUT_LENGTH, transliterate
+from labs.name_transliteration.transliterate import transliterate
 from tests.conftest import REPO_ROOT
 
 VOCABS = vocabularies()
@@ -101,11 +102,22 @@ def test_model_signature_and_padding(model):
 def test_step_decoder_agrees_with_the_full_model(model):
     source, target_in, _ = _arrays(NAMES)
     full, full_weights = (np.asarray(x) for x in build_attention_model(model)([source, target_in]))
-    step, state = step_decoder(model, source)
+    step, state = seq2seq.step_function(model, source)
     for t in range(target_in.shape[1]):
         probabilities, state, weights = step(target_in[:, t], state)
         np.testing.assert_allclose(probabilities, full[:, t], atol=1e-5)
         np.testing.assert_allclose(weights, full_weights[:, t], atol=1e-5)
+
+
+def test_the_greedy_loop_written_out_writes_what_the_engine_writes(model, tiny_run):
+    from labs.name_transliteration.transliterate import greedy_transliterate
+
+    for network in (model, tiny_run[0].model):
+        for name in ["สมชาย ใจดี", "ปวีณา รัตนพงศ์", "ก"]:
+            assert (
+                greedy_transliterate(network, VOCABS, name)
+                == transliterate(network, VOCABS, [name])[0].output
+            )
 
 
 def test_training_saves_a_run_that_loads_and_transliterates(tiny_run):
@@ -125,7 +137,7 @@ def test_training_saves_a_run_that_loads_and_transliterates(tiny_run):
     assert all(len(t.alternatives) == 3 and len(set(t.alternatives)) == 3 for t in top)
     result = loaded[0]
     # one row per output character and </s> (an untrained model may stop only at the length limit)
-    assert result.attention.shape == (min(len(result.output) + 1, MAX_OUTPUT_LENGTH), len(result.source))
+    assert result.attention.shape == (min(len(result.output) + 1, TASK.max_output_length), len(result.source))
 
 
 # ---- the metrics ----

@@ -29,3 +29,12 @@ class LabConfig:
     def from_dict(cls, values: dict):
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in values.items() if k in known})
+
+
+class EncoderDecoderConfig(LabConfig):
+    """Base of the configurations of lab 2 and the homework, whose encoder reads the source both ways."""
+
+    @property
+    def decoder_units(self) -> int:
+        """The decoder's width, 2u: as wide as the encoder's two directions (``units`` each) side by side."""
+        return 2 * self.units

@@ -1,12 +1,15 @@
-"""Decoding: turn a model's next-token probabilities into sequences, one step at a time.
+"""Decoding, the engine: turn a model's next-token probabilities into sequences, one step at a time.
 
-A *step function* is the contract every lab's model meets for decoding:
+It knows nothing about a lab or a network: it drives a *step function*, the contract every
+lab's model meets for decoding (:func:`labs.common.seq2seq.step_function` for lab 2's and the
+homework's, ``labs/date_generation/model.py`` for lab 1's):
 
     step(tokens, state) -> (probabilities, new_state, attention)
         tokens:        int32 (batch,)          the token each sequence emitted last
         probabilities: float (batch, vocab)    the model's distribution over the next token
-        state:         a list of arrays, batch first (RNN states, encoder outputs), or None at
-                       the first step; beam search reorders its rows as beams are kept or dropped.
+        state:         arrays, batch first (RNN states, encoder outputs), in any structure of
+                       tuples, lists and dicts, or None at the first step; beam search reorders
+                       their rows as beams are kept or dropped.
                        The arrays may be framework tensors: they then stay on their device
                        (copying encoder outputs to NumPy at every step would cost more than
                        the step itself)
@@ -23,18 +26,20 @@ Choosing the next token (:func:`choose_next`):
 - **top-k**: sample only among the ``k`` most probable tokens.
 
 All randomness comes from a NumPy generator seeded by the caller, so the same seed gives the
-same samples.
+same samples. Around those: :func:`translate_texts` (texts in batches, greedy or beam search, into
+:class:`Translation` records) and :func:`cached` (what a step function compiles, kept per model).
 """
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from labs.common.errors import InputError
-from labs.common.vocab import END_ID, PAD_ID, START_ID, UNK_ID
+from labs.common.vocab import END_ID, PAD_ID, START_ID, UNK_ID, Vocabulary
 
 StepFunction = Callable[[np.ndarray, Any], tuple[np.ndarray, Any, "np.ndarray | None"]]
 NEVER_EMITTED = (PAD_ID, START_ID, UNK_ID)
@@ -96,6 +101,19 @@ class Decoded:
     tokens: np.ndarray  # int32 (batch, length): emitted tokens, </s> included, 0 after it
     log_probs: np.ndarray  # float (batch,): total log-probability of each sequence
     attention: np.ndarray | None  # float (batch, length, source), or None for models without attention
+
+
+def _map_arrays(function, structure):
+    """``function`` applied to every array of a nest of tuples (named ones too), lists and dicts."""
+    if structure is None:
+        return None
+    if isinstance(structure, dict):
+        return {key: _map_arrays(function, value) for key, value in structure.items()}
+    if isinstance(structure, tuple) and hasattr(structure, "_fields"):
+        return type(structure)(*(_map_arrays(function, value) for value in structure))
+    if isinstance(structure, (list, tuple)):
+        return type(structure)(_map_arrays(function, value) for value in structure)
+    return function(structure)
 
 
 def _rows(array, index: np.ndarray):
@@ -191,7 +209,8 @@ def beam_search(
     if beam_width < 1:
         raise InputError(f"beam width must be 1 or more, got {beam_width}")
     k = beam_width
-    state = None if state is None else [_repeat_rows(s, k) for s in state]  # (batch * k, ...)
+    # every array (batch, ...) -> (batch * k, ...): k beams per input
+    state = _map_arrays(lambda array: _repeat_rows(array, k), state)
     tokens = np.full((batch_size * k,), start_id, dtype=np.int32)
     history = np.zeros((batch_size * k, 0), dtype=np.int32)  # (batch * k, steps)
     attention_history = None
@@ -222,7 +241,7 @@ def beam_search(
         finished = finished[rows, parents] | (chosen == end_id)
         tokens = chosen.reshape(-1)
         history = np.concatenate([history[flat_parents], tokens[:, None]], axis=1)
-        state = None if state is None else [_rows(s, flat_parents) for s in state]
+        state = _map_arrays(lambda array, rows=flat_parents: _rows(array, rows), state)
         if attention is not None:
             step_attention = np.asarray(attention)[flat_parents][:, None, :]  # (batch * k, 1, source)
             attention_history = (
@@ -288,3 +307,61 @@ def full_language_model_step(model) -> StepFunction:
         return np.asarray(model.predict_on_batch(prefix))[:, -1], prefix, None
 
     return step
+
+
+@dataclass
+class Translation:
+    """One decoded text: the source, the best output, its attention, and every beam's output."""
+
+    source: str
+    # the best output
+    output: str
+    # (len(output) + 1, len(source)): one row per output character and </s>; None without attention
+    attention: np.ndarray | None
+    # every beam's output, best first (just [output] for greedy)
+    alternatives: list[str]
+
+
+def translate_texts(
+    texts: list[str],
+    vocabs: dict[str, Vocabulary],
+    make_step: Callable,
+    *,
+    max_length: int,
+    beam: int = 1,
+    batch_size: int = 10_000,
+) -> list[Translation]:
+    """Decode ``texts`` in batches: greedy (``beam=1``) or beam search, keeping the top ``beam`` outputs.
+
+    ``make_step(source)`` gives a step function and its first state for one batch of encoded
+    sources (B, S). Characters outside the source vocabulary become ``<unk>``.
+    """
+    results: list[Translation] = []
+    for first in range(0, len(texts), batch_size):
+        batch = texts[first : first + batch_size]
+        # source (B, S)
+        step, state = make_step(vocabs["source"].encode_batch(batch, unknown="unk"))
+        if beam > 1:
+            ranked = beam_search(step, state, len(batch), beam_width=beam, max_length=max_length)
+        else:
+            ranked = [decode_steps(step, state, len(batch), max_length=max_length, greedy=True)]
+        for row, text in enumerate(batch):
+            outputs = [vocabs["target"].decode(decoded.tokens[row]) for decoded in ranked]
+            attention = ranked[0].attention
+            weights = None if attention is None else attention[row, : len(outputs[0]) + 1, : len(text)]
+            results.append(Translation(text, outputs[0], weights, outputs))
+    return results
+
+
+_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def cached(owner, key: str, build: Callable[[], Any]) -> Any:
+    """``build()``, once per ``owner`` (a model) and ``key``: what a step function compiles for a model.
+
+    The cache holds the owner weakly, so a model that is no longer used is freed with its graphs.
+    """
+    kept = _CACHE.setdefault(owner, {})
+    if key not in kept:
+        kept[key] = build()
+    return kept[key]

@@ -1,72 +1,92 @@
-"""The encoder-decoder that lab 2 and the homework share: its encoder, how its halves are wired, how it
-translates.
+"""The encoder-decoder contract that lab 2 and the homework share: its encoder, how its halves are wired, and
+one step of decoding.
 
 Each lab's ``model.py`` builds its network as two Keras models, and wires them once (:func:`connect`):
 
-    encoder: source (batch, S) -> {"memory": [...], "state": [...]}
-        memory: what every output step reads: the encoder states h_j (batch, S, 2u), the source
-                mask (batch, S), and what is computed from h_j once (lab 2's keys U_a h_j)
+    encoder: source (B, S) -> {"memory": {...}, "state": [...]}
+        memory: what every output step reads, computed once per source: the encoder states
+                ``h`` (B, S, 2u), the ``source_mask`` (B, S), and what a score computes from h_j
+                alone (lab 2's ``keys``, U_a h_j)
         state:  the decoder's first state (the encoder's final states)
-    decoder: {"target_in": (batch, T), "memory": [...], "state": [...]}
-        -> {"probabilities": (batch, T, V), "attention": (batch, T, S), "state": [...]}
+    decoder: {"target_in": (B, T), "memory": {...}, "state": [...]}
+        -> {"probabilities": (B, T, V), "attention": (B, T, S), "state": [...]}
 
-(a model without attention has no ``"attention"``, and may need no ``"memory"``). Two kinds of
-decoder are special: one that reads a *single* character per call (Bahdanau's, whose step needs
-the previous step's context: ``target_in`` is (batch, 1)) is unrolled over the target
-(:func:`unroll`); one with no ``"state"`` (the Transformer's) re-reads its whole prefix at every
-step. From that one definition come three uses:
+(a model without attention has no ``"attention"`` and no ``"memory"``; run folders saved before
+the memory was named hold it as a list, ``[h, keys, source_mask]``, which works the same: nothing
+here looks inside it). Two kinds of decoder are special: one that reads a *single* character per call
+(Bahdanau's, whose step needs the previous step's context: ``target_in`` is (B, 1)) is unrolled
+over the target for training (:func:`unroll`); one with no ``"state"`` (the Transformer's)
+re-reads its whole prefix at every step. From that one definition come:
 
 - the training model: ``(source, target_in) -> probabilities``, the decoder over the whole
-  target at once, with teacher forcing;
+  target at once, with teacher forcing (:func:`connect`);
 - the attention view (:func:`attention_model`): the same with the weights as a second output;
-- the step decoder (:func:`step_decoder`): the encoder once per input, then the same decoder on
-  one character at a time, carrying its state (what greedy and beam search drive).
+- decoding, one step at a time: :func:`encode` once per source gives a :class:`DecoderState`,
+  and :func:`step` writes one character from it. That is all a greedy loop needs::
+
+      state = seq2seq.encode(model, source)
+      for t in range(max_length):
+          p, state, a = seq2seq.step(model, token, state)
+
+  and all that :mod:`labs.common.decoding` (greedy, sampling, beam search, in batches) drives
+  through :func:`step_function`.
 """
 
 from __future__ import annotations
 
-import weakref
-from dataclasses import dataclass
-from typing import Callable
+from typing import Any, NamedTuple
 
+import keras
 import numpy as np
+import tensorflow as tf
 
-from labs.common.decoding import beam_search, decode_steps, full_model_step
-from labs.common.vocab import Vocabulary
+from labs.common import decoding
 
 
 def inputs():
     """The translation signature's two inputs: ``source`` (batch, S) and ``target_in`` (batch, T)."""
-    import keras
-
     return (
         keras.Input(shape=(None,), dtype="int32", name="source"),
         keras.Input(shape=(None,), dtype="int32", name="target_in"),
     )
 
 
+def inputs_like(structure, names: tuple[str, ...] = ()):
+    """Keras inputs shaped like ``structure``'s tensors (an encoder's outputs), for the decoder to take.
+
+    A dict's inputs are named by its keys; a list's by ``names``, in order.
+    """
+    if isinstance(structure, dict):
+        return {
+            name: keras.Input(shape=t.shape[1:], dtype=t.dtype, name=name) for name, t in structure.items()
+        }
+    return [keras.Input(shape=t.shape[1:], dtype=t.dtype, name=name) for t, name in zip(structure, names)]
+
+
 def encode_source(source, vocab_size: int, embedding_dim: int, units: int, dropout: float = 0.0):
-    """The shared encoder: source (batch, S) -> h (batch, S, 2u), first decoder state [(batch, 2u)] * 2, mask
-    (batch, S).
+    """The shared encoder: source (B, S) -> h (B, S, 2u), the decoder's first state [(B, 2u)] * 2, mask.
 
     A bidirectional LSTM reads the source characters both ways, so each h_j knows its
     neighbours on both sides; its two final states, side by side, start the decoder. With
     ``dropout``, training drops that share of the source embeddings (the model cannot lean on
     any one of them, which helps it with words it never saw).
     """
-    import keras
-
-    source_mask = keras.ops.not_equal(source, 0)  # (batch, S)
+    # (B, S)
+    source_mask = keras.ops.not_equal(source, 0)
+    # (B, S, e)
     x = keras.layers.Embedding(vocab_size, embedding_dim, mask_zero=True, name="source_embedding")(source)
     if dropout:
-        x = keras.layers.Dropout(dropout, name="source_dropout")(x)  # (batch, S, e)
-    h, forward_h, forward_c, backward_h, backward_c = keras.layers.Bidirectional(
+        x = keras.layers.Dropout(dropout, name="source_dropout")(x)
+    bilstm = keras.layers.Bidirectional(
         keras.layers.LSTM(units, return_sequences=True, return_state=True), name="bilstm"
-    )(x)  # h (batch, S, 2u)
+    )
+    # h_j (B, S, 2u); each direction's final h and c (B, u)
+    h, forward_h, forward_c, backward_h, backward_c = bilstm(x)
+    # [h, c] (B, 2u) each
     state = [
-        keras.layers.Concatenate(name="first_h")([forward_h, backward_h]),  # (batch, 2u)
+        keras.layers.Concatenate(name="first_h")([forward_h, backward_h]),
         keras.layers.Concatenate(name="first_c")([forward_c, backward_c]),
-    ]  # (batch, 2u)
+    ]
     return h, state, source_mask
 
 
@@ -82,9 +102,8 @@ def connect(encoder, decoder, source, target_in, steps: int | None = None) -> di
             )
         return unroll(decoder, encoder(source), target_in, steps)
     inputs = {"target_in": target_in, **encoder(source)}
-    return decoder(
-        {name: value for name, value in inputs.items() if name in decoder.input}
-    )  # no "state": a Transformer
+    # a Transformer's decoder takes no "state"; a baseline's no "memory"
+    return decoder({name: value for name, value in inputs.items() if name in decoder.input})
 
 
 def reads_one_step(decoder) -> bool:
@@ -97,24 +116,26 @@ def unroll(decoder, encoded: dict, target_in, steps: int) -> dict:
 
     ``target_in`` (B, T), T <= ``steps``, is padded to ``steps`` columns, the decoder runs on
     each in turn, and the outputs are cut back to T: (B, T, V) probabilities, (B, T, S) weights.
-    A longer ``target_in`` is an error (:func:`translate` never writes past ``max_length``).
+    A longer ``target_in`` is an error (decoding never writes past the task's longest output).
     """
-    import keras
-    from keras import ops
-
-    padding = ops.tile(ops.zeros_like(target_in[:, :1]), [1, steps])  # (B, steps) of <pad>
-    padded = ops.concatenate([target_in, padding], axis=1)[:, :steps]  # (B, steps)
+    ops = keras.ops
+    # (B, steps): target_in, then <pad>
+    padding = ops.tile(ops.zeros_like(target_in[:, :1]), [1, steps])
+    padded = ops.concatenate([target_in, padding], axis=1)[:, :steps]
     memory, state, written = encoded.get("memory", []), encoded["state"], {}
-    for t in range(steps):  # y_{t-1} -> s_t, c_t, p_t
+    # y_{t-1} -> s_t, c_t, p_t, one position at a time
+    for t in range(steps):
         outputs = decoder({"target_in": padded[:, t : t + 1], "memory": memory, "state": state})
         state = outputs["state"]
         for name in ("probabilities", "attention"):
             if name in outputs:
-                written.setdefault(name, []).append(outputs[name])  # (B, 1, ...)
-    # T is unknown while the graph is built, so the positions to keep are counted from the data.
-    first_T = ops.cumsum(ops.ones_like(target_in[0]), axis=0) - 1  # 0, 1, ..., T-1
+                # (B, 1, ...)
+                written.setdefault(name, []).append(outputs[name])
+    # T is unknown while the graph is built, so the positions to keep are counted from the data: 0 .. T-1.
+    first_T = ops.cumsum(ops.ones_like(target_in[0]), axis=0) - 1
+    # (B, T, ...)
     return {
-        name: ops.take(keras.layers.Concatenate(axis=1)(parts), first_T, axis=1)  # (B, T, ...)
+        name: ops.take(keras.layers.Concatenate(axis=1)(parts), first_T, axis=1)
         for name, parts in written.items()
     }
 
@@ -144,32 +165,26 @@ class AttentionView:
     """A model's encoder and decoder run on the inputs it gets, the weights kept: a second output.
 
     It calls the model's own two halves on tensors (compiled to a TensorFlow graph once, as
-    :func:`step_decoder` does); it does not wire them into a new Keras graph. Keras 3.13 (Colab's
+    :func:`step` does); it does not wire them into a new Keras graph. Keras 3.13 (Colab's
     release) cannot wire its attention layers again once they have run with
     ``return_attention_scores=True``: ``Cannot convert '((None, 1, 32), (None, 1, None))' to a shape``.
     """
 
     def __init__(self, encoder, decoder, steps: int | None = None):
-        import tensorflow as tf
-
-        def encode(
-            source,
-        ):  # plain tensors out: the decoder takes the source mask as an input, not as h_j's Keras mask
+        # plain tensors out: the decoder takes the source mask as an input, not as h_j's Keras mask
+        def encode(source):
             return tf.nest.map_structure(tf.identity, encoder(source))
 
+        # (B, T, V), (B, T, S)
         def run(source, target_in):
             outputs = connect(encode, decoder, source, target_in, steps)
-            return outputs["probabilities"], outputs["attention"]  # (B, T, V), (B, T, S)
+            return outputs["probabilities"], outputs["attention"]
 
-        self._run = tf.function(
-            run, reduce_retracing=True, autograph=False
-        )  # no Python control flow on tensors
+        # no Python control flow on tensors: nothing for autograph to convert
+        self._run = tf.function(run, reduce_retracing=True, autograph=False)
 
     def __call__(self, inputs):
-        """``[source (B, S), target_in (B, T)]`` -> ``[probabilities (B, T, V), weights (B, T, S)]`` as
-        tensors."""
-        import tensorflow as tf
-
+        """``[source (B, S), target_in (B, T)]`` -> ``[probabilities (B, T, V), weights (B, T, S)]``."""
         source, target_in = (tf.convert_to_tensor(np.asarray(x), dtype=tf.int32) for x in inputs)
         return list(self._run(source, target_in))
 
@@ -178,116 +193,97 @@ class AttentionView:
         return [np.asarray(x) for x in self(inputs)]
 
 
-_COMPILED = weakref.WeakKeyDictionary()  # model -> its encoder and decoder, each compiled once
+class DecoderState(NamedTuple):
+    """What decoding carries from one step to the next, batch first in every array.
 
-
-def step_decoder(model, source: np.ndarray):
-    """A :mod:`labs.common.decoding` step function for ``source`` (batch, S), and its first state.
-
-    The state is ``[*memory, *decoder state]``: the encoder's output, computed once, then the
-    decoder's state after each step; for a decoder without a state (a Transformer), the prefix
-    written so far, which it re-reads at every step. Encoder and decoder are compiled to TensorFlow graphs
-    once
-    per model (run layer by layer, eagerly, the encoder alone would cost more than all the
-    steps); the state stays as tensors on the device between steps, and only the small outputs
-    (probabilities, attention weights) come back to NumPy.
+    ``memory``: the encoder's output that every step reads, as the encoder gives it (h_j, the
+    source mask, keys), unchanged from step to step; ``carried``: the decoder's recurrent state
+    after the last step ([s, c] for an LSTM), or, for a decoder without one (a Transformer), the
+    prefix written so far (B, t), which it re-reads.
     """
-    import tensorflow as tf
 
-    if not is_two_part(model):  # a model from elsewhere: re-run it whole on every prefix
-        return full_model_step(model, source)
-    if model not in _COMPILED:
+    memory: Any
+    carried: list
+
+
+def rereads_prefix(decoder) -> bool:
+    """Whether ``decoder`` keeps no state between steps (a Transformer's): each step re-reads its prefix."""
+    return "state" not in decoder.input
+
+
+def encode(model, source) -> DecoderState:
+    """The encoder, once per source (B, S): the first :class:`DecoderState`."""
+    run_encoder, _ = _compiled(model)
+    decoder = model.get_layer("decoder")
+    encoded = run_encoder(tf.convert_to_tensor(np.asarray(source), dtype=tf.int32))
+    if rereads_prefix(decoder):
+        return DecoderState(encoded.get("memory"), [tf.zeros((len(source), 0), dtype=tf.int32)])
+    return DecoderState(encoded.get("memory"), list(encoded["state"]))
+
+
+def step(model, tokens, state: DecoderState):
+    """One output step: the last characters written, tokens (B,) -> p_t (B, V), the next state, a_t (B, S).
+
+    The attention weights a_t are None for a model without attention. The state stays as tensors
+    on the device; only p_t and a_t come back as NumPy arrays.
+    """
+    _, run_decoder = _compiled(model)
+    # (B, 1): the character each sequence wrote last
+    y = tf.convert_to_tensor(np.asarray(tokens)[:, None], dtype=tf.int32)
+    decoder = model.get_layer("decoder")
+    if rereads_prefix(decoder):
+        # (B, t): the whole prefix, the newest character last
+        prefix = tf.concat([state.carried[0], y], axis=1)
+        inputs, carried = {"target_in": prefix}, [prefix]
+    else:
+        inputs, carried = {"target_in": y, "state": list(state.carried)}, None
+    if state.memory is not None:
+        inputs["memory"] = state.memory
+    outputs = run_decoder(inputs)
+    attention = outputs.get("attention")
+    return (
+        outputs["probabilities"][:, -1].numpy(),
+        DecoderState(state.memory, carried or list(outputs["state"])),
+        None if attention is None else attention[:, -1].numpy(),
+    )
+
+
+def step_function(model, source):
+    """A :mod:`labs.common.decoding` step function over ``model`` for ``source`` (B, S), and its first state.
+
+    A model that is not built from an encoder and a decoder (a student's may not be) is re-run
+    whole on every prefix instead (:func:`labs.common.decoding.full_model_step`).
+    """
+    if not is_two_part(model):
+        return decoding.full_model_step(model, source)
+    return (lambda tokens, state: step(model, tokens, state)), encode(model, source)
+
+
+def stepper(model, *, steps: int, step_decoding: bool = True):
+    """``source (B, S) -> (step function, first state)`` for :func:`labs.common.decoding.translate_texts`.
+
+    ``step_decoding=False`` re-runs the whole model on every prefix instead (the generic decoder the
+    autograder uses on any model with the translation signature); the outputs are the same.
+    ``steps``: the longest output, how far a one-character decoder's attention view unrolls.
+    """
+    if step_decoding:
+        return lambda source: step_function(model, source)
+    viewed = attention_model(model, steps=steps) or model
+    return lambda source: decoding.full_model_step(viewed, source)
+
+
+def _compiled(model):
+    """``model``'s encoder and decoder, each compiled to a TensorFlow graph once per model.
+
+    Run layer by layer, eagerly, the encoder alone would cost more than all the steps. There is no
+    Python control flow inside, so nothing for autograph to convert.
+    """
+
+    def compile_halves():
         encoder, decoder = model.get_layer("encoder"), model.get_layer("decoder")
-        # No Python control flow inside, so nothing for autograph to convert.
-        _COMPILED[model] = (
+        return (
             tf.function(lambda x: encoder(x, training=False), reduce_retracing=True, autograph=False),
             tf.function(lambda x: decoder(x, training=False), reduce_retracing=True, autograph=False),
         )
-    run_encoder, run_decoder = _COMPILED[model]
-    encoded = run_encoder(tf.convert_to_tensor(np.asarray(source)))
-    memory = list(encoded.get("memory", []))
-    n = len(memory)
-    rereads_prefix = "state" not in model.get_layer("decoder").input
 
-    def step(tokens, state):
-        tokens = tf.convert_to_tensor(tokens[:, None], dtype=tf.int32)  # (batch, 1)
-        if rereads_prefix:
-            prefix = tf.concat([state[n], tokens], axis=1)  # (batch, t)
-            inputs = {"target_in": prefix}
-        else:
-            inputs = {"target_in": tokens, "state": list(state[n:])}
-        if n:
-            inputs["memory"] = list(state[:n])
-        outputs = run_decoder(inputs)
-        attention = outputs.get("attention")
-        carried = [prefix] if rereads_prefix else outputs["state"]
-        return (
-            outputs["probabilities"][:, -1].numpy(),
-            [*state[:n], *carried],
-            None if attention is None else attention[:, -1].numpy(),
-        )
-
-    first = [tf.zeros((len(source), 0), dtype=tf.int32)] if rereads_prefix else list(encoded["state"])
-    return step, [*memory, *first]
-
-
-@dataclass
-class Translation:
-    source: str
-    output: str  # the best output
-    attention: np.ndarray | None  # (len(output) + 1, len(source)): one row per output character and </s>
-    alternatives: list[str]  # every beam's output, best first (just [output] for greedy)
-
-
-def translate(
-    model,
-    vocabs: dict[str, Vocabulary],
-    texts: list[str],
-    *,
-    max_length: int,
-    beam: int = 1,
-    batch_size: int = 10_000,
-    step_decoding: bool = True,
-) -> list[Translation]:
-    """Translate ``texts`` in batches; ``beam > 1`` uses beam search and keeps the top ``beam`` outputs.
-
-    ``step_decoding=False`` re-runs the whole model on every prefix instead (the generic decoder
-    the autograder uses on any model with the translation signature); the outputs are the same.
-    Characters outside the source vocabulary become ``<unk>``.
-    """
-    if step_decoding:
-
-        def make_step(source):
-            return step_decoder(model, source)
-    else:
-        viewed = attention_model(model, steps=max_length) or model  # prefixes are at most max_length long
-
-        def make_step(source):
-            return full_model_step(viewed, source)
-
-    return _decode_texts(texts, vocabs, make_step, max_length=max_length, beam=beam, batch_size=batch_size)
-
-
-def _decode_texts(
-    texts: list[str],
-    vocabs: dict[str, Vocabulary],
-    make_step: Callable,
-    *,
-    max_length: int,
-    beam: int,
-    batch_size: int,
-) -> list[Translation]:
-    results: list[Translation] = []
-    for first in range(0, len(texts), batch_size):
-        batch = texts[first : first + batch_size]
-        step, state = make_step(vocabs["source"].encode_batch(batch, unknown="unk"))  # source (batch, S)
-        if beam > 1:
-            ranked = beam_search(step, state, len(batch), beam_width=beam, max_length=max_length)
-        else:
-            ranked = [decode_steps(step, state, len(batch), max_length=max_length, greedy=True)]
-        for row, text in enumerate(batch):
-            outputs = [vocabs["target"].decode(decoded.tokens[row]) for decoded in ranked]
-            attention = ranked[0].attention
-            weights = None if attention is None else attention[row, : len(outputs[0]) + 1, : len(text)]
-            results.append(Translation(text, outputs[0], weights, outputs))
-    return results
+    return decoding.cached(model, "encoder and decoder graphs", compile_halves)

@@ -20,6 +20,7 @@ the loss and the grader's cross-entropy read to zero).
 
 from __future__ import annotations
 
+import keras
 import numpy as np
 
 from labs.date_generation.config import DateGenerationConfig
@@ -29,8 +30,6 @@ LAYER_NAMES = {"embedding": "embedding", "rnn": "rnn", "head": "next_char"}
 
 def build_model(config: DateGenerationConfig, vocab_size: int):
     """The training model: ``tokens[B, T] -> next-token probabilities[B, T, V]``."""
-    import keras
-
     tokens = keras.Input(shape=(None,), dtype="int32", name="tokens")  # (batch, time)
     embedded = keras.layers.Embedding(
         vocab_size, config.embedding_dim, mask_zero=True, name=LAYER_NAMES["embedding"]
@@ -50,8 +49,6 @@ def step_decoder(model):
     One step reads one token per sequence and the RNN state, and gives the next token's
     probabilities and the new state: ``(token[B, 1], *state) -> (probabilities[B, V], *state)``.
     """
-    import keras
-
     embedding = model.get_layer(LAYER_NAMES["embedding"])
     rnn = model.get_layer(LAYER_NAMES["rnn"])
     head = model.get_layer(LAYER_NAMES["head"])

@@ -1,13 +1,38 @@
-"""Sample dates from a trained model, one character at a time, carrying the RNN state."""
+"""Sample dates from a trained model, one character at a time, carrying the RNN state.
+
+:func:`sample_one` is the lecture's sampling loop for one date, written out; :func:`sample` does
+the same for many at once through the decoding engine (:mod:`labs.common.decoding`), as the
+autograder does. With the same seed they write the same date (a test checks it).
+"""
 
 from __future__ import annotations
 
-from labs.common.decoding import decode_steps
-from labs.common.vocab import Vocabulary
-from labs.date_generation.data import ISO_LENGTH
-from labs.date_generation.model import step_decoder
+import numpy as np
 
-MAX_LENGTH = ISO_LENGTH + 4  # room for a model that does not stop after ten characters
+from labs.common.decoding import choose_next, decode_steps
+from labs.common.vocab import END_ID, START_ID, Vocabulary
+from labs.date_generation.model import step_decoder
+from labs.date_generation.task import TASK
+
+# ten characters and </s>, and room for a model that does not stop after ten characters, so that
+# such mistakes show up in the validity metric rather than being cut off
+MAX_LENGTH = TASK.max_output_length
+
+
+def sample_one(model, vocabs: dict[str, Vocabulary], *, temperature: float = 1.0, seed: int = 0) -> str:
+    """One date: feed <s>, draw a character from the softmax, feed it back in, until </s>."""
+    step, state = step_decoder(model)
+    rng = np.random.default_rng(seed)
+    y, written = np.array([START_ID]), []
+    for _ in range(MAX_LENGTH):
+        # p_t (1, V): the next character's probabilities, given y_{t-1} and the RNN state h_{t-1}
+        p_t, state, _ = step(y, state)
+        # a draw from p_t ** (1 / temperature), renormalised
+        y = choose_next(p_t, rng, temperature=temperature)
+        written.append(int(y[0]))
+        if y[0] == END_ID:
+            break
+    return vocabs["target"].decode(written)
 
 
 def sample(
@@ -24,8 +49,7 @@ def sample(
 ) -> list[str]:
     """``n`` strings the model writes from ``<s>``; the same seed gives the same strings.
 
-    ``max_length`` leaves room for a model that does not stop after ten characters, so that
-    such mistakes show up in the validity metric rather than being cut off.
+    ``max_length``: the task's longest output (:data:`MAX_LENGTH`).
     """
     step, state = step_decoder(model)
     samples: list[str] = []

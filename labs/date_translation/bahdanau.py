@@ -1,5 +1,4 @@
-"""Bahdanau et al. (2015) as the slides draw it: attend with the *previous* state, feed the context *into* the
-RNN.
+"""Bahdanau et al. (2015) as the slides draw it: attend with the *previous* state, feed the context *in*.
 
 One output step i, from the previous state s_{i-1} and the previous character y_{i-1}:
 
@@ -21,42 +20,42 @@ model once per character, which is what greedy and beam search do anyway.
 
 from __future__ import annotations
 
+import keras
 
-def build_decoder(config, target_vocab_size: int, state_inputs: list, rnn):
-    """{target_in y_{i-1} (B, 1), memory [h, U_a h, mask], state s_{i-1}} -> {probabilities (B, 1, V),
-    attention (B, 1, S), state s_i}."""
-    import keras
+from labs.common import seq2seq
+from labs.date_translation.model import RNN
 
-    units = 2 * config.units
-    y = keras.Input(shape=(1,), dtype="int32", name="target_in")  # y_{i-1}: one character
-    s_prev = state_inputs  # s_{i-1}: [h] (and [c] for an LSTM)
-    h = keras.Input(shape=(None, units), name="h")  # (B, S, 2u) encoder states h_j
-    keys = keras.Input(shape=(None, config.attention_units), name="keys")  # (B, S, a)  U_a h_j
-    source_mask = keras.Input(shape=(None,), dtype="bool", name="source_mask")  # (B, S)
 
-    W_a = keras.layers.Dense(config.attention_units, use_bias=False, name="W_a")
-    query = keras.layers.Reshape((1, config.attention_units), name="as_one_step")(
-        W_a(s_prev[0])
-    )  # W_a s_{i-1} (B, 1, a)
-    attention = keras.layers.AdditiveAttention(name="attention")  # v_a . tanh(query + key), softmax, sum
-    c, a = attention([query, h, keys], mask=[None, source_mask], return_attention_scores=True)
-    #                                                                             c_i (B, 1, 2u), a_i (B, 1,
-    # S)
-    embedded = keras.layers.Embedding(target_vocab_size, config.embedding_dim, name="target_embedding")(
-        y
-    )  # (B, 1, e)
-    x = keras.layers.Concatenate(name="y_and_c")([embedded, c])  # [y_{i-1}; c_i] (B, 1, e + 2u)
-    s, *s_i = rnn(units, return_sequences=True, return_state=True, name="decoder_rnn")(
-        x, initial_state=s_prev
-    )
-    #                                                                             s_i (B, 1, 2u)
+def build_decoder(config, variant, target_vocab_size: int, encoder):
+    """{target_in y_{i-1} (B, 1), memory, state s_{i-1}} -> {probabilities, attention, state s_i}.
+
+    probabilities (B, 1, V), attention a_i (B, 1, S): one output step per call.
+    """
+    units = config.decoder_units
+    # y_{i-1}: one character (B, 1)
+    y = keras.Input(shape=(1,), dtype="int32", name="target_in")
+    # s_{i-1}: [h] (and [c] for an LSTM), (B, 2u) each
+    s_prev = seq2seq.inputs_like(encoder.output["state"], ("s_0", "c_0"))
+    # {h (B, S, 2u), keys U_a h_j (B, S, a), source_mask (B, S)}
+    memory = seq2seq.inputs_like(encoder.output["memory"])
+
+    # e_ij = v_a . tanh(W_a s_{i-1} + U_a h_j): the score asked with the state *before* this step
+    query = keras.layers.Reshape((1, units), name="as_one_step")(s_prev[0])
+    # c_i (B, 1, 2u), a_i (B, 1, S)
+    c, a = variant.score(config, query, memory)
+    # [y_{i-1}; c_i] (B, 1, e + 2u): the context goes into the recurrence
+    embedded = keras.layers.Embedding(target_vocab_size, config.embedding_dim, name="target_embedding")(y)
+    x = keras.layers.Concatenate(name="y_and_c")([embedded, c])
+    rnn = RNN[config.cell](units, return_sequences=True, return_state=True, name="decoder_rnn")
+    # s_i (B, 1, 2u), and the state carried to step i + 1
+    s, *s_i = rnn(x, initial_state=s_prev)
     W_c = keras.layers.Dense(units, activation="tanh", name="W_c")
-    W_o = keras.layers.Dense(
-        target_vocab_size, activation="softmax", dtype="float32", name="W_o"
-    )  # float32 under mixed precision too
-    probabilities = W_o(W_c(keras.layers.Concatenate()([s, c])))  # (B, 1, V)
+    # float32 under mixed precision too
+    W_o = keras.layers.Dense(target_vocab_size, activation="softmax", dtype="float32", name="W_o")
+    # (B, 1, V)
+    probabilities = W_o(W_c(keras.layers.Concatenate()([s, c])))
     return keras.Model(
-        {"target_in": y, "memory": [h, keys, source_mask], "state": s_prev},
+        {"target_in": y, "memory": memory, "state": s_prev},
         {"probabilities": probabilities, "attention": a, "state": s_i},
         name="decoder",
     )

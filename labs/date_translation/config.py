@@ -4,31 +4,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from labs.common.config import LabConfig
+from labs.common.config import EncoderDecoderConfig
 from labs.common.errors import InputError
+from labs.date_translation import variants
 
-# The lecture's attention family on one task (see labs/date_translation/attention.py, bahdanau.py,
-# transformer.py).
-ATTENTIONS = (
-    "none",
-    "bahdanau",
-    "luong-additive",
-    "luong-general",
-    "scaled-dot",
-    "multi-head",
-    "transformer",
-)
+# The lecture's attention family on one task: the table's names (labs/date_translation/variants.py).
+ATTENTIONS = tuple(variants.VARIANTS)
 CELLS = ("simple", "gru", "lstm")  # the decoder's recurrent cell (not the Transformer's: it has none)
 
 
 @dataclass(frozen=True)
-class DateTranslationConfig(LabConfig):
+class DateTranslationConfig(EncoderDecoderConfig):
     """Model size, data and training budget for the date translator.
 
     ``attention`` picks the variant: ``"luong-additive"`` (the default, lab 2's model), or
     ``"none"``, the baseline: the same encoder and decoder, but the decoder sees only the
-    encoder's final state (``True`` and ``False``, from run folders saved before the variants, mean
-    these two). ``cell`` is the decoder's RNN; the Transformer has none and ignores it.
+    encoder's final state. ``cell`` is the decoder's RNN; the Transformer has none and ignores it.
     """
 
     attention: str = field(
@@ -51,10 +42,7 @@ class DateTranslationConfig(LabConfig):
     seed: int = 1
 
     def __post_init__(self):
-        if isinstance(self.attention, bool):  # a run folder or a call from before the variants
-            object.__setattr__(self, "attention", "luong-additive" if self.attention else "none")
-        if self.attention not in ATTENTIONS:
-            raise InputError(f"attention must be one of {', '.join(ATTENTIONS)}; got {self.attention!r}")
+        variant = variants.get(self.attention)  # InputError naming the choices
         if self.cell not in CELLS:
             raise InputError(f"cell must be one of {', '.join(CELLS)}; got {self.cell!r}")
         self.check_sizes(
@@ -71,9 +59,18 @@ class DateTranslationConfig(LabConfig):
                 "batch_size",
             )
         )
-        size = {"multi-head": "attention_units", "transformer": "model_dim"}.get(self.attention)
-        if size and getattr(self, size) % self.heads:  # each head gets an equal share
+        size = variant.heads_share
+        # each head gets an equal share
+        if size and getattr(self, size) % self.heads:
             raise InputError(f"{size} ({getattr(self, size)}) must be a multiple of heads ({self.heads})")
+
+    @classmethod
+    def from_dict(cls, values: dict) -> "DateTranslationConfig":
+        """A configuration from a run folder's ``metrics.json``; run folders saved before the variants
+        wrote ``attention`` as true (lab 2's model) or false (the baseline)."""
+        if isinstance(values.get("attention"), bool):
+            values = {**values, "attention": "luong-additive" if values["attention"] else "none"}
+        return super().from_dict(values)
 
     @property
     def attends(self) -> bool:

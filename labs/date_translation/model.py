@@ -26,10 +26,10 @@ step's input depends on the previous step's attention.
 The baseline (``attention="none"``) is the same network without attention: all the decoder knows
 of the source is the encoder's final state, one fixed-size vector: ``p_t = softmax(W_o tanh(W_c s_t))``.
 
-The lecture's other scores (multiplicative, scaled dot-product, multi-head) change the one line
-that calls the attention layer (:mod:`labs.date_translation.attention`); Bahdanau's own placement
-has a decoder of its own (:mod:`.bahdanau`), and so has the Transformer (:mod:`.transformer`).
-``cell`` picks the decoder's RNN: ``lstm`` (the default), ``gru`` or ``simple`` (the slides' SimpleRNN).
+The lecture's other attentions are records in one table (:mod:`.variants`): each names its score
+(:mod:`.attention`) and the encoder and decoder it runs on (this file's, :mod:`.bahdanau`'s,
+:mod:`.transformer`'s). ``cell`` picks the decoder's RNN: ``lstm`` (the default), ``gru`` or
+``simple`` (the slides' SimpleRNN).
 
 The network is two Keras models, an encoder and a decoder, wired once; the training model, the
 attention view and the step decoder all come from that one definition (:mod:`labs.common.seq2seq`).
@@ -37,91 +37,92 @@ attention view and the step decoder all come from that one definition (:mod:`lab
 
 from __future__ import annotations
 
-from labs.common import seq2seq
-from labs.date_translation import attention, bahdanau, transformer
-from labs.date_translation.config import DateTranslationConfig
+import keras
 
-TARGET_LENGTH = len("YYYY-MM-DD") + 1  # <s> + 10 characters in, 10 characters + </s> out
+from labs.common import seq2seq
+from labs.date_translation import variants
+from labs.date_translation.config import DateTranslationConfig
+from labs.date_translation.task import TASK
+
+RNN = {"simple": keras.layers.SimpleRNN, "gru": keras.layers.GRU, "lstm": keras.layers.LSTM}
 
 
 def build_model(config: DateTranslationConfig, source_vocab_size: int, target_vocab_size: int):
     """The training model: ``(source[B, S], target_in[B, T]) -> probabilities[B, T, V]``."""
-    import keras
-
-    encoder = build_encoder(config, source_vocab_size)
-    decoder = build_decoder(config, target_vocab_size)
+    variant = variants.get(config.attention)
+    encoder = variant.encoder(config, variant, source_vocab_size)
+    decoder = variant.decoder(config, variant, target_vocab_size, encoder)
     source, target_in = seq2seq.inputs()
-    probabilities = seq2seq.connect(encoder, decoder, source, target_in, steps=TARGET_LENGTH)["probabilities"]
-    return keras.Model(
-        [source, target_in], probabilities, name="date_translator" if config.attends else "date_baseline"
-    )
+    # A one-character decoder (Bahdanau's) is unrolled over the task's longest output.
+    outputs = seq2seq.connect(encoder, decoder, source, target_in, steps=TASK.max_output_length)
+    name = "date_translator" if config.attends else "date_baseline"
+    return keras.Model([source, target_in], outputs["probabilities"], name=name)
 
 
 def attention_model(model):
     """The task's attention view: ``(source, target_in) -> (probabilities, weights[B, T, S])``, or None."""
-    return seq2seq.attention_model(model, steps=TARGET_LENGTH)
+    return seq2seq.attention_model(model, steps=TASK.max_output_length)
 
 
-def build_encoder(config: DateTranslationConfig, source_vocab_size: int):
-    """source (B, S) -> memory [h_j (B, S, 2u), keys (B, S, k)..., source mask (B, S)], first decoder
-    state."""
-    import keras
+def max_source_length(model) -> int | None:
+    """The longest source ``model`` reads: a Transformer's position table; None (any length) otherwise."""
+    if not seq2seq.is_two_part(model):
+        return None
+    encoder = model.get_layer("encoder")
+    names = {layer.name for layer in encoder.layers}
+    return encoder.get_layer("source_positions").input_dim if "source_positions" in names else None
 
-    if config.attention == "transformer":
-        return transformer.build_encoder(config, source_vocab_size)
-    source = keras.Input(shape=(None,), dtype="int32", name="source")  # (B, S)
+
+def rnn_encoder(config: DateTranslationConfig, variant: variants.Variant, source_vocab_size: int):
+    """source (B, S) -> {"memory": {h, keys?, source_mask}, "state": the decoder's first state}."""
+    # (B, S)
+    source = keras.Input(shape=(None,), dtype="int32", name="source")
+    # h_j (B, S, 2u); state [h, c] (B, 2u) each; source_mask (B, S)
     h, state, source_mask = seq2seq.encode_source(
         source, source_vocab_size, config.embedding_dim, config.units
     )
-    state = state if config.cell == "lstm" else state[:1]  # [h, c] for an LSTM decoder, [h] for the others
-    if not config.attends:
+    # [h, c] for an LSTM decoder, [h] for the others
+    state = state if config.cell == "lstm" else state[:1]
+    if variant.score is None:
         return keras.Model(source, {"state": state}, name="encoder")
-    keys = attention.keys(config, h)  # U_a h_j and the like: once per input, not per step
-    return keras.Model(source, {"memory": [h, *keys, source_mask], "state": state}, name="encoder")
+    memory = {"h": h, "source_mask": source_mask}
+    if variant.keys is not None:
+        # (B, S, k): U_a h_j and the like, once per source, not once per output step
+        memory["keys"] = variant.keys(config, h)
+    return keras.Model(source, {"memory": memory, "state": state}, name="encoder")
 
 
-def build_decoder(config: DateTranslationConfig, target_vocab_size: int):
+def luong_decoder(config: DateTranslationConfig, variant: variants.Variant, target_vocab_size: int, encoder):
     """{target_in (B, T), memory, state} -> {probabilities (B, T, V), attention a (B, T, S), state}."""
-    import keras
-
-    if config.attention == "transformer":
-        return transformer.build_decoder(config, target_vocab_size)
-    units = 2 * config.units  # the decoder is as wide as both encoder directions
-    rnn = {"simple": keras.layers.SimpleRNN, "gru": keras.layers.GRU, "lstm": keras.layers.LSTM}[config.cell]
-    s_0 = [keras.Input(shape=(units,), name="s_0")]  # the RNN's first state (B, 2u)
-    if config.cell == "lstm":
-        s_0.append(keras.Input(shape=(units,), name="c_0"))  # and an LSTM's cell state
-    if config.attention == "bahdanau":
-        return bahdanau.build_decoder(config, target_vocab_size, s_0, rnn)
-
-    y = keras.Input(
-        shape=(None,), dtype="int32", name="target_in"
-    )  # (B, T): <s>, then the previous characters
+    units = config.decoder_units
+    # (B, T): <s>, then the previous characters
+    y = keras.Input(shape=(None,), dtype="int32", name="target_in")
+    # s_0 (B, 2u), and an LSTM's cell state c_0 (B, 2u)
+    s_0 = seq2seq.inputs_like(encoder.output["state"], ("s_0", "c_0"))
+    # (B, T, e)
     embedded = keras.layers.Embedding(
         target_vocab_size, config.embedding_dim, mask_zero=True, name="target_embedding"
-    )(y)  # (B, T, e)
-    s, *s_T = rnn(units, return_sequences=True, return_state=True, name=f"decoder_{config.cell}")(
-        embedded, initial_state=s_0
-    )
-    #                                                                                 s_t (B, T, 2u)
+    )(y)
+    rnn = RNN[config.cell](units, return_sequences=True, return_state=True, name=f"decoder_{config.cell}")
+    # s_t (B, T, 2u); the final state s_T
+    s, *s_T = rnn(embedded, initial_state=s_0)
     W_c = keras.layers.Dense(units, activation="tanh", name="W_c")
-    W_o = keras.layers.Dense(
-        target_vocab_size, activation="softmax", dtype="float32", name="W_o"
-    )  # float32 under mixed precision too
-    if not config.attends:
-        probabilities = W_o(W_c(s))  # (B, T, V)
+    # float32 under mixed precision too
+    W_o = keras.layers.Dense(target_vocab_size, activation="softmax", dtype="float32", name="W_o")
+    if variant.score is None:
+        # (B, T, V)
+        probabilities = W_o(W_c(s))
         return keras.Model(
             {"target_in": y, "state": s_0}, {"probabilities": probabilities, "state": s_T}, name="decoder"
         )
-
-    h = keras.Input(shape=(None, units), name="h")  # (B, S, 2u) encoder states h_j
-    width = attention.key_width(config, units)  # what keys() made of h_j, if anything
-    keys = [keras.Input(shape=(None, width), name="keys")] if width else []  # (B, S, k)
-    source_mask = keras.Input(shape=(None,), dtype="bool", name="source_mask")  # (B, S)
-    c, a = attention.attend(config, s, h, keys, source_mask)  # c_t (B, T, 2u), a_t (B, T, S)
-    probabilities = W_o(W_c(keras.layers.Concatenate()([s, c])))  # (B, T, V)
+    # {h (B, S, 2u), keys (B, S, k), source_mask (B, S)}: what the encoder computed once
+    memory = seq2seq.inputs_like(encoder.output["memory"])
+    # c_t (B, T, 2u), a_t (B, T, S)
+    c, a = variant.score(config, s, memory)
+    # (B, T, V)
+    probabilities = W_o(W_c(keras.layers.Concatenate()([s, c])))
     return keras.Model(
-        {"target_in": y, "memory": [h, *keys, source_mask], "state": s_0},
+        {"target_in": y, "memory": memory, "state": s_0},
         {"probabilities": probabilities, "attention": a, "state": s_T},
         name="decoder",
     )

@@ -24,79 +24,82 @@ its state). The heatmaps show the last decoder layer's cross-attention, averaged
 
 from __future__ import annotations
 
-MAX_POSITIONS = 256  # the longest source or target the position embedding covers
+import keras
+
+from labs.common import seq2seq
 
 
-def embed(tokens, vocab_size: int, d: int, name: str):
-    """Token plus position embeddings: (B, L) -> (B, L, d); padding (token 0) is masked."""
-    import keras
-
-    positions = keras.ops.cumsum(keras.ops.ones_like(tokens), axis=1) - 1  # (B, L): 0, 1, 2, ...
-    x = keras.layers.Embedding(vocab_size, d, mask_zero=True, name=f"{name}_tokens")(tokens)  # E[token_j]
-    return keras.layers.Add(name=f"{name}_plus_positions")(
-        [x, keras.layers.Embedding(MAX_POSITIONS, d, name=f"{name}_positions")(positions)]
-    )  # + P[j]
+def embed(tokens, vocab_size: int, d: int, positions: int, name: str):
+    """Token plus position embeddings: (B, L) -> (B, L, d), for L up to ``positions``; padding is masked."""
+    # (B, L): 0, 1, 2, ...
+    j = keras.ops.cumsum(keras.ops.ones_like(tokens), axis=1) - 1
+    # E[token_j] (B, L, d)
+    x = keras.layers.Embedding(vocab_size, d, mask_zero=True, name=f"{name}_tokens")(tokens)
+    # + P[j] (B, L, d)
+    P = keras.layers.Embedding(positions, d, name=f"{name}_positions")
+    return keras.layers.Add(name=f"{name}_plus_positions")([x, P(j)])
 
 
 def feed_forward(z, d: int, name: str):
     """z + FFN(z), normalised: (B, L, d) -> (B, L, d)."""
-    import keras
-
     f = keras.layers.Dense(2 * d, activation="relu", name=f"{name}_W_1")(z)
     f = keras.layers.Dense(d, name=f"{name}_W_2")(f)
     return keras.layers.LayerNormalization(name=f"{name}_norm_2")(keras.layers.Add()([z, f]))
 
 
-def build_encoder(config, source_vocab_size: int):
-    """source (B, S) -> {"memory": [h (B, S, d), source mask (B, S)], "state": []}."""
-    import keras
-
+def build_encoder(config, variant, source_vocab_size: int):
+    """source (B, S) -> {"memory": {h (B, S, d), source_mask (B, S)}, "state": []}."""
     d = config.model_dim
-    source = keras.Input(shape=(None,), dtype="int32", name="source")  # (B, S)
-    source_mask = keras.ops.not_equal(source, 0)  # (B, S)
-    x = embed(source, source_vocab_size, d, "source")  # (B, S, d)
+    # (B, S)
+    source = keras.Input(shape=(None,), dtype="int32", name="source")
+    source_mask = keras.ops.not_equal(source, 0)
+    # (B, S, d)
+    x = embed(source, source_vocab_size, d, variant.max_source_length, "source")
     for layer in range(1, config.layers + 1):
         self_attention = keras.layers.MultiHeadAttention(
             config.heads, d // config.heads, name=f"encoder_{layer}_attention"
         )
-        z = self_attention(x, x, query_mask=source_mask, value_mask=source_mask)  # (B, S, d)
+        # (B, S, d): every source position reads every other
+        z = self_attention(x, x, query_mask=source_mask, value_mask=source_mask)
         z = keras.layers.LayerNormalization(name=f"encoder_{layer}_norm_1")(keras.layers.Add()([x, z]))
-        x = feed_forward(z, d, f"encoder_{layer}")  # (B, S, d)
-    return keras.Model(source, {"memory": [x, source_mask], "state": []}, name="encoder")
+        x = feed_forward(z, d, f"encoder_{layer}")
+    return keras.Model(source, {"memory": {"h": x, "source_mask": source_mask}, "state": []}, name="encoder")
 
 
-def build_decoder(config, target_vocab_size: int):
-    """{target_in (B, T), memory [h, mask]} -> {probabilities (B, T, V), attention (B, T, S), heads (B, H, T,
-    S)}."""
-    import keras
-
+def build_decoder(config, variant, target_vocab_size: int, encoder):
+    """{target_in (B, T), memory} -> {probabilities (B, T, V), attention (B, T, S), heads (B, H, T, S)}."""
     d = config.model_dim
-    y = keras.Input(shape=(None,), dtype="int32", name="target_in")  # (B, T)
-    h = keras.Input(shape=(None, d), name="h")  # (B, S, d)
-    source_mask = keras.Input(shape=(None,), dtype="bool", name="source_mask")  # (B, S)
-    target_mask = keras.ops.not_equal(y, 0)  # (B, T)
-    x = embed(y, target_vocab_size, d, "target")  # (B, T, d)
+    # (B, T)
+    y = keras.Input(shape=(None,), dtype="int32", name="target_in")
+    # {h (B, S, d), source_mask (B, S)}
+    memory = seq2seq.inputs_like(encoder.output["memory"])
+    target_mask = keras.ops.not_equal(y, 0)
+    # (B, T, d)
+    x = embed(y, target_vocab_size, d, variant.max_source_length, "target")
     for layer in range(1, config.layers + 1):
         self_attention = keras.layers.MultiHeadAttention(
             config.heads, d // config.heads, name=f"decoder_{layer}_attention"
         )
-        z = self_attention(
-            x, x, query_mask=target_mask, value_mask=target_mask, use_causal_mask=True
-        )  # (B, T, d)
+        # (B, T, d): step t reads steps 1..t only
+        z = self_attention(x, x, query_mask=target_mask, value_mask=target_mask, use_causal_mask=True)
         z = keras.layers.LayerNormalization(name=f"decoder_{layer}_norm_1")(keras.layers.Add()([x, z]))
         cross_attention = keras.layers.MultiHeadAttention(
             config.heads, d // config.heads, name=f"decoder_{layer}_cross"
         )
+        # c (B, T, d), heads (B, H, T, S): queries from the decoder, keys and values from the source
         c, heads = cross_attention(
-            z, h, query_mask=target_mask, value_mask=source_mask, return_attention_scores=True
-        )  # (B, T, d), (B, H, T, S)
+            z,
+            memory["h"],
+            query_mask=target_mask,
+            value_mask=memory["source_mask"],
+            return_attention_scores=True,
+        )
         z = keras.layers.LayerNormalization(name=f"decoder_{layer}_norm_c")(keras.layers.Add()([z, c]))
-        x = feed_forward(z, d, f"decoder_{layer}")  # (B, T, d)
-    probabilities = keras.layers.Dense(target_vocab_size, activation="softmax", dtype="float32", name="W_o")(
-        x
-    )  # (B, T, V), float32 under mixed precision too
+        x = feed_forward(z, d, f"decoder_{layer}")
+    # (B, T, V), float32 under mixed precision too
+    W_o = keras.layers.Dense(target_vocab_size, activation="softmax", dtype="float32", name="W_o")
     return keras.Model(
-        {"target_in": y, "memory": [h, source_mask]},
-        {"probabilities": probabilities, "attention": keras.ops.mean(heads, axis=1), "heads": heads},
+        {"target_in": y, "memory": memory},
+        {"probabilities": W_o(x), "attention": keras.ops.mean(heads, axis=1), "heads": heads},
         name="decoder",
     )

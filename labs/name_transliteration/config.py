@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from labs.common.config import LabConfig
+from labs.common.config import EncoderDecoderConfig
 from labs.common.errors import InputError
 from labs.common.validation import check_choices
 
@@ -12,7 +12,7 @@ SCORES = ("dot", "additive")
 
 
 @dataclass(frozen=True)
-class NameTransliterationConfig(LabConfig):
+class NameTransliterationConfig(EncoderDecoderConfig):
     """Model size, data and training budget for the Thai -> English name transliterator."""
 
     embedding_dim: int = 64

@@ -20,6 +20,8 @@ source embeddings and on the decoder's features helps the model spell words it n
 
 from __future__ import annotations
 
+import keras
+
 from labs.common import seq2seq
 from labs.common.errors import InputError
 from labs.name_transliteration.config import NameTransliterationConfig
@@ -56,60 +58,57 @@ def load_layer() -> str:
 
 def build_model(config: NameTransliterationConfig, source_vocab_size: int, target_vocab_size: int):
     """The training model: ``(source[B, S], target_in[B, T]) -> probabilities[B, T, V]``."""
-    import keras
-
     encoder = build_encoder(config, source_vocab_size)
-    decoder = build_decoder(config, target_vocab_size)
+    decoder = build_decoder(config, target_vocab_size, encoder)
     source, target_in = seq2seq.inputs()
     probabilities = seq2seq.connect(encoder, decoder, source, target_in)["probabilities"]
     return keras.Model([source, target_in], probabilities, name="name_transliterator")
 
 
 def build_encoder(config: NameTransliterationConfig, source_vocab_size: int):
-    """source (B, S) -> memory [h_j (B, S, 2u), source mask (B, S)], state [h, c] (B, 2u) each."""
-    import keras
-
-    source = keras.Input(shape=(None,), dtype="int32", name="source")  # (B, S)
+    """source (B, S) -> {"memory": {h (B, S, 2u), source_mask (B, S)}, "state": [h, c] (B, 2u) each}."""
+    # (B, S)
+    source = keras.Input(shape=(None,), dtype="int32", name="source")
     h, state, source_mask = seq2seq.encode_source(
         source, source_vocab_size, config.embedding_dim, config.units, dropout=config.dropout
     )
-    return keras.Model(source, {"memory": [h, source_mask], "state": state}, name="encoder")
+    return keras.Model(
+        source, {"memory": {"h": h, "source_mask": source_mask}, "state": state}, name="encoder"
+    )
 
 
-def build_decoder(config: NameTransliterationConfig, target_vocab_size: int):
+def build_decoder(config: NameTransliterationConfig, target_vocab_size: int, encoder):
     """{target_in (B, T), memory, state} -> {probabilities (B, T, V), attention a (B, T, S), state}."""
-    import keras
-
-    units = 2 * config.units  # the decoder is as wide as both encoder directions
-    y = keras.Input(shape=(None,), dtype="int32", name="target_in")  # (B, T): <s>, then the previous letters
-    s_0 = [
-        keras.Input(shape=(units,), name="s_0"),
-        keras.Input(shape=(units,), name="c_0"),
-    ]  # the LSTM's first state
-    h = keras.Input(shape=(None, units), name="h")  # (B, S, 2u) encoder states h_j
-    source_mask = keras.Input(shape=(None,), dtype="bool", name="source_mask")  # (B, S)
+    units = config.decoder_units
+    # (B, T): <s>, then the previous letters
+    y = keras.Input(shape=(None,), dtype="int32", name="target_in")
+    # the LSTM's first state, s_0 and c_0 (B, 2u) each
+    s_0 = seq2seq.inputs_like(encoder.output["state"], ("s_0", "c_0"))
+    # {h (B, S, 2u) the encoder states h_j, source_mask (B, S)}
+    memory = seq2seq.inputs_like(encoder.output["memory"])
+    # (B, T, e)
     embedded = keras.layers.Embedding(
         target_vocab_size, config.embedding_dim, mask_zero=True, name="target_embedding"
-    )(y)  # (B, T, e)
-    s, *s_T = keras.layers.LSTM(units, return_sequences=True, return_state=True, name="decoder_lstm")(
-        embedded, initial_state=s_0
-    )  # s_t (B, T, 2u)
+    )(y)
+    lstm = keras.layers.LSTM(units, return_sequences=True, return_state=True, name="decoder_lstm")
+    # s_t (B, T, 2u): the queries
+    s, *s_T = lstm(embedded, initial_state=s_0)
     attention = key_value_attention_class()(
         config.key_dim, config.value_dim, score=config.score, name="attention"
     )
-    c, a = attention(
-        s, h, memory_mask=source_mask, return_attention_scores=True
-    )  # c_t (B, T, value_dim), a_t (B, T, S)
-    features = keras.layers.Concatenate()([s, c])  # [s_t; c_t]
+    # c_t (B, T, value_dim), a_t (B, T, S)
+    c, a = attention(s, memory["h"], memory_mask=memory["source_mask"], return_attention_scores=True)
+    # [s_t; c_t]
+    features = keras.layers.Concatenate()([s, c])
     if config.dropout:
         features = keras.layers.Dropout(config.dropout, name="feature_dropout")(features)
     W_c = keras.layers.Dense(units, activation="tanh", name="W_c")
-    W_o = keras.layers.Dense(
-        target_vocab_size, activation="softmax", dtype="float32", name="W_o"
-    )  # float32 under mixed precision too
-    probabilities = W_o(W_c(features))  # (B, T, V)
+    # float32 under mixed precision too
+    W_o = keras.layers.Dense(target_vocab_size, activation="softmax", dtype="float32", name="W_o")
+    # (B, T, V)
+    probabilities = W_o(W_c(features))
     return keras.Model(
-        {"target_in": y, "memory": [h, source_mask], "state": s_0},
+        {"target_in": y, "memory": memory, "state": s_0},
         {"probabilities": probabilities, "attention": a, "state": s_T},
         name="decoder",
     )

@@ -1,14 +1,35 @@
-"""Write Thai names in English with a trained model: greedy or beam search, the top-k spellings, attention."""
+"""Write Thai names in English with a trained model: greedy or beam search, the top-k spellings, attention.
+
+:func:`greedy_transliterate` is the decoding loop for one name, written out; :func:`transliterate`
+does the same for many at once, with beam search, through the decoding engine
+(:mod:`labs.common.decoding`), as the autograder does. A test checks that the two agree.
+"""
 
 from __future__ import annotations
 
-from labs.common import seq2seq
-from labs.common.seq2seq import Translation
-from labs.common.vocab import Vocabulary
+import numpy as np
 
-MAX_OUTPUT_LENGTH = 64  # characters, </s> included; the longest possible name in the table needs 47
+from labs.common import decoding, seq2seq
+from labs.common.decoding import Translation
+from labs.common.vocab import END_ID, START_ID, Vocabulary
+from labs.name_transliteration.task import TASK
 
-__all__ = ["MAX_OUTPUT_LENGTH", "Translation", "transliterate"]
+__all__ = ["Translation", "greedy_transliterate", "transliterate"]
+
+
+def greedy_transliterate(model, vocabs: dict[str, Vocabulary], name: str) -> str:
+    """One Thai name, letter by letter: the query s_t asks the keys, the values answer, until </s>."""
+    # (1, S): the Thai characters
+    source = vocabs["source"].encode_batch([name], unknown="unk")
+    # keys and values come from h_j, computed once; the decoder starts from the encoder's final state
+    state = seq2seq.encode(model, source)
+    letter, letters = np.array([START_ID]), []
+    while len(letters) < TASK.max_output_length and (not letters or letters[-1] != END_ID):
+        # p_t (1, V) over English letters; a_t (1, S) over the Thai characters
+        p_t, state, a_t = seq2seq.step(model, letter, state)
+        letter = decoding.choose_next(p_t, greedy=True)
+        letters.append(int(letter[0]))
+    return vocabs["target"].decode(letters)
 
 
 def transliterate(
@@ -20,18 +41,12 @@ def transliterate(
     batch_size: int = 5_000,
     step_decoding: bool = True,
 ) -> list[Translation]:
-    """Transliterate Thai names; with ``beam > 1`` each result's ``alternatives`` holds the top ``beam``
-    spellings.
+    """Transliterate Thai names; with ``beam > 1``, each result's ``alternatives`` holds the top spellings.
 
     ``step_decoding=False`` re-runs the whole model on every prefix instead (the generic decoder
     the autograder uses); the outputs are the same.
     """
-    return seq2seq.translate(
-        model,
-        vocabs,
-        texts,
-        max_length=MAX_OUTPUT_LENGTH,
-        beam=beam,
-        batch_size=batch_size,
-        step_decoding=step_decoding,
+    make_step = seq2seq.stepper(model, steps=TASK.max_output_length, step_decoding=step_decoding)
+    return decoding.translate_texts(
+        texts, vocabs, make_step, max_length=TASK.max_output_length, beam=beam, batch_size=batch_size
     )

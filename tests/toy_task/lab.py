@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from labs.common import seq2seq
+from labs.common import decoding, seq2seq
 from labs.common.config import LabConfig
 from labs.common.pipeline import translation_batches
 from labs.common.seeding import rng_for
@@ -114,9 +114,8 @@ def load_run(folder):
 
 
 def translate(model, vocabs, texts, *, beam: int = 1, batch_size: int = 1000, step_decoding: bool = True):
-    return seq2seq.translate(
-        model, vocabs, texts, max_length=8, beam=beam, batch_size=batch_size, step_decoding=step_decoding
-    )
+    make_step = seq2seq.stepper(model, steps=8, step_decoding=step_decoding)
+    return decoding.translate_texts(texts, vocabs, make_step, max_length=8, beam=beam, batch_size=batch_size)
 
 
 def grading_metrics(result: dict, targets: list[dict]) -> dict:
