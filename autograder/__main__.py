@@ -36,6 +36,7 @@ from autograder.keras_floor import check_keras
 from autograder.lms import LMS_NAMES
 from autograder.rubric import RubricError, load_rubric
 from autograder.sandbox import ISOLATIONS
+from autograder.status import GRADED
 from labs import tasks
 from labs.common.errors import InputError
 
@@ -224,7 +225,7 @@ def _check(args) -> int:
         "(the hidden test set decides the grade)"
     )
     return (
-        0 if record["status"] == "graded" else 1
+        0 if record["status"] == GRADED else 1
     )  # every status but graded: the bundle is not ready to hand in
 
 
@@ -449,7 +450,7 @@ def main(argv: list[str] | None = None) -> int:
             check = run_package(args.package, args.bundle, keep=args.keep)
             print("\n".join(summary(check)))
             status = check.results.get("extra_data", {}).get("attention_lab", {}).get("status")
-            return 0 if status == "graded" else 1
+            return 0 if status == GRADED else 1
         elif args.command == "check":
             return _check(args)
     except (InputError, RubricError) as error:

@@ -13,8 +13,9 @@ import tempfile
 import threading
 import zipfile
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Iterator
 
 from autograder.grade import (
     HiddenSet,
@@ -44,6 +45,7 @@ from autograder.sandbox import (
     sandbox_uid,
 )
 from autograder.similarity import THRESHOLDS, evidence_path, save_evidence, write_similarity
+from autograder.status import ERROR, TIMEOUT
 from labs import tasks
 from labs.common.errors import InputError
 from labs.common.files import read_csv
@@ -206,6 +208,27 @@ def grade_folder(
         )
 
 
+@dataclass(frozen=True)
+class _Batch:
+    """What every entry of one batch is graded with."""
+
+    entries: list[Entry]
+    # entry index -> the student's id in results/ (unique within the batch)
+    ids: dict[int, str]
+    rubric: Rubric
+    hidden: HiddenSet
+    out: Path
+    # the public examples each feedback shows
+    examples: list[dict]
+    # the isolation in use, and whether code runs where it cannot be isolated (an explicit --isolation)
+    isolation: str
+    run_unisolated: bool
+    # the re-run key: the rubric's grading part ([late] and [gradescope] change no model's run) and
+    # this very grader's code
+    rubric_digest: str
+    grader: str
+
+
 def _grade_entries(
     entries: list[Entry],
     rubric: Rubric,
@@ -218,140 +241,175 @@ def _grade_entries(
     isolation: str,
     used: str,
 ) -> list[dict]:
-    """:func:`grade_folder` once the students' entries are known."""
-    from tqdm.auto import tqdm
-
-    ids = _unique_ids(entries)
+    """:func:`grade_folder` once the students' entries are known: plan, grade in a pool, compare."""
     for folder in ("results", "feedback"):
         (out / folder).mkdir(parents=True, exist_ok=True)
-    rubric_digest = rubric.grading_digest()  # [late] and [gradescope] change no model's run: not in the key
-    grader = grader_digest()  # a re-run keeps only the grades this very grader gave
-    examples = public_examples(rubric.task)
+    batch = _Batch(
+        entries,
+        _unique_ids(entries),
+        # each child is held to its share of the cores
+        replace(rubric, limits=replace(rubric.limits, cpus=cpu_share(jobs))),
+        hidden,
+        out,
+        public_examples(rubric.task),
+        used,
+        isolation != "auto",
+        rubric.grading_digest(),
+        grader_digest(),
+    )
+    records, todo = _plan(batch, force)
+    try:
+        with _grader_log(out / "grader.log"):
+            for record in _run_pool(batch, todo, jobs, progress, done=len(records)):
+                records.append(record)
+    finally:
+        write_gradebook(records, rubric, out)  # also after Ctrl-C: what was graded is kept
+    _compare(records, rubric, out)
+    return records
+
+
+def _plan(batch: _Batch, force: bool) -> tuple[list[dict], list[int]]:
+    """The records a run before this one left for the same bundle, hidden set, rubric and grader
+    (brought up to date: the LMS's name, its late mark), and the entries left to grade."""
     records, todo = [], []
-    for index, entry in enumerate(entries):
+    for index, entry in enumerate(batch.entries):
         previous = None
         with contextlib.suppress(OSError):
             bundle = find_bundle(entry.path) if entry.path is not None else None
             if not force and bundle is not None:
-                digest = bundle_digest(bundle, int(rubric.bundle_mb * 1_000_000))
+                digest = bundle_digest(bundle, int(batch.rubric.bundle_mb * 1_000_000))
                 previous = cached_result(
-                    out / "results", ids[index], digest, hidden, rubric_digest, used, grader
+                    batch.out / "results",
+                    batch.ids[index],
+                    digest,
+                    batch.hidden,
+                    batch.rubric_digest,
+                    batch.isolation,
+                    batch.grader,
                 )
-                if previous is not None and not evidence_path(out, ids[index]).is_file():
+                if previous is not None and not evidence_path(batch.out, batch.ids[index]).is_file():
                     previous = None  # graded before the grader kept what similarity compares
-        if previous is not None:
-            before = (previous.get("lms"), previous.get("score"), previous.get("bundle"))
-            previous["lms"] = entry.identity()  # the LMS may say otherwise now (late, another name)
-            previous["bundle"] = display_name(bundle)
-            apply_late(previous, rubric.late)
-            if (previous["lms"], previous["score"], previous["bundle"]) != before:
-                _write_student_files(previous, rubric, out)
-            else:
-                write_results(previous, rubric, out)  # the rubric's [gradescope] table may have changed
-            records.append(previous)
-        else:
+        if previous is None:
             todo.append(index)
+            continue
+        before = (previous.get("lms"), previous.get("score"), previous.get("bundle"))
+        previous["lms"] = entry.identity()  # the LMS may say otherwise now (late, another name)
+        previous["bundle"] = display_name(bundle)
+        apply_late(previous, batch.rubric.late)
+        if (previous["lms"], previous["score"], previous["bundle"]) != before:
+            _write_student_files(previous, batch.rubric, batch.out)
+        else:
+            write_results(previous, batch.rubric, batch.out)  # the [gradescope] table may have changed
+        records.append(previous)
+    return records, todo
 
-    rubric = replace(rubric, limits=replace(rubric.limits, cpus=cpu_share(jobs)))
+
+def _grade_one(batch: _Batch, index: int) -> tuple[dict, dict]:
+    """One entry's record, and what similarity compares of it (never in the record)."""
+    entry = batch.entries[index]
+    name = entry.path.name if entry.path is not None else entry.id
+    problem = entry.problem or "the submission folder is empty"
+    try:
+        bundle = find_bundle(entry.path) if entry.path is not None and not entry.problem else None
+    except OSError as error:
+        bundle, problem = None, f"the submission could not be read ({error.strerror or error})"
+    evidence = {}
+    try:
+        if bundle is None:
+            record = missing_bundle(name, batch.rubric, batch.hidden, problem, batch.isolation)
+        else:
+            record = grade_bundle(
+                bundle,
+                batch.rubric,
+                batch.hidden,
+                examples=batch.examples,
+                isolation=batch.isolation,
+                run_unisolated=batch.run_unisolated,
+                entry_id=(entry.id, entry.name) if entry.lms != "folder" else batch.ids[index],
+                evidence=evidence,
+            )
+    except Exception:  # grade_bundle has its own barrier; this one is for the grader's own mistakes
+        log.exception("grading %s", name)
+        why = "the grader could not handle this submission"
+        record = missing_bundle(name, batch.rubric, batch.hidden, why, batch.isolation)
+        record["status"] = ERROR
+    record.update(
+        student=batch.ids[index],
+        rubric_sha256=batch.rubric_digest,
+        grader_sha256=batch.grader,
+        lms=entry.identity(),
+    )
+    record["notes"][:0] = entry.notes
+    apply_late(record, batch.rubric.late)
+    return record, evidence
+
+
+def _run_pool(batch: _Batch, todo: list[int], jobs: int, progress: bool, done: int) -> Iterator[dict]:
+    """Grade ``todo``, ``jobs`` at a time; yield each record that stands, its files written.
+
+    A bundle that ran out of time (``timeout``) while another was being graded is graded once more
+    with nothing beside it, and that second result stands; its notes (the instructor's) say so.
+    """
+    from tqdm.auto import tqdm
+
     running, beside_others, lock = set(), set(), threading.Lock()
 
-    def work(index: int) -> tuple[dict, dict]:
-        """``grade_entry``, noting whether another entry was being graded at any moment meanwhile."""
+    def grade_noting_company(index: int) -> tuple[dict, dict]:
         with lock:
             running.add(index)
             if len(running) > 1:
                 beside_others.update(running)
         try:
-            return grade_entry(index)
+            return _grade_one(batch, index)
         finally:
             with lock:
                 running.discard(index)
 
-    def grade_entry(index: int) -> tuple[dict, dict]:
-        entry = entries[index]
-        name = entry.path.name if entry.path is not None else entry.id
-        problem = entry.problem or "the submission folder is empty"
+    def kept(record: dict, evidence: dict) -> dict:
+        """A record that stands: its files and similarity evidence, written here, in one thread
+        (matplotlib is not thread-safe)."""
+        _write_student_files(record, batch.rubric, batch.out)
         try:
-            bundle = find_bundle(entry.path) if entry.path is not None and not entry.problem else None
-        except OSError as error:
-            bundle, problem = None, f"the submission could not be read ({error.strerror or error})"
-        evidence = {}
-        names = (entry.id, entry.name) if entry.lms != "folder" else ids[index]
-        try:
-            if bundle is None:
-                record = missing_bundle(name, rubric, hidden, problem, used)
-            else:
-                record = grade_bundle(
-                    bundle,
-                    rubric,
-                    hidden,
-                    examples=examples,
-                    isolation=used,
-                    run_unisolated=isolation != "auto",
-                    entry_id=names,
-                    evidence=evidence,
-                )
-        except Exception:  # grade_bundle has its own barrier; this one is for the grader's own mistakes
-            log.exception("grading %s", name)
-            record = missing_bundle(name, rubric, hidden, "the grader could not handle this submission", used)
-            record["status"] = "error"
-        record.update(
-            student=ids[index], rubric_sha256=rubric_digest, grader_sha256=grader, lms=entry.identity()
-        )
-        record["notes"][:0] = entry.notes
-        apply_late(record, rubric.late)
-        return record, evidence
-
-    def keep(record: dict, evidence: dict) -> None:
-        """A record that stands: its student's files and similarity evidence, written here, in one thread
-        (matplotlib is not thread-safe), and a step of the progress bar."""
-        _write_student_files(record, rubric, out)
-        try:
-            save_evidence(out, record, evidence.get("weights"), evidence.get("answers"))
+            save_evidence(batch.out, record, evidence.get("weights"), evidence.get("answers"))
         except Exception:  # the grade stands; only the comparison goes without this bundle
             log.exception("keeping the similarity evidence of %s", record["student"])
-        records.append(record)
         bar.update(1)
+        return record
 
-    try:
-        with (
-            _grader_log(out / "grader.log"),
-            ThreadPoolExecutor(max_workers=jobs) as pool,
-            tqdm(
-                total=len(entries),
-                initial=len(records),
-                desc=f"grading {rubric.task}",
-                unit="bundle",
-                disable=not progress,
-            ) as bar,
-        ):
-            futures = {pool.submit(work, index): index for index in todo}
-            again = []
-            for future in as_completed(futures):
-                record, evidence = future.result()
-                if record["status"] == "timeout" and futures[future] in beside_others:
-                    again.append((futures[future], record))  # nothing of this run is kept: not even its files
-                else:
-                    keep(record, evidence)
-            for index, first in again:  # the pool is idle: each runs with nothing beside it
-                record, evidence = grade_entry(index)
-                record["notes"].append(
-                    f"graded again alone: its first run, beside other bundles, ran out of time "
-                    f"({first['message']})"
-                )
-                keep(record, evidence)
-    finally:
-        write_gradebook(records, rubric, out)  # also after Ctrl-C: what was graded is kept
+    total = len(batch.entries)
+    description = f"grading {batch.rubric.task}"
+    with (
+        ThreadPoolExecutor(max_workers=jobs) as pool,
+        tqdm(total=total, initial=done, desc=description, unit="bundle", disable=not progress) as bar,
+    ):
+        futures = {pool.submit(grade_noting_company, index): index for index in todo}
+        again = []
+        for future in as_completed(futures):
+            record, evidence = future.result()
+            if record["status"] == TIMEOUT and futures[future] in beside_others:
+                again.append((futures[future], record))  # nothing of this run is kept: not even its files
+            else:
+                yield kept(record, evidence)
+        for index, first in again:  # the pool is idle: each runs with nothing beside it
+            record, evidence = _grade_one(batch, index)
+            why = first["message"]
+            record["notes"].append(
+                f"graded again alone: its first run, beside other bundles, ran out of time ({why})"
+            )
+            yield kept(record, evidence)
+
+
+def _compare(records: list[dict], rubric: Rubric, out: Path) -> None:
+    """Model similarity and the class report; the grades stand without them (the log says why)."""
     with _grader_log(out / "grader.log"):
         try:
             compare_class(records, rubric, out)
-        except Exception:  # the grades stand without the comparison; the instructor's log says why
+        except Exception:
             log.exception("comparing the models of the batch")
             print(
                 f"warning: model similarity or the class report failed; see {out / 'grader.log'}",
                 file=sys.stderr,
             )
-    return records
 
 
 def graded_records(out: str | Path) -> list[dict]:

@@ -27,6 +27,8 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from autograder.status import MALFORMED, TOO_LARGE, UNSAFE
+
 REQUIRED = ("model.keras", "vocab.json", "meta.json")
 OPTIONAL = ("predictions.csv", "custom_layers.py")
 MAX_ENTRIES = 64  # files in a bundle zip (it needs at most 6)
@@ -95,13 +97,11 @@ def _checked_members(
     """The archive's entries, once none is too many, points outside, is a link or inflates like a bomb."""
     members = archive.infolist()
     if len(members) > max_entries:
-        raise BundleError(
-            "unsafe", f"{what} holds {len(members)} entries; at most {max_entries} are accepted"
-        )
+        raise BundleError(UNSAFE, f"{what} holds {len(members)} entries; at most {max_entries} are accepted")
     for info in members:
         problem = _check_zip_member(info)
         if problem:
-            raise BundleError("unsafe", prefix + problem)
+            raise BundleError(UNSAFE, prefix + problem)
     return members
 
 
@@ -109,13 +109,13 @@ def _extract_zip(path: Path, into: Path, max_bytes: int) -> None:
     try:
         archive = zipfile.ZipFile(path)
     except ARCHIVE_ERRORS as error:
-        raise BundleError("malformed", f"{path.name} is not a readable zip file ({error})") from None
+        raise BundleError(MALFORMED, f"{path.name} is not a readable zip file ({error})") from None
     with archive:
         members = _checked_members(archive, MAX_ENTRIES, "the zip", "")
         declared = sum(info.file_size for info in members)
         if declared > max_bytes:
             raise BundleError(
-                "too-large",
+                TOO_LARGE,
                 f"the zip unpacks to {declared / 1e6:.1f} MB; the limit is {max_bytes / 1e6:.0f} MB",
             )
         files = [info for info in members if not info.is_dir()]
@@ -132,13 +132,13 @@ def _extract_zip(path: Path, into: Path, max_bytes: int) -> None:
                     while chunk := source.read(1 << 20):
                         written += len(chunk)
                         if written > max_bytes:  # the directory lied about the sizes
-                            raise BundleError("too-large", f"the zip unpacks past {max_bytes / 1e6:.0f} MB")
+                            raise BundleError(TOO_LARGE, f"the zip unpacks past {max_bytes / 1e6:.0f} MB")
                         target.write(chunk)
             except FileExistsError:
-                raise BundleError("malformed", f"the zip holds {parts[0]} twice") from None
+                raise BundleError(MALFORMED, f"the zip holds {parts[0]} twice") from None
             except ARCHIVE_ERRORS as error:
                 raise BundleError(
-                    "malformed",
+                    MALFORMED,
                     f"{info.filename} cannot be read from the zip ({type(error).__name__}: {error})",
                 ) from None
 
@@ -148,13 +148,13 @@ def _copy_folder(path: Path, into: Path, max_bytes: int) -> None:
     for entry in sorted(path.iterdir()):
         mode = os.lstat(entry).st_mode
         if stat.S_ISLNK(mode):
-            raise BundleError("unsafe", f"{entry.name} is a symbolic link; bundles hold plain files only")
+            raise BundleError(UNSAFE, f"{entry.name} is a symbolic link; bundles hold plain files only")
         if entry.name in REQUIRED + OPTIONAL:
             if not stat.S_ISREG(mode):
-                raise BundleError("malformed", f"{entry.name} is not a plain file")
+                raise BundleError(MALFORMED, f"{entry.name} is not a plain file")
             total += os.lstat(entry).st_size
             if total > max_bytes:
-                raise BundleError("too-large", f"the bundle is over {max_bytes / 1e6:.0f} MB")
+                raise BundleError(TOO_LARGE, f"the bundle is over {max_bytes / 1e6:.0f} MB")
             fd = os.open(entry, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
             with os.fdopen(fd, "rb") as source, open(into / entry.name, "wb") as target:
                 target.write(source.read(max_bytes + 1))
@@ -164,17 +164,17 @@ def _parse_json(data: bytes, what: str):
     try:
         return json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as error:  # JSONDecodeError, and numbers too long to read
-        raise BundleError("malformed", f"{what} is not valid JSON ({str(error)[:200]})") from None
+        raise BundleError(MALFORMED, f"{what} is not valid JSON ({str(error)[:200]})") from None
     except RecursionError:
-        raise BundleError("malformed", f"{what} is nested too deeply to be a bundle's JSON") from None
+        raise BundleError(MALFORMED, f"{what} is nested too deeply to be a bundle's JSON") from None
 
 
 def _read_json(path: Path, what: str) -> dict:
     if path.stat().st_size > MAX_JSON_BYTES:
-        raise BundleError("too-large", f"{what} is over {MAX_JSON_BYTES // 1000} kB")
+        raise BundleError(TOO_LARGE, f"{what} is over {MAX_JSON_BYTES // 1000} kB")
     data = _parse_json(path.read_bytes(), what)
     if not isinstance(data, dict):
-        raise BundleError("malformed", f"{what} must hold a JSON object")
+        raise BundleError(MALFORMED, f"{what} must hold a JSON object")
     return data
 
 
@@ -184,7 +184,7 @@ def read_model_config(path: Path) -> dict:
         head = handle.read(8)
     if head.startswith(b"\x89HDF"):
         raise BundleError(
-            "malformed",
+            MALFORMED,
             "model.keras is an HDF5 (.h5) file renamed .keras; save with "
             "model.save('model.keras') in Keras 3 (or use labs.common.submission.export)",
         )
@@ -192,29 +192,29 @@ def read_model_config(path: Path) -> dict:
         archive = zipfile.ZipFile(path)
     except ARCHIVE_ERRORS:
         raise BundleError(
-            "malformed", "model.keras is not a Keras 3 .keras file (it is not a zip archive)"
+            MALFORMED, "model.keras is not a Keras 3 .keras file (it is not a zip archive)"
         ) from None
     with archive:
         members = _checked_members(archive, MAX_MODEL_ENTRIES, "model.keras", "inside model.keras: ")
         names = {info.filename for info in members}
         if "config.json" not in names or "model.weights.h5" not in names:
             raise BundleError(
-                "malformed",
+                MALFORMED,
                 "model.keras lacks config.json or model.weights.h5: it is not a "
                 "Keras 3 model file (a SavedModel or a TF1 checkpoint is not accepted)",
             )
         info = archive.getinfo("config.json")
         if info.file_size > MAX_JSON_BYTES:
-            raise BundleError("too-large", "the model's config.json is over 1 MB")
+            raise BundleError(TOO_LARGE, "the model's config.json is over 1 MB")
         try:
             data = archive.read(info)
         except ARCHIVE_ERRORS as error:
             raise BundleError(
-                "malformed", f"the model's config.json cannot be read ({type(error).__name__})"
+                MALFORMED, f"the model's config.json cannot be read ({type(error).__name__})"
             ) from None
     config = _parse_json(data, "the model's config.json")
     if not isinstance(config, dict):
-        raise BundleError("malformed", "the model's config.json must hold a JSON object")
+        raise BundleError(MALFORMED, "the model's config.json must hold a JSON object")
     return config
 
 
@@ -224,27 +224,27 @@ def open_bundle(path: str | Path, workdir: Path, *, max_bytes: int) -> Bundle:
     try:
         mode = os.lstat(path).st_mode
     except OSError:
-        raise BundleError("malformed", f"{path.name} cannot be read") from None
+        raise BundleError(MALFORMED, f"{path.name} cannot be read") from None
     if stat.S_ISLNK(mode):
-        raise BundleError("unsafe", f"{path.name} is a symbolic link")
+        raise BundleError(UNSAFE, f"{path.name} is a symbolic link")
     if stat.S_ISDIR(mode):
         _copy_folder(path, workdir, max_bytes)
     elif stat.S_ISREG(mode):
         if os.lstat(path).st_size > max_bytes:
             raise BundleError(
-                "too-large",
+                TOO_LARGE,
                 f"{path.name} is {os.lstat(path).st_size / 1e6:.1f} MB; the limit is "
                 f"{max_bytes / 1e6:.0f} MB",
             )
         _extract_zip(path, workdir, max_bytes)
     else:
-        raise BundleError("malformed", f"{path.name} is neither a folder nor a zip file")
+        raise BundleError(MALFORMED, f"{path.name} is neither a folder nor a zip file")
     files = sorted(p.name for p in workdir.iterdir())
     missing = [name for name in REQUIRED if name not in files]
     if missing:
         found = ", ".join(files) if files else "nothing"
         raise BundleError(
-            "malformed",
+            MALFORMED,
             f"the bundle lacks {', '.join(missing)} (found: {found}); export it with "
             "labs.common.submission.export(...)",
         )

@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from autograder.claims import strip_escapes
+from autograder.status import ERROR, LOAD_FAILED, NAN_OUTPUT, WRONG_SIGNATURE
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
@@ -139,13 +140,13 @@ def _load(folder: Path, allow_custom_layers: bool):
         except MemoryError:
             raise
         except Exception as error:
-            raise _failure("load-failed", f"{STUDENT_FILE} failed to import: ", error) from None
+            raise _failure(LOAD_FAILED, f"{STUDENT_FILE} failed to import: ", error) from None
     try:
         return keras.saving.load_model(folder / "model.keras", safe_mode=True, compile=False)
     except MemoryError:
         raise
     except Exception as error:
-        raise _failure("load-failed", "Keras could not load model.keras: ", error) from None
+        raise _failure(LOAD_FAILED, "Keras could not load model.keras: ", error) from None
 
 
 def _vocabularies(folder: Path, task: str):
@@ -155,7 +156,7 @@ def _vocabularies(folder: Path, task: str):
     try:
         return load_vocabularies(folder / "vocab.json", task=task)
     except InputError as error:
-        raise ChildError("load-failed", str(error)) from None
+        raise ChildError(LOAD_FAILED, str(error)) from None
 
 
 def _probe(model, inputs, vocab_size: int, signature: str) -> None:
@@ -165,24 +166,24 @@ def _probe(model, inputs, vocab_size: int, signature: str) -> None:
     except MemoryError:
         raise
     except Exception as error:
-        raise _failure("wrong-signature", f"the model does not accept {signature}: ", error) from None
+        raise _failure(WRONG_SIGNATURE, f"the model does not accept {signature}: ", error) from None
     probabilities = np.asarray(outputs[0] if isinstance(outputs, (list, tuple)) else outputs)
     expected = (*np.asarray(inputs if not isinstance(inputs, list) else inputs[1]).shape, vocab_size)
     if probabilities.shape != expected:
         raise ChildError(
-            "wrong-signature",
+            WRONG_SIGNATURE,
             f"the model returns shape {probabilities.shape} for {signature}; "
             f"expected {expected} (next-character probabilities)",
         )
     if not np.isfinite(probabilities).all():
-        raise ChildError("nan-output", "the model outputs NaN or infinite probabilities")
+        raise ChildError(NAN_OUTPUT, "the model outputs NaN or infinite probabilities")
 
 
 def _check_finite(step):
     def checked(tokens, state):
         probabilities, state, attention = step(tokens, state)
         if not np.isfinite(probabilities).all():
-            raise ChildError("nan-output", "the model outputs NaN or infinite probabilities while decoding")
+            raise ChildError(NAN_OUTPUT, "the model outputs NaN or infinite probabilities while decoding")
         return probabilities, state, attention
 
     return checked
@@ -287,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     except MemoryError:
         result, code = {"status": "out-of-memory", "message": "the model ran out of memory"}, 3
     except Exception as error:  # a student's layer can raise anything
-        result, code = {"status": "error", "message": str(_failure("error", "", error))}, 3
+        result, code = {"status": "error", "message": str(_failure(ERROR, "", error))}, 3
     with os.fdopen(args.result_fd, "w", encoding="utf-8") as handle:
         json.dump(result, handle)
     return code

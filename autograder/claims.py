@@ -23,9 +23,9 @@ import math
 import re
 import unicodedata
 
+from autograder.status import CHILD as CHILD_STATUSES
 from autograder.weights import MAX_MATRICES, Matrix
 
-CHILD_STATUSES = ("wrong-signature", "load-failed", "nan-output", "out-of-memory", "error")
 MESSAGE_LENGTH = 300
 _CUT_ESCAPE = re.compile(r"<(U(\+[0-9A-F]{0,6})?)?$")  # a <U+XXXX> the cut would split
 MAX_VOCABULARY = 100_000

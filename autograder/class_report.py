@@ -22,6 +22,7 @@ from pathlib import Path
 from autograder.claims import shortened
 from autograder.reports import html_text
 from autograder.rubric import Metric, Rubric
+from autograder.status import GRADED
 from labs import tasks
 from labs.common.files import write_text
 
@@ -162,7 +163,7 @@ def _statuses(records: list[dict]) -> str:
     ):
         shown = (
             ""
-            if status == "graded"
+            if status == GRADED
             else ", ".join(students[:NAMES_SHOWN])
             + (f" and {len(students) - NAMES_SHOWN} more" if len(students) > NAMES_SHOWN else "")
         )

@@ -1,26 +1,8 @@
 """Grade bundles: validate, run in the sandbox, score with the rubric; one bundle or a whole folder.
 
-Every bundle ends with a status and a message, whatever it holds:
-
-    graded              scored on the hidden set
-    malformed           not a bundle (missing files, bad JSON, not a Keras 3 model, a broken zip, ...)
-    unsafe              path traversal, links, zip bombs
-    too-large           over the rubric's size limit
-    wrong-task          meta.json names another task
-    disallowed          the model config names a class or module outside the allow-list, or
-                        custom_layers.py imports what the homework does not allow
-    not-isolated        it carries code, and this machine cannot isolate it (see ``--isolation``)
-    load-failed         Keras could not load it (or its custom_layers.py failed)
-    wrong-signature     it does not take the task's inputs or give its outputs
-    nan-output          it outputs NaN or infinite probabilities
-    timeout             over the rubric's time limit
-    out-of-memory       over the rubric's memory limit (all its processes together)
-    machine-out-of-memory  the grading machine's own memory ran out (the kernel killed the model's
-                        process): the machine needs more, not the bundle less (Gradescope: Autograder
-                        Settings)
-    too-many-processes  over the rubric's limit on processes and threads
-    crashed, error      anything else, with the last line of the error (of the run on the public
-                        examples: a failed run on the hidden set is told in the grader's words)
+Every bundle ends with a status and a message, whatever it holds: one of the vocabulary of
+:mod:`autograder.status` (``graded``, or why not: ``malformed``, ``unsafe``, ``wrong-task``,
+``disallowed``, ``timeout``, ...). A failed run on the hidden set is told in the grader's words.
 
 Nothing a bundle holds can stop the batch: any exception while reading, checking, running or
 scoring one bundle becomes that bundle's ``error`` (the traceback goes to the grader's log, not
@@ -38,7 +20,7 @@ import os
 import re
 import stat
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.allowlist import ConfigError, check_config
@@ -47,6 +29,19 @@ from autograder.claims import CHECKS, ClaimError, clean_message, reported_second
 from autograder.rubric import Rubric
 from autograder.sandbox import ISOLATES_CODE, TEMP_PREFIX, read_weights, run_child
 from autograder.scoring import ScoringTimeout, architecture_line, compute_metrics, metric_lines
+from autograder.status import (
+    CRASHED,
+    DISALLOWED,
+    ERROR,
+    GRADED,
+    LOAD_FAILED,
+    MALFORMED,
+    NAN_OUTPUT,
+    NOT_ISOLATED,
+    OUT_OF_MEMORY,
+    WRONG_SIGNATURE,
+    WRONG_TASK,
+)
 from labs import tasks
 from labs.common.layer_audit import audit_module
 
@@ -177,12 +172,12 @@ def _job(rubric: Rubric, hidden: HiddenSet | None, examples: list[str], allow_cu
 # saw the hidden inputs and could write them into its message. Where a status's message is always the grader's
 # (timeout, too-many-processes, machine-out-of-memory), it is kept.
 _FAILED_ON_HIDDEN = {
-    "wrong-signature": "the model does not take the task's inputs or give its outputs",
-    "load-failed": "the model could not be loaded",
-    "nan-output": "the model gave NaN or infinite probabilities",
-    "out-of-memory": "the model ran out of memory (its limit is {memory_mb} MB)",
-    "error": "the model raised an error while it ran",
-    "crashed": "the grading process stopped unexpectedly (in the model's code or a library it called)",
+    WRONG_SIGNATURE: "the model does not take the task's inputs or give its outputs",
+    LOAD_FAILED: "the model could not be loaded",
+    NAN_OUTPUT: "the model gave NaN or infinite probabilities",
+    OUT_OF_MEMORY: "the model ran out of memory (its limit is {memory_mb} MB)",
+    ERROR: "the model raised an error while it ran",
+    CRASHED: "the grading process stopped unexpectedly (in the model's code or a library it called)",
 }
 
 
@@ -219,7 +214,7 @@ def _new_record(path: Path, rubric: Rubric, hidden: HiddenSet, isolation: str) -
         "bundle": display_name(path),
         "task": rubric.task,
         "bundle_sha256": "",
-        "status": "graded",
+        "status": GRADED,
         "message": "",
         "notes": [],
         "hidden_set": {
@@ -238,6 +233,46 @@ def _new_record(path: Path, rubric: Rubric, hidden: HiddenSet, isolation: str) -
     }
 
 
+@dataclass
+class Findings:
+    """What grading one bundle found, step by step; a step that refuses the bundle sets the status.
+
+    A bundle that fails part-way keeps what was found before: the classes and parameters of its
+    config still earn their architecture points.
+    """
+
+    status: str = GRADED
+    message: str = ""
+    # what the student reads beside the score
+    notes: list[str] = field(default_factory=list)
+    # the model's layer classes and parameter count (counted: from its weights, not its config)
+    classes: set = field(default_factory=set)
+    parameters: int | None = None
+    counted: bool = False
+    # what the rubric scores, and the public examples decoded
+    metrics: dict | None = None
+    examples: list[dict] = field(default_factory=list)
+    # the sandbox's measures: sandbox_seconds, sandbox_cpu_seconds, peak_memory_mb, child_seconds
+    sandbox: dict = field(default_factory=dict)
+    # what model similarity compares (never in the record, which students see)
+    weights: dict | None = None
+    answers: dict | None = None
+
+
+@dataclass(frozen=True)
+class Options:
+    """How to grade a bundle: from the command line and the submission's name, never from the bundle."""
+
+    # the public dev examples shown in the feedback
+    examples: tuple = ()
+    # how the sandbox isolates the child (autograder.sandbox.resolve_isolation)
+    isolation: str = "none"
+    # run code that this machine cannot isolate (the instructor named the isolation)
+    run_unisolated: bool = False
+    # the student's id from the submission's name, or the names an LMS gives (id and name)
+    entry_id: str | tuple[str, ...] | None = None
+
+
 def grade_bundle(
     path: Path,
     rubric: Rubric,
@@ -254,60 +289,53 @@ def grade_bundle(
     ``isolation``: how the sandbox isolates the child (:func:`autograder.sandbox.resolve_isolation`).
     Where it does not isolate code (``user``: the network is open; ``none``), a bundle that carries
     code runs only when ``run_unisolated`` (the instructor named the isolation). ``entry_id``: the
-    student's id from the submission's name (or the names an LMS gives: id and name), to compare with the id
-    in
-    ``meta.json``. ``evidence``, a
-    dict, receives what model similarity compares (``weights``, ``answers``: :mod:`autograder.similarity`);
-    it never enters the record, which students see.
+    student's id from the submission's name (or the names an LMS gives: id and name), to compare with
+    the id in ``meta.json``. ``evidence``, a dict, receives what model similarity compares
+    (``weights``, ``answers``: :mod:`autograder.similarity`); it never enters the record, which
+    students see.
     """
+    options = Options(tuple(examples), isolation, run_unisolated, entry_id)
     record = _new_record(path, rubric, hidden, isolation)
-    found = {"classes": set(), "parameters": None, "metrics": None, "weights": None, "answers": None}
     try:
-        max_bytes = int(rubric.bundle_mb * 1_000_000)
-        record["bundle_sha256"] = bundle_digest(path, max_bytes) if os.path.lexists(path) else ""
-        record["bundle_bytes"] = bundle_bytes(path) if os.path.lexists(path) else None
+        if os.path.lexists(path):
+            record["bundle_sha256"] = bundle_digest(path, int(rubric.bundle_mb * 1_000_000))
+            record["bundle_bytes"] = bundle_bytes(path)
         with tempfile.TemporaryDirectory(prefix=f"{TEMP_PREFIX}{os.getpid()}-bundle-") as work:
-            _grade(
-                path,
-                Path(work),
-                rubric,
-                hidden,
-                list(examples),
-                isolation,
-                run_unisolated,
-                entry_id,
-                record,
-                found,
-            )
+            found = _grade(path, Path(work), rubric, hidden, options)
     except BundleError as error:
-        record["status"], record["message"] = error.status, clean_message(error.message, 500)
+        found = Findings(error.status, clean_message(error.message, 500))
     except Exception as error:  # a barrier per bundle: whatever it holds, the batch goes on
-        _could_not_handle(record, path, error)
+        found = Findings(*_could_not_handle(path, error))
     try:
         lines = [
-            architecture_line(
-                rubric, found["classes"], found["parameters"], counted=found.get("counted", False)
-            ),
-            *metric_lines(rubric, found["metrics"], hidden.name),
+            architecture_line(rubric, found.classes, found.parameters, counted=found.counted),
+            *metric_lines(rubric, found.metrics, hidden.name),
         ]
     except Exception as error:
-        _could_not_handle(record, path, error)
-        found["metrics"] = None
+        found.status, found.message = _could_not_handle(path, error)
+        found.metrics = None
         lines = [architecture_line(rubric, set(), None), *metric_lines(rubric, None, hidden.name)]
     if evidence is not None:
-        evidence.update(weights=found["weights"], answers=found["answers"] if found["metrics"] else None)
-    record["metrics"] = found["metrics"] or {}
-    record["parameters"] = found["parameters"]
-    record["lines"] = [line.to_dict() for line in lines]
-    record["score"] = round(sum(line.points for line in lines), 2)
-    record["max_score"] = rubric.max_score
+        evidence.update(weights=found.weights, answers=found.answers if found.metrics else None)
+    record.update(
+        status=found.status,
+        message=found.message,
+        notes=found.notes,
+        examples=found.examples,
+        **found.sandbox,
+        metrics=found.metrics or {},
+        parameters=found.parameters,
+        lines=[line.to_dict() for line in lines],
+        score=round(sum(line.points for line in lines), 2),
+        max_score=rubric.max_score,
+    )
     return record
 
 
-def _could_not_handle(record: dict, path: Path, error: Exception) -> None:
+def _could_not_handle(path: Path, error: Exception) -> tuple[str, str]:
+    """The status and message of a bundle the grader itself failed on (the traceback goes to its log)."""
     log.exception("grading %s", display_name(path))
-    record["status"] = "error"
-    record["message"] = (
+    return "error", (
         f"the grader could not handle this bundle ({type(error).__name__}); "
         "the instructor's grader.log has the details"
     )
@@ -326,24 +354,90 @@ def _name_forms(name: str) -> set[str]:
     return {_plain_name(name)} | {_plain_name("".join(order)) for order in itertools.permutations(words)}
 
 
-def _grade(
-    path: Path,
-    work: Path,
-    rubric: Rubric,
-    hidden: HiddenSet,
-    examples: list[dict],
-    isolation: str,
-    run_unisolated: bool,
-    entry_id: str | tuple[str, ...] | None,
-    record: dict,
-    found: dict,
-) -> None:
-    bundle = open_bundle(path, work, max_bytes=int(rubric.bundle_mb * 1_000_000))
-    if bundle.meta.get("task") != rubric.task:
-        raise BundleError(
-            "wrong-task", wrong_task_message(display_name(path), bundle.meta.get("task"), rubric.task)
+def _grade(path: Path, work: Path, rubric: Rubric, hidden: HiddenSet, options: Options) -> Findings:
+    """Open, check, run and score one bundle, in that order; a refusal stops there, with what was found."""
+    found = Findings()
+    try:
+        # 1. Open: a bundle of this task, from this student.
+        bundle = open_bundle(path, work, max_bytes=int(rubric.bundle_mb * 1_000_000))
+        if bundle.meta.get("task") != rubric.task:
+            raise BundleError(
+                WRONG_TASK, wrong_task_message(display_name(path), bundle.meta.get("task"), rubric.task)
+            )
+        found.notes.extend(_identity_notes(bundle.meta.get("student_id"), options.entry_id))
+
+        # 2. Check, before anything runs: the model's classes, then the code it carries.
+        carries_code = bool(rubric.custom_layers) and bundle.has_custom_layers
+        try:
+            verdict = check_config(
+                bundle.model_config, allowed_custom=rubric.custom_layers, custom_layers_present=carries_code
+            )
+        except ConfigError as error:
+            raise BundleError(MALFORMED, str(error)) from None
+        found.classes = verdict.classes
+        if not verdict.allowed:
+            raise BundleError(DISALLOWED, verdict.message)
+        files = {name: bundle.folder / name for name in ("model.keras", "vocab.json")}
+        if carries_code:
+            files["custom_layers.py"] = bundle.folder / "custom_layers.py"
+            audit = audit_module(files["custom_layers.py"].read_bytes())
+            if audit.review:
+                found.notes.append("custom_layers.py uses " + ", ".join(audit.review) + ": worth a read")
+            if not audit.allowed:
+                raise BundleError(DISALLOWED, audit.message)
+            if options.isolation not in ISOLATES_CODE and not options.run_unisolated:
+                raise BundleError(NOT_ISOLATED, _NOT_ISOLATED[options.isolation])
+        weights = read_weights(files, rubric.limits, options.isolation)
+        found.parameters, found.weights, found.counted = weights["parameters"], weights, True
+
+        # 3. Run on the hidden inputs, in the sandbox.
+        job = _job(rubric, hidden, [], carries_code)
+        outcome = run_child(files, job, rubric.limits, options.isolation)
+        found.sandbox = {
+            "sandbox_seconds": round(outcome.seconds, 2),
+            "peak_memory_mb": outcome.peak_memory_mb,
+            # the whole tree's, what the time limit charges
+            "sandbox_cpu_seconds": outcome.cpu_seconds,
+            # the child's own timing: a report, never scored
+            "child_seconds": reported_seconds(outcome.data),
+        }
+        if outcome.status != "ok":
+            public_examples = lambda: _public_run(  # noqa: E731
+                files, rubric, list(options.examples), carries_code, options.isolation
+            )
+            error, notes = _run_failed(outcome, hidden.public, rubric.limits.memory_mb, public_examples, path)
+            found.notes.extend(notes)
+            raise error
+
+        # 4. Score what it returned, then decode the public examples in a run of their own.
+        try:
+            checked = CHECKS[job["signature"]](outcome.data, job)
+        except ClaimError as error:
+            raise BundleError(
+                ERROR, f"the grading process returned results of the wrong shape ({error})"
+            ) from None
+        try:
+            found.metrics = compute_metrics(rubric.task, checked, hidden.targets, rubric.scoring_seconds)
+        except ScoringTimeout:
+            raise BundleError(
+                ERROR, f"scoring the model's outputs took longer than {rubric.scoring_seconds:.0f} s"
+            ) from None
+        found.examples, failed = _public_run(
+            files, rubric, list(options.examples), carries_code, options.isolation
         )
-    claimed = bundle.meta.get("student_id")
+        if failed:
+            found.notes.append(f"the run on the public examples failed: {failed}")
+        try:
+            found.answers = tasks.get(rubric.task).graded_answers(checked, hidden.targets)
+        except Exception:  # the grade stands; only the comparison with the class goes without this bundle
+            log.exception("listing the answers of %s for model similarity", display_name(path))
+    except BundleError as error:
+        found.status, found.message = error.status, clean_message(error.message, 500)
+    return found
+
+
+def _identity_notes(claimed, entry_id) -> list[str]:
+    """A note when meta.json's student id is not the submission's (an LMS's id or name, in any order)."""
     names = [n for n in ((entry_id,) if isinstance(entry_id, str) else entry_id or ()) if n]
     if (
         names
@@ -352,74 +446,31 @@ def _grade(
         and _plain_name(claimed) not in {form for n in names for form in _name_forms(n)}
     ):
         shown = " or ".join(repr(n) for n in names)
-        record["notes"].append(
-            f"meta.json names student {clean_message(claimed, 64)!r}; the submission is {shown}"
-        )
-    carries_code = bool(rubric.custom_layers) and bundle.has_custom_layers
-    try:
-        verdict = check_config(
-            bundle.model_config, allowed_custom=rubric.custom_layers, custom_layers_present=carries_code
-        )
-    except ConfigError as error:
-        raise BundleError("malformed", str(error)) from None
-    found["classes"] = verdict.classes
-    if not verdict.allowed:
-        raise BundleError("disallowed", verdict.message)
-    files = {name: bundle.folder / name for name in ("model.keras", "vocab.json")}
-    if carries_code:
-        files["custom_layers.py"] = bundle.folder / "custom_layers.py"
-        audit = audit_module(files["custom_layers.py"].read_bytes())
-        if audit.review:
-            record["notes"].append("custom_layers.py uses " + ", ".join(audit.review) + ": worth a read")
-        if not audit.allowed:
-            raise BundleError("disallowed", audit.message)
-        if isolation not in ISOLATES_CODE and not run_unisolated:
-            raise BundleError("not-isolated", _NOT_ISOLATED[isolation])
-    weights = read_weights(files, rubric.limits, isolation)
-    found["parameters"], found["weights"], found["counted"] = weights["parameters"], weights, True
-    job = _job(rubric, hidden, [], carries_code)
-    outcome = run_child(files, job, rubric.limits, isolation)
-    record["sandbox_seconds"] = round(outcome.seconds, 2)
-    record["peak_memory_mb"] = outcome.peak_memory_mb
-    record["sandbox_cpu_seconds"] = outcome.cpu_seconds  # the whole tree's, what the time limit charges
-    record["child_seconds"] = reported_seconds(outcome.data)  # the child's own timing: a report, never scored
-    if (
-        outcome.status != "ok"
-        and not hidden.public
-        and outcome.status in _FAILED_ON_HIDDEN
-        and not (outcome.status == "crashed" and outcome.message.startswith("the model wrote more than"))
-    ):
-        if outcome.message:  # it may hold hidden inputs: the grader's log only, never a result file
-            record["notes"].append(
-                f"the run on the hidden inputs failed ({outcome.status}); grader.log has what it said"
-            )
-            log.warning("%s: the run on the hidden inputs said: %s", display_name(path), outcome.message)
-        message = _FAILED_ON_HIDDEN[outcome.status].format(memory_mb=rubric.limits.memory_mb)
-        _, failed = _public_run(files, rubric, examples, carries_code, isolation)
-        if failed:  # that run was given no hidden input: what it says may be shown
-            message += f"; on the public examples: {failed}"
-        raise BundleError(outcome.status, message)
-    if outcome.status != "ok":
-        raise BundleError(outcome.status, outcome.message)
-    try:
-        checked = CHECKS[job["signature"]](outcome.data, job)
-    except ClaimError as error:
-        raise BundleError(
-            "error", f"the grading process returned results of the wrong shape ({error})"
-        ) from None
-    try:
-        found["metrics"] = compute_metrics(rubric.task, checked, hidden.targets, rubric.scoring_seconds)
-    except ScoringTimeout:
-        raise BundleError(
-            "error", f"scoring the model's outputs took longer than {rubric.scoring_seconds:.0f} s"
-        ) from None
-    record["examples"], failed = _public_run(files, rubric, examples, carries_code, isolation)
-    if failed:
-        record["notes"].append(f"the run on the public examples failed: {failed}")
-    try:
-        found["answers"] = tasks.get(rubric.task).graded_answers(checked, hidden.targets)
-    except Exception:  # the grade stands; only the comparison with the class goes without this bundle
-        log.exception("listing the answers of %s for model similarity", display_name(path))
+        return [f"meta.json names student {clean_message(claimed, 64)!r}; the submission is {shown}"]
+    return []
+
+
+def _run_failed(outcome, public: bool, memory_mb: int, public_run, path: Path) -> tuple[BundleError, list]:
+    """The refusal of a bundle whose run failed, and the notes to add.
+
+    On hidden inputs the student reads the grader's words (that run saw the hidden inputs and could
+    have written them into its message), and what a run on the public examples (``public_run()``)
+    said; the run's own message goes to the grader's log only.
+    """
+    told_by_grader = outcome.status in _FAILED_ON_HIDDEN and not (
+        outcome.status == CRASHED and outcome.message.startswith("the model wrote more than")
+    )
+    if public or not told_by_grader:
+        return BundleError(outcome.status, outcome.message), []
+    notes = []
+    if outcome.message:
+        notes.append(f"the run on the hidden inputs failed ({outcome.status}); grader.log has what it said")
+        log.warning("%s: the run on the hidden inputs said: %s", display_name(path), outcome.message)
+    message = _FAILED_ON_HIDDEN[outcome.status].format(memory_mb=memory_mb)
+    _, failed = public_run()
+    if failed:  # that run was given no hidden input: what it says may be shown
+        message += f"; on the public examples: {failed}"
+    return BundleError(outcome.status, message), notes
 
 
 def _public_run(

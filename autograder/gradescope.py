@@ -38,6 +38,7 @@ from autograder.container import memory_limit_mb, out_of_memory_line
 from autograder.keras_floor import REQUIREMENT as KERAS_REQUIREMENT
 from autograder.rubric import Rubric
 from autograder.sandbox import KIT_ROOT
+from autograder.status import MACHINE_OUT_OF_MEMORY
 from labs.common.errors import InputError
 
 SETUP = """#!/usr/bin/env bash
@@ -154,7 +155,7 @@ def run_on_gradescope(
             run_unisolated=isolation != "auto",
         )
     output = gradescope_results(record, rubric)
-    if record["status"] == "machine-out-of-memory":
+    if record["status"] == MACHINE_OUT_OF_MEMORY:
         output["output"] = out_of_memory_line(memory_limit_mb())  # the instructor's setting, in one line
     Path(results).write_text(json.dumps(output, indent=2), encoding="utf-8")
     return output

@@ -38,6 +38,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograder.status import GRADED
 from labs.common.errors import InputError
 
 LMS_NAMES = ("canvas", "moodle", "gradescope", "folder")
@@ -452,7 +453,7 @@ def apply_late(record: dict, policy) -> None:
     if days is not None and lms.get("late") is None:
         lms["late"] = days > 0  # late by its time, where the LMS set no mark
     late = bool(lms.get("late")) or bool(days)
-    if policy is None or not late or record["status"] != "graded":
+    if policy is None or not late or record["status"] != GRADED:
         return
     parts = [f"{policy.percent:g} %"] if policy.percent else []
     if policy.per_day_percent and days is not None:

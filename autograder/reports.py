@@ -14,6 +14,7 @@ from pathlib import Path
 
 from autograder.claims import visible
 from autograder.rubric import Rubric
+from autograder.status import GRADED
 from labs import tasks
 from labs.common.files import write_csv, write_json, write_text
 
@@ -172,7 +173,7 @@ def _improvements(record: dict) -> list[str]:
         tips.append(STATUS_ADVICE[record["status"]])
     advice = {"architecture": ARCHITECTURE_ADVICE, **tasks.get(record["task"]).advice}
     for line in record["lines"]:
-        if line["points"] < line["max_points"] and line["name"] in advice and record["status"] == "graded":
+        if line["points"] < line["max_points"] and line["name"] in advice and record["status"] == GRADED:
             tips.append(f"**{line['label']}**: {advice[line['name']]}")
     return tips or ["Nothing: full marks."]
 
@@ -332,7 +333,7 @@ def write_gradebook(records: list[dict], rubric: Rubric, out: Path) -> None:
         row.update({name: "" if values.get(name) is None else f"{values[name]:.6f}" for name in metric_names})
         rows.append(row)
     write_csv(out / "gradebook.csv", columns, [{k: csv_cell(v) for k, v in row.items()} for row in rows])
-    graded = [r for r in rows if r["status"] == "graded"]
+    graded = [r for r in rows if r["status"] == GRADED]
     first = metric_names[0] if metric_names else None
     graded.sort(key=lambda r: (-float(r["score"]), -float(r[first] or 0) if first else 0, r["student"]))
     write_csv(

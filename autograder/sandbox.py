@@ -86,6 +86,7 @@ from autograder.process_tree import (
     remove_stale_cgroups,
 )
 from autograder.seccomp import NO_NETWORK, network_filter_works, prepared
+from autograder.status import CRASHED, OUT_OF_MEMORY, TIMEOUT
 from labs.common.errors import InputError
 
 KIT_ROOT = Path(__file__).resolve().parents[1]
@@ -517,17 +518,17 @@ def _tail(path: Path, size: int = STDERR_TAIL_BYTES) -> str:
 
 def _failure_from_exit(code: int, stderr: str, limits: Limits) -> tuple[str, str]:
     if code == -signal.SIGXFSZ:
-        return "crashed", f"the model wrote more than {limits.file_mb} MB (to a file or its output)"
+        return CRASHED, f"the model wrote more than {limits.file_mb} MB (to a file or its output)"
     if code in (-signal.SIGXCPU, -signal.SIGKILL) and "Killed" not in stderr:
-        return "timeout", f"a process of the model used more than {limits.cpu_seconds} s of CPU time"
+        return TIMEOUT, f"a process of the model used more than {limits.cpu_seconds} s of CPU time"
     if any(hint in stderr for hint in MEMORY_HINTS) or code in (
         -signal.SIGABRT,
         -signal.SIGSEGV,
         -signal.SIGBUS,
     ):
-        return "out-of-memory", f"the model ran out of memory (limit {limits.memory_mb} MB) or crashed"
+        return OUT_OF_MEMORY, f"the model ran out of memory (limit {limits.memory_mb} MB) or crashed"
     last = stderr.strip().splitlines()[-1][:300] if stderr.strip() else f"exit status {code}"
-    return "crashed", f"the grading process stopped unexpectedly: {last}"
+    return CRASHED, f"the grading process stopped unexpectedly: {last}"
 
 
 @dataclass
@@ -541,7 +542,7 @@ class _Run:
 
 
 # Why the grader stopped a tree -> the status the student sees: both time limits are a ``timeout``.
-STOPPED_STATUS = {"cpu-time": "timeout", "wall-time": "timeout"}
+STOPPED_STATUS = {"cpu-time": TIMEOUT, "wall-time": TIMEOUT}
 
 
 def _verdict(stopped: str, limits: Limits, cpu_seconds: float) -> tuple[str, str]:
