@@ -1,22 +1,21 @@
 """``python -m autograder``: hidden sets, batch grading, Gradescope packaging, and the students' check.
 
     python -m autograder hidden-set --task date-translation --seed-file secret.txt --out hidden/lab2
-    python -m autograder grade submissions/ --task date-translation --hidden hidden/lab2 --out grades/ --jobs
-    2
-    python -m autograder grade canvas-download.zip --task name-transliteration --hidden hidden/hw --out
-    grades/
-    python -m autograder export-grades grades/ --lms canvas --assignment "Homework 3.1"   (the LMS's import
-    file)
+    python -m autograder grade submissions/ --task date-translation --hidden hidden/lab2 --out grades/
+    python -m autograder grade canvas-download.zip --task name-transliteration --hidden hidden/hw \\
+        --out grades/ --jobs 2
+    python -m autograder export-grades grades/ --lms canvas --assignment "Homework 3.1"   (to import)
     python -m autograder similarity grades/        (compare the graded models again; the class report)
     python -m autograder gradescope --task date-translation --hidden hidden/lab2 --out autograder.zip
-    python -m autograder gradescope-selfcheck autograder.zip submission.zip   (as Gradescope runs it; root)
+    python -m autograder gradescope-selfcheck autograder.zip submission.zip   (as Gradescope runs it)
     python -m autograder check submission.zip --task name-transliteration   (students: before handing in)
 
-Mistakes in the command (a missing folder, a bad rubric, a Keras older than the grader's floor in
-:mod:`autograder.keras_floor`) end with one line on stderr and exit status 2. A bad *bundle* is
-never an error of the command: it gets its status in the gradebook. ``check`` exits with status 1 for
-every bundle it would not grade (any status but ``graded``), and at once, in one line on stderr, for a
-bundle of another task than its ``--task``.
+Each command is a function bound to its parser (``set_defaults(handler=...)``, as in
+:mod:`labs.cli`). Mistakes in the command (a missing folder, a bad rubric, a Keras older than the
+grader's floor in :mod:`autograder.keras_floor`) end with one line on stderr and exit status 2. A
+bad *bundle* is never an error of the command: it gets its status in the gradebook. ``check`` exits
+with status 1 for every bundle it would not grade (any status but ``graded``), and at once, in one
+line on stderr, for a bundle of another task than its ``--task``.
 """
 
 from __future__ import annotations
@@ -38,6 +37,7 @@ from autograder.rubric import RubricError, load_rubric
 from autograder.sandbox import ISOLATIONS
 from autograder.status import GRADED
 from labs import tasks
+from labs.common.arguments import Parser
 from labs.common.errors import InputError
 
 TASKS = tasks.names()
@@ -46,15 +46,11 @@ TASKS = tasks.names()
 GRADING_COMMANDS = ("grade", "gradescope-run")
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
-
-
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m autograder", description="Attention Lab autograder.")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser = Parser(prog="python -m autograder", description="Attention Lab autograder.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     hidden = commands.add_parser("hidden-set", help="draw a hidden test set from a secret seed file")
+    hidden.set_defaults(handler=_hidden_set)
     hidden.add_argument("--task", required=True, choices=TASKS)
     hidden.add_argument("--seed-file", required=True, help="a private file whose bytes seed the set")
     hidden.add_argument("--out", required=True, help="a new or empty folder")
@@ -71,6 +67,7 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     grade = commands.add_parser("grade", help="grade a folder of submission bundles")
+    grade.set_defaults(handler=_grade)
     grade.add_argument(
         "submissions",
         help="what the LMS gave: Canvas's or Moodle's download (the zip or its folder), a "
@@ -105,6 +102,7 @@ def _parser() -> argparse.ArgumentParser:
         help="the grades of a graded batch as the LMS imports them "
         "(Canvas's gradebook CSV, Moodle's offline grading worksheet)",
     )
+    export.set_defaults(handler=_export_grades)
     export.add_argument("grades", help="the --out folder of `grade`")
     export.add_argument("--lms", required=True, choices=("canvas", "moodle"))
     export.add_argument(
@@ -124,10 +122,12 @@ def _parser() -> argparse.ArgumentParser:
         help="compare a graded batch's models again (similarity.csv, "
         "class-report.html), without running them",
     )
+    similar.set_defaults(handler=_similarity)
     similar.add_argument("grades", help="the --out folder of `grade`")
     similar.add_argument("--rubric", default=None, help="rubric TOML (default: the task's)")
 
     package = commands.add_parser("gradescope", help="package the grader as a Gradescope autograder zip")
+    package.set_defaults(handler=_gradescope)
     package.add_argument("--task", required=True, choices=TASKS)
     package.add_argument("--hidden", required=True, help="hidden-set folder to grade against")
     package.add_argument("--out", required=True, help="the zip to write (e.g. autograder.zip)")
@@ -138,6 +138,7 @@ def _parser() -> argparse.ArgumentParser:
         help="run a Gradescope package on one bundle as "
         "Gradescope does (root, no user namespaces, no cgroup), before uploading it",
     )
+    selfcheck.set_defaults(handler=_gradescope_selfcheck)
     selfcheck.add_argument("package", help="the autograder.zip that `gradescope` wrote")
     selfcheck.add_argument("bundle", help="a submission: a bundle zip or folder")
     selfcheck.add_argument(
@@ -148,6 +149,7 @@ def _parser() -> argparse.ArgumentParser:
         "check",
         help="validate your bundle and score it on the public dev set; exit status 0 only when it is graded",
     )
+    check.set_defaults(handler=_check)
     check.add_argument("bundle", help="submission.zip or a bundle folder")
     check.add_argument(
         "--task",
@@ -162,11 +164,12 @@ def _parser() -> argparse.ArgumentParser:
 
 def _gradescope_run_parser() -> argparse.ArgumentParser:
     """``gradescope-run``: what the Gradescope container's run_autograder calls; not listed in --help."""
-    parser = _Parser(prog="python -m autograder gradescope-run")
+    parser = Parser(prog="python -m autograder gradescope-run")
     parser.add_argument("--task", required=True, choices=TASKS)
     for flag in ("--hidden", "--rubric", "--submission", "--results"):
         parser.add_argument(flag, required=True)
     parser.add_argument("--isolation", default="auto", choices=("auto", *ISOLATIONS))
+    parser.set_defaults(command="gradescope-run", handler=_gradescope_run)
     return parser
 
 
@@ -346,120 +349,114 @@ def _interrupt(signum, frame):
     raise KeyboardInterrupt  # a TERM ends like Ctrl-C: temporary folders are removed on the way out
 
 
+def _hidden_set(args) -> None:
+    from autograder.hidden import make_hidden_set
+    from autograder.sandbox import readable_by_others
+
+    with warnings.catch_warnings(record=True) as notes:
+        warnings.simplefilter("always", UserWarning)
+        manifest = make_hidden_set(args.task, args.seed_file, args.out, args.n, words=args.words)
+    for note in notes:
+        print(f"note: {note.message}", file=sys.stderr)
+    words = (
+        f"; unseen words from {args.words}, sha256 {manifest['private_words_sha256'][:12]}"
+        if args.words
+        else ""
+    )
+    print(
+        f"wrote a hidden set of {manifest['size']:,} rows for {args.task} to {args.out} "
+        f"(secret fingerprint {manifest['secret_fingerprint']}{words}; the folder is private to you)"
+    )
+    for private in filter(None, (args.seed_file, args.words)):
+        if readable_by_others(Path(private)):
+            print(
+                f"warning: other users can read {private}; make it private: chmod 600 {private}",
+                file=sys.stderr,
+            )
+
+
+def _grade(args) -> None:
+    from autograder.batch import grade_folder
+
+    started = time.perf_counter()
+    rubric = load_rubric(args.rubric, args.task)
+    records = grade_folder(
+        args.submissions,
+        rubric,
+        args.hidden,
+        args.out,
+        jobs=args.jobs,
+        force=args.force,
+        progress=not args.quiet,
+        isolation=args.isolation,
+        lms=args.lms,
+    )
+    statuses = {}
+    for record in records:
+        statuses[record["status"]] = statuses.get(record["status"], 0) + 1
+    isolations = sorted({record.get("isolation", "") for record in records})
+    print(
+        f"graded {len(records)} submission(s) in {time.perf_counter() - started:.1f} s: "
+        + ", ".join(f"{n} {s}" for s, n in sorted(statuses.items()))
+        + f" (isolation: {', '.join(isolations)})"
+    )
+    print(
+        f"wrote {Path(args.out) / 'gradebook.csv'}, leaderboard.csv, feedback/ and results/; for you only: "
+        f"similarity.csv ({_flagged(Path(args.out))}) and class-report.html"
+    )
+
+
+def _gradescope(args) -> None:
+    from autograder.gradescope import package
+
+    rubric = load_rubric(args.rubric, args.task)
+    path = package(args.task, args.hidden, args.out, rubric)
+    board = (
+        ", ".join(f"{name} ({order})" for name, order in rubric.leaderboard)
+        if rubric.leaderboard
+        else "score and every metric"
+    )
+    print(
+        f"wrote {path}: upload it as the assignment's autograder (Ubuntu image, Python 3.10+); results are "
+        f"{rubric.visibility} to students; leaderboard columns: {board} (shown once you turn on "
+        "'Enable leaderboard' in the assignment's autograder settings)"
+    )
+
+
+def _gradescope_run(args) -> None:
+    from autograder.gradescope import run_on_gradescope
+
+    rubric = load_rubric(args.rubric, args.task)
+    result = run_on_gradescope(args.task, args.hidden, rubric, args.submission, args.results, args.isolation)
+    print(result["output"])
+
+
+def _gradescope_selfcheck(args) -> int:
+    from autograder.gradescope_check import run_package, summary
+
+    check = run_package(args.package, args.bundle, keep=args.keep)
+    print("\n".join(summary(check)))
+    status = check.results.get("extra_data", {}).get("attention_lab", {}).get("status")
+    return 0 if status == GRADED else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _interrupt)
-    if argv[:1] == ["gradescope-run"]:
-        args = _gradescope_run_parser().parse_args(argv[1:])
-        args.command = "gradescope-run"
-    else:
-        args = _parser().parse_args(argv)
+    # gradescope-run is what the Gradescope container calls: a parser of its own, not listed in --help
+    parser = _gradescope_run_parser() if argv[:1] == ["gradescope-run"] else _parser()
+    args = parser.parse_args(argv[1:] if argv[:1] == ["gradescope-run"] else argv)
     try:
         if args.command in GRADING_COMMANDS:
             check_keras()
-        if args.command == "hidden-set":
-            from autograder.hidden import make_hidden_set
-            from autograder.sandbox import readable_by_others
-
-            with warnings.catch_warnings(record=True) as notes:
-                warnings.simplefilter("always", UserWarning)
-                manifest = make_hidden_set(args.task, args.seed_file, args.out, args.n, words=args.words)
-            for note in notes:
-                print(f"note: {note.message}", file=sys.stderr)
-            words = (
-                f"; unseen words from {args.words}, sha256 {manifest['private_words_sha256'][:12]}"
-                if args.words
-                else ""
-            )
-            print(
-                f"wrote a hidden set of {manifest['size']:,} rows for {args.task} to {args.out} "
-                f"(secret fingerprint {manifest['secret_fingerprint']}{words}; the folder is private to you)"
-            )
-            for private in filter(None, (args.seed_file, args.words)):
-                if readable_by_others(Path(private)):
-                    print(
-                        f"warning: other users can read {private}; make it private: chmod 600 {private}",
-                        file=sys.stderr,
-                    )
-        elif args.command == "grade":
-            from autograder.batch import grade_folder
-
-            started = time.perf_counter()
-            rubric = load_rubric(args.rubric, args.task)
-            records = grade_folder(
-                args.submissions,
-                rubric,
-                args.hidden,
-                args.out,
-                jobs=args.jobs,
-                force=args.force,
-                progress=not args.quiet,
-                isolation=args.isolation,
-                lms=args.lms,
-            )
-            statuses = {}
-            for record in records:
-                statuses[record["status"]] = statuses.get(record["status"], 0) + 1
-            isolations = sorted({record.get("isolation", "") for record in records})
-            print(
-                f"graded {len(records)} submission(s) in {time.perf_counter() - started:.1f} s: "
-                + ", ".join(f"{n} {s}" for s, n in sorted(statuses.items()))
-                + f" (isolation: {', '.join(isolations)})"
-            )
-            print(
-                f"wrote {Path(args.out) / 'gradebook.csv'}, leaderboard.csv, feedback/ and results/; for you "
-                f"only: "
-                f"similarity.csv ({_flagged(Path(args.out))}) and class-report.html"
-            )
-        elif args.command == "similarity":
-            _similarity(args)
-        elif args.command == "export-grades":
-            _export_grades(args)
-        elif args.command == "gradescope":
-            from autograder.gradescope import package
-
-            rubric = load_rubric(args.rubric, args.task)
-            path = package(args.task, args.hidden, args.out, rubric)
-            board = (
-                ", ".join(f"{name} ({order})" for name, order in rubric.leaderboard)
-                if rubric.leaderboard
-                else "score and every metric"
-            )
-            print(
-                f"wrote {path}: upload it as the assignment's autograder (Ubuntu image, Python 3.10+); "
-                f"results are "
-                f"{rubric.visibility} to students; leaderboard columns: {board} (shown once you turn on "
-                "'Enable leaderboard' in the assignment's autograder settings)"
-            )
-        elif args.command == "gradescope-run":
-            from autograder.gradescope import run_on_gradescope
-
-            result = run_on_gradescope(
-                args.task,
-                args.hidden,
-                load_rubric(args.rubric, args.task),
-                args.submission,
-                args.results,
-                args.isolation,
-            )
-            print(result["output"])
-        elif args.command == "gradescope-selfcheck":
-            from autograder.gradescope_check import run_package, summary
-
-            check = run_package(args.package, args.bundle, keep=args.keep)
-            print("\n".join(summary(check)))
-            status = check.results.get("extra_data", {}).get("attention_lab", {}).get("status")
-            return 0 if status == GRADED else 1
-        elif args.command == "check":
-            return _check(args)
+        return args.handler(args) or 0
     except (InputError, RubricError) as error:
         print(f"python -m autograder: error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("python -m autograder: interrupted; results written so far are kept", file=sys.stderr)
         return 130
-    return 0
 
 
 if __name__ == "__main__":

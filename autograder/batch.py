@@ -57,8 +57,7 @@ def _unique_ids(entries: list[Entry]) -> dict[int, str]:
     ``alice.zip`` on a file system that ignores case), that id, ``+`` and a hash of its own exact name.
 
     A name never gives an id with ``+`` in it, so no entry can be named into another's de-duplicated id (an
-    ``x-2`` beside two ``x``), and an entry's id does not change with what else the folder holds.
-    """
+    ``x-2`` beside two ``x``), and an entry's id does not change with what else the folder holds."""
     ids, taken = {}, set()
     for index, entry in enumerate(entries):
         name = safe_id(entry.id)
@@ -73,10 +72,9 @@ def _unique_ids(entries: list[Entry]) -> dict[int, str]:
 @contextlib.contextmanager
 def _download(submissions: Path, out: Path, max_bytes: int):
     """``(folder, scratch)``: the folder of submissions (``submissions`` itself, or the LMS's download zip
-    unpacked)
-    and a folder for bundles put together from loose files, both in a temporary folder of ``out`` (private to
-    the
-    instructor with it), removed after grading; an ``out`` this made and left empty is removed too."""
+    unpacked) and a folder for bundles put together from loose files, both in a temporary folder of ``out``
+    (private to the instructor with it), removed after grading; an ``out`` this made and left empty is removed
+    too."""
     if not submissions.is_dir() and not submissions.is_file():
         raise InputError(f"{str(submissions)!r} is neither a folder of submissions nor an LMS's download zip")
     made = not out.exists()
@@ -150,24 +148,21 @@ def grade_folder(
     ``out``.
 
     ``submissions``: a folder, or the zip an LMS gave (unpacked into ``out`` for the run); ``lms``: whose
-    naming
-    its entries follow (``canvas``, ``moodle``, ``gradescope``, ``folder``; ``auto`` finds it:
+    naming its entries follow (``canvas``, ``moodle``, ``gradescope``, ``folder``; ``auto`` finds it:
     :mod:`autograder.lms`). Each record keeps the LMS's identity (``lms``) and, where the rubric has a
     ``[late]`` table and the LMS marks the submission late, the score before the penalty.
 
-    ``isolation``: ``auto`` (the strongest the machine offers), ``namespaces``, ``user`` or
-    ``none``; only an explicit ``none`` runs bundles that carry code without isolation. A bundle
-    already graded with the same bundle, hidden set, rubric and isolation, by the same grader (its
-    code, :func:`autograder.grade.grader_digest`), is skipped (its result is reused) unless ``force``. One bad
+    ``isolation``: ``auto`` (the strongest the machine offers), ``namespaces``, ``user`` or ``none``; only an
+    explicit ``none`` runs bundles that carry code without isolation. A bundle already graded with the same
+    bundle, hidden set, rubric and isolation, by the same grader (its code,
+    :func:`autograder.grade.grader_digest`), is skipped (its result is reused) unless ``force``. One bad
     bundle never stops the batch.
 
     ``jobs`` bundles are graded at once, each child held to its share of the cores
     (:func:`autograder.sandbox.cpu_share`). A bundle that ran out of time (status ``timeout``) while another
-    was being graded is graded once more with nothing beside it, and that second result stands; its
-    ``notes`` (the instructor's) say so. Then every pair of the batch
-    is compared (:mod:`autograder.similarity`: ``similarity.csv``) and ``class-report.html`` written:
-    both for the instructor only.
-    """
+    was being graded is graded once more with nothing beside it, and that second result stands; its ``notes``
+    (the instructor's) say so. Then every pair of the batch is compared (:mod:`autograder.similarity`:
+    ``similarity.csv``) and ``class-report.html`` written: both for the instructor only."""
     if jobs < 1:
         raise InputError(f"--jobs must be 1 or more, got {jobs}")
     if lms not in ("auto", *LMS_NAMES):
@@ -223,8 +218,8 @@ class _Batch:
     # the isolation in use, and whether code runs where it cannot be isolated (an explicit --isolation)
     isolation: str
     run_unisolated: bool
-    # the re-run key: the rubric's grading part ([late] and [gradescope] change no model's run) and
-    # this very grader's code
+    # the re-run key: the rubric's grading part ([late] and [gradescope] change no model's run) and this very
+    # grader's code
     rubric_digest: str
     grader: str
 
@@ -347,9 +342,8 @@ def _grade_one(batch: _Batch, index: int) -> tuple[dict, dict]:
 def _run_pool(batch: _Batch, todo: list[int], jobs: int, progress: bool, done: int) -> Iterator[dict]:
     """Grade ``todo``, ``jobs`` at a time; yield each record that stands, its files written.
 
-    A bundle that ran out of time (``timeout``) while another was being graded is graded once more
-    with nothing beside it, and that second result stands; its notes (the instructor's) say so.
-    """
+    A bundle that ran out of time (``timeout``) while another was being graded is graded once more with
+    nothing beside it, and that second result stands; its notes (the instructor's) say so."""
     from tqdm.auto import tqdm
 
     running, beside_others, lock = set(), set(), threading.Lock()
@@ -490,8 +484,7 @@ def dev_set(task: str) -> HiddenSet:
 def bundle_task(path: str | Path) -> str | None:
     """The task a bundle's meta.json names (a text, which may name no task of the kit), or None where it names
     none or cannot be read. A first look, for ``check`` to pick the rubric; grading opens the bundle safely
-    and
-    checks the task again."""
+    and checks the task again."""
     path = Path(path)
     try:
         if path.is_dir():

@@ -12,10 +12,9 @@ the rubric allows it, ``custom_layers.py`` (see :mod:`labs.common.submission`). 
 - extracts only the files a bundle may hold, and never follows a link or opens anything but a
   plain file (a FIFO or a link to ``/dev/zero`` would never end).
 
-Every way an archive can be broken (a bad CRC, an encrypted entry, an unknown compression
-method, a truncated directory) is a ``malformed`` bundle. Failures raise :class:`BundleError`
-with a status (``malformed``, ``unsafe``, ``too-large``) and a message written for the student.
-"""
+Every way an archive can be broken (a bad CRC, an encrypted entry, an unknown compression method, a truncated
+directory) is a ``malformed`` bundle. Failures raise :class:`BundleError` with a status (``malformed``,
+``unsafe``, ``too-large``) and a message written for the student."""
 
 from __future__ import annotations
 

@@ -99,11 +99,10 @@ def _words(error: BaseException) -> str:
 def _describe(error: BaseException) -> str:
     """``error`` told so that a student can act on it.
 
-    Where Keras wrapped an exception raised in a layer's ``call`` ("Exception encountered when
-    calling ..."), the exception told is the student's own (the innermost one raised in
-    custom_layers.py, else the innermost of all), with the layer Keras called and the line:
-    ``KeyValueAttention.call() raised NotImplementedError: TODO: ... (custom_layers.py, line 85)``.
-    """
+    Where Keras wrapped an exception raised in a layer's ``call`` ("Exception encountered when calling ..."),
+    the exception told is the student's own (the innermost one raised in custom_layers.py, else the innermost
+    of all), with the layer Keras called and the line: ``KeyValueAttention.call() raised NotImplementedError:
+    TODO: ... (custom_layers.py, line 85)``."""
     told, layer = error, ""
     called = _KERAS_CALL.match(_text(error).strip().split("\n", 1)[0])
     if called:

@@ -32,8 +32,7 @@ MAX_VOCABULARY = 100_000
 _LINE_BREAKS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _HIDDEN_CATEGORIES = {"Cc", "Cf", "Co", "Cn", "Cs", "Zl", "Zp"}
 # An absolute path's folders: a "/" that no word, dot, colon or slash comes before (so not a URL's "//host/"
-# nor
-# a ratio's "1/2"), then one or more folder names, each followed by "/".
+# nor a ratio's "1/2"), then one or more folder names, each followed by "/".
 _HOST_PATH = re.compile(r"(?<![\w.:/~-])/(?:[\w.@+~-]+/)+")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 # Terminal escape sequences, whole (Keras colours its error messages: "\x1b[1m...\x1b[0m"): CSI, OSC and the
@@ -64,15 +63,13 @@ def visible(text) -> str:
 
 def without_host_paths(text: str) -> str:
     """``text`` with the folders of every absolute path cut (``/srv/kit/labs/x.py`` -> ``…/x.py``): a
-    student's
-    feedback never shows where the grader, its kit or its Python live."""
+    student's feedback never shows where the grader, its kit or its Python live."""
     return _HOST_PATH.sub("…/", text)
 
 
 def clean_message(text, limit: int = MESSAGE_LENGTH) -> str:
     """One line of printable text, at most ``limit`` characters: terminal escapes removed, line breaks and
-    tabs
-    made spaces, other invisible characters shown as ``<U+XXXX>`` (:func:`visible`), host paths cut."""
+    tabs made spaces, other invisible characters shown as ``<U+XXXX>`` (:func:`visible`), host paths cut."""
     text = " ".join(_LINE_BREAKS.sub(" ", strip_escapes(str(text))).split())
     return shortened(visible(without_host_paths(text)), limit)
 
@@ -180,10 +177,8 @@ def check_weights(answer) -> dict:
 
     Each matrix kept is a :class:`autograder.weights.Matrix` that :meth:`~autograder.weights.Matrix.from_json`
     accepts: two to eight positive dimensions, at most ``MAX_READ`` values in all, and, for that shape, the
-    number
-    of finite values the reader keeps in each part (sample, block, row and column profiles). One matrix out of
-    shape and none is kept.
-    """
+    number of finite values the reader keeps in each part (sample, block, row and column profiles). One matrix
+    out of shape and none is kept."""
     answer = answer if isinstance(answer, dict) else {}
     count = answer.get("parameters")
     parameters = (

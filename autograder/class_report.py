@@ -1,16 +1,14 @@
 """The class at a glance: ``GRADES/class-report.html``, one page for the instructor alone.
 
-What it shows of a graded batch: the score distribution; each rubric metric's distribution with
-its thresholds drawn in; the status counts; the slowest and largest bundles; the pairs that model
-similarity flagged (:mod:`autograder.similarity`), with their measures' distributions; and, for a
-task whose registry record names two metrics in ``class_scatter``, one against the other per
-student.
+What it shows of a graded batch: the score distribution; each rubric metric's distribution with its thresholds
+drawn in; the status counts; the slowest and largest bundles; the pairs that model similarity flagged
+(:mod:`autograder.similarity`), with their measures' distributions; and, for a task whose registry record
+names two metrics in ``class_scatter``, one against the other per student.
 
-The page is one file that opens anywhere, offline: plots are PNGs inlined as ``data:`` URLs, the
-Thai font is embedded (Noto Sans Thai, the Thai block only, :func:`labs.common.fonts.thai_web_font`),
-and there is no script and no external address. Its bytes depend on its inputs alone (no date).
-Bundle names, messages and the similarity examples come from students: every text is escaped.
-"""
+The page is one file that opens anywhere, offline: plots are PNGs inlined as ``data:`` URLs, the Thai font is
+embedded (Noto Sans Thai, the Thai block only, :func:`labs.common.fonts.thai_web_font`), and there is no
+script and no external address. Its bytes depend on its inputs alone (no date). Bundle names, messages and the
+similarity examples come from students: every text is escaped."""
 
 from __future__ import annotations
 
@@ -39,11 +37,10 @@ def write_class_report(
 ) -> Path:
     """Write ``out / "class-report.html"`` (atomically) and return its path.
 
-    ``records`` are the grader's result records (one per submission: ``student``, ``bundle``,
-    ``status``, ``score``, ``max_score``, ``lines``, ``metrics``, ``sandbox_seconds``,
-    ``peak_memory_mb``, ``bundle_bytes``); ``pairs`` the rows of :func:`autograder.similarity.compare`;
-    ``thresholds`` the similarity cut-offs by measure (``weight_similarity``, ``shared_mistakes_z``).
-    """
+    ``records`` are the grader's result records (one per submission: ``student``, ``bundle``, ``status``,
+    ``score``, ``max_score``, ``lines``, ``metrics``, ``sandbox_seconds``, ``peak_memory_mb``,
+    ``bundle_bytes``); ``pairs`` the rows of :func:`autograder.similarity.compare`; ``thresholds`` the
+    similarity cut-offs by measure (``weight_similarity``, ``shared_mistakes_z``)."""
     path = Path(out) / REPORT_NAME
     write_text(path, class_report_html(records, rubric, pairs, thresholds))
     return path

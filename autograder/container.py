@@ -68,8 +68,7 @@ def oom_kills() -> int:
 
 def suggested_memory_mb(limit_mb: int | None) -> int:
     """What to raise the machine's memory to after an out-of-memory kill: twice its limit (Gradescope's
-    default,
-    768 MB, becomes 1,536 MB), or 1,536 MB where the limit is unknown."""
+    default, 768 MB, becomes 1,536 MB), or 1,536 MB where the limit is unknown."""
     return 2 * limit_mb if limit_mb else 1536
 
 

@@ -63,9 +63,8 @@ class HiddenSet:
 def student_id_for(path: Path) -> str:
     """A safe, readable id from a bundle's file or folder name (never from inside the bundle).
 
-    Letters, digits, ``.``, ``_`` and ``-`` are kept; a name that needed changing (spaces, Thai
-    letters, a leading dot) also gets a short hash of the original, so distinct names stay distinct.
-    """
+    Letters, digits, ``.``, ``_`` and ``-`` are kept; a name that needed changing (spaces, Thai letters, a
+    leading dot) also gets a short hash of the original, so distinct names stay distinct."""
     return safe_id(path.name[:-4] if path.name.lower().endswith(".zip") else path.name)
 
 
@@ -80,11 +79,9 @@ def safe_id(name: str) -> str:
 
 def bundle_digest(path: Path, max_bytes: int) -> str:
     """SHA-256 of a zip's bytes (whatever the file is called: an LMS renames it), or of a folder's bundle
-    files
-    (names and contents): what "the same bundle" means.
+    files (names and contents): what "the same bundle" means.
 
-    Links and anything but plain files are never opened (a link to ``/dev/zero`` would never end).
-    """
+    Links and anything but plain files are never opened (a link to ``/dev/zero`` would never end)."""
     digest = hashlib.sha256()
     if stat.S_ISREG(os.lstat(path).st_mode):
         files, named = [path], False
@@ -139,10 +136,9 @@ def _holds_model(folder: Path) -> bool:
 def _job(rubric: Rubric, hidden: HiddenSet | None, examples: list[str], allow_custom: bool) -> dict:
     """What the child is asked: the task's signature and limits, the inputs, how to decode them.
 
-    Two runs, never one: the hidden inputs with no examples (``examples=[]``: what is scored), and the
-    public examples with no hidden input (``hidden=None``: what the student's feedback shows). Whatever a
-    child writes can only hold what it was given, so the text a student reads never held a hidden input.
-    """
+    Two runs, never one: the hidden inputs with no examples (``examples=[]``: what is scored), and the public
+    examples with no hidden input (``hidden=None``: what the student's feedback shows). Whatever a child
+    writes can only hold what it was given, so the text a student reads never held a hidden input."""
     task, grading = tasks.get(rubric.task), rubric.grading
     job = {
         "task": task.name,
@@ -168,9 +164,8 @@ def _job(rubric: Rubric, hidden: HiddenSet | None, examples: list[str], allow_cu
 
 
 # What a student reads when the run on the hidden inputs failed: the grader's own words, since that run's
-# child
-# saw the hidden inputs and could write them into its message. Where a status's message is always the grader's
-# (timeout, too-many-processes, machine-out-of-memory), it is kept.
+# child saw the hidden inputs and could write them into its message. Where a status's message is always the
+# grader's (timeout, too-many-processes, machine-out-of-memory), it is kept.
 _FAILED_ON_HIDDEN = {
     WRONG_SIGNATURE: "the model does not take the task's inputs or give its outputs",
     LOAD_FAILED: "the model could not be loaded",
@@ -197,8 +192,7 @@ def display_name(path: Path) -> str:
 
 def wrong_task_message(bundle: str, found, expected: str) -> str:
     """What a student reads when the bundle named ``bundle`` is for the task ``found`` (its meta.json's
-    ``task``,
-    whatever that holds) and not for ``expected``: one line naming both."""
+    ``task``, whatever that holds) and not for ``expected``: one line naming both."""
     if isinstance(found, str) and found in tasks.names():
         what = f"a {found} bundle ({tasks.get(found).title})"
     elif found is None:
@@ -286,14 +280,12 @@ def grade_bundle(
 ) -> dict:
     """Grade one bundle; never raises for anything the bundle holds. Returns the full result record.
 
-    ``isolation``: how the sandbox isolates the child (:func:`autograder.sandbox.resolve_isolation`).
-    Where it does not isolate code (``user``: the network is open; ``none``), a bundle that carries
-    code runs only when ``run_unisolated`` (the instructor named the isolation). ``entry_id``: the
-    student's id from the submission's name (or the names an LMS gives: id and name), to compare with
-    the id in ``meta.json``. ``evidence``, a dict, receives what model similarity compares
-    (``weights``, ``answers``: :mod:`autograder.similarity`); it never enters the record, which
-    students see.
-    """
+    ``isolation``: how the sandbox isolates the child (:func:`autograder.sandbox.resolve_isolation`). Where it
+    does not isolate code (``user``: the network is open; ``none``), a bundle that carries code runs only when
+    ``run_unisolated`` (the instructor named the isolation). ``entry_id``: the student's id from the
+    submission's name (or the names an LMS gives: id and name), to compare with the id in ``meta.json``.
+    ``evidence``, a dict, receives what model similarity compares (``weights``, ``answers``:
+    :mod:`autograder.similarity`); it never enters the record, which students see."""
     options = Options(tuple(examples), isolation, run_unisolated, entry_id)
     record = _new_record(path, rubric, hidden, isolation)
     try:

@@ -10,16 +10,14 @@
 plus the kit (``labs/``, ``autograder/``, ``datasets/``, ``requirements.txt``), the rubric and the
 hidden set. The zip goes to Gradescope only; students never see it.
 
-Gradescope runs each submission as root in a Docker container whose default seccomp profile
-usually blocks user namespaces, so the grader falls back to ``user+nonet`` isolation there: the
-child runs as an unprivileged user with no network (see :mod:`autograder.sandbox`).
-``run_autograder`` first opens the kit's code (``labs/``, ``autograder/``) and the virtual
-environment to that user, and makes everything it must not read private to root: the hidden
-set, the rubric, the kit's datasets, the romanizer packages (the homework's spellings come from
-them), the student's upload, the results and Gradescope's submission metadata. The grader
-checks that before it runs anything, and refuses otherwise. ``python -m autograder
-gradescope-selfcheck`` (:mod:`autograder.gradescope_check`) runs a package this way before it is
-uploaded.
+Gradescope runs each submission as root in a Docker container whose default seccomp profile usually blocks
+user namespaces, so the grader falls back to ``user+nonet`` isolation there: the child runs as an unprivileged
+user with no network (see :mod:`autograder.sandbox`). ``run_autograder`` first opens the kit's code
+(``labs/``, ``autograder/``) and the virtual environment to that user, and makes everything it must not read
+private to root: the hidden set, the rubric, the kit's datasets, the romanizer packages (the homework's
+spellings come from them), the student's upload, the results and Gradescope's submission metadata. The grader
+checks that before it runs anything, and refuses otherwise. ``python -m autograder gradescope-selfcheck``
+(:mod:`autograder.gradescope_check`) runs a package this way before it is uploaded.
 
 Memory: the container holds the grader and its sandboxed child together (768 MB by default). When
 the kernel kills the child for it, results.json and the run's output say so in one line, "out of
@@ -165,8 +163,7 @@ def write_killed_result(results: str | Path, exit_status: int) -> dict:
     """results.json for a grader that was killed before it wrote one (``run_autograder`` calls this); prints
     its line.
 
-    Exit status 137 (SIGKILL) in a container with a memory limit is the kernel's out-of-memory kill.
-    """
+    Exit status 137 (SIGKILL) in a container with a memory limit is the kernel's out-of-memory kill."""
     if exit_status in (137, -9) and memory_limit_mb() is not None:
         line = out_of_memory_line(memory_limit_mb())
     else:

@@ -106,8 +106,7 @@ def refuse_unless_possible() -> None:
 
 def blocked_on_the_way(paths: list[Path]) -> list[tuple[Path, str]]:
     """``(folder, name)`` for each folder on the way to ``paths`` that other users may not enter, with the
-    name
-    of the next folder on that way: what a container image would leave open."""
+    name of the next folder on that way: what a container image would leave open."""
     blocked = []
     for needed in paths:
         for parent in needed.parents:

@@ -177,12 +177,9 @@ MAX_SECRET_BYTES = 4_000_000  # a secret or word list larger than this is not lo
 def secrets_inside(folder: Path, manifest: dict, recursive: bool = True) -> list[tuple[Path, str]]:
     """What of the instructor's grading files lies inside ``folder`` (the kit's): ``(path, what)`` for every
     hidden set (a ``manifest.json`` of one, any task's), the secret file that ``manifest``'s hidden set was
-    drawn
-    from (found by its fingerprint), its private word list and a copy of a hidden set's files, wherever it
-    lies
-    and whatever it is called (by their SHA-256s). Links are not followed, and the
-    kit's environments and git folder are not looked into; ``recursive=False`` looks at ``folder``'s own
-    files.
+    drawn from (found by its fingerprint), its private word list and a copy of a hidden set's files, wherever
+    it lies and whatever it is called (by their SHA-256s). Links are not followed, and the kit's environments
+    and git folder are not looked into; ``recursive=False`` looks at ``folder``'s own files.
 
     Student code runs with the kit's folder on its path; the sandboxes hide what they can, but a file
     that is not in the kit cannot be read from it by any mistake of theirs.

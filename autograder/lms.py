@@ -251,8 +251,7 @@ def _unnamed(path: Path, lms: str) -> Entry:
 
 def _plain(path: Path, student: str) -> Entry:
     """An entry for ``path``; a note the download left in place of a refused file (``NAME.refused.txt``) makes
-    an
-    entry with its ``problem``, which gets its row and is never opened as a bundle."""
+    an entry with its ``problem``, which gets its row and is never opened as a bundle."""
     if path.name.endswith(REFUSED):
         return Entry(path, student, "folder", problem=_read_problem(path))
     return Entry(path, student, "folder")
@@ -273,8 +272,7 @@ def _folder(folder: Path) -> list[Entry]:
 
 def _named(folder: Path, pattern: re.Pattern, lms: str, entries: list[Entry]):
     """Each entry of ``folder`` whose name fits ``pattern``, with its match; the others go to ``entries``,
-    graded
-    under their file names with a note (:func:`_unnamed`)."""
+    graded under their file names with a note (:func:`_unnamed`)."""
     for path in _children(folder):
         match = pattern.fullmatch(_unrefused(path.name))
         if match is None:
@@ -365,10 +363,9 @@ def _gradescope_index(path: Path) -> dict[str, dict[str, str]]:
 
 def _one_per_student(entries: list[Entry], scratch: Path | None) -> list[Entry]:
     """One entry per LMS id. A download holds a student's last submission only, so several files of one
-    student
-    are parts of it, not attempts: the bundle among them is graded (a zip, the newest where there are more),
-    and loose bundle files (``meta.json``, ``model.keras``, ...) are put together into one bundle folder under
-    ``scratch``; a note names what was not graded."""
+    student are parts of it, not attempts: the bundle among them is graded (a zip, the newest where there are
+    more), and loose bundle files (``meta.json``, ``model.keras``, ...) are put together into one bundle
+    folder under ``scratch``; a note names what was not graded."""
     by_id: dict[tuple[str, str], list[Entry]] = {}
     for entry in entries:
         key = (entry.lms, entry.id) if entry.lms != "folder" and not entry.notes else ("", str(entry.path))
@@ -532,8 +529,7 @@ def moodle_rows(
     records: list[dict], title: str, modified: dt.datetime
 ) -> tuple[list[str], list[dict], list[str]]:
     """Moodle's offline grading worksheet (``Identifier`` = ``Participant N``; the grade, the maximum, when it
-    was
-    given, the feedback's summary), and the students left out (not from a Moodle download)."""
+    was given, the feedback's summary), and the students left out (not from a Moodle download)."""
     rows, skipped = [], []
     for record in records:
         lms = record.get("lms") or {}

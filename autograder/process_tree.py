@@ -22,10 +22,8 @@ under the per-process limits. So the grader treats everything the child starts a
   them after the run.
 
 Either way the watchdog records the tree's peak memory and its CPU time, and :meth:`ProcessTree.kill` kills
-every
-member, again and again, until none is left. It is called on every exit, not only on a timeout,
-so nothing a bundle starts outlives its run.
-"""
+every member, again and again, until none is left. It is called on every exit, not only on a timeout, so
+nothing a bundle starts outlives its run."""
 
 from __future__ import annotations
 
@@ -96,8 +94,7 @@ def _session(pid: int) -> int | None:
 
 def _cpu_times(pid: int) -> tuple[int, int, int] | None:
     """``(parent, start time, ticks)`` of ``pid``: ticks are the CPU time of all its threads and of the
-    children
-    it waited for (theirs include their own children's), or None where it is gone."""
+    children it waited for (theirs include their own children's), or None where it is gone."""
     try:  # after "pid (comm)": state ppid ... utime(11) stime(12) cutime(13) cstime(14) ... starttime(19)
         fields = _read(f"/proc/{pid}/stat").rsplit(")", 1)[1].split()
         return int(fields[1]), int(fields[19]), sum(int(f) for f in fields[11:15])
@@ -129,8 +126,7 @@ def _descendants(root: int) -> set[int]:
 
 def _held_in_files(pid: int, seen: set) -> int:
     """Bytes of files that only ``pid``'s descriptors or mappings keep alive (memfds, deleted files): memory
-    that
-    RSS misses (a mapping's untouched pages). ``seen``: the files counted already, across the tree."""
+    that RSS misses (a mapping's untouched pages). ``seen``: the files counted already, across the tree."""
     total = 0
     for table in ("fd", "map_files"):  # map_files: the files mapped into memory (readable by root)
         try:
@@ -188,8 +184,7 @@ def _owned_entries(uid: int, roots) -> tuple[list[tuple[str, os.stat_result]], b
 
 def bytes_owned_by(uid: int, roots) -> int:
     """What ``uid``'s files and folders under ``roots`` hold: their blocks, and a page for each entry (a tree
-    too
-    deep to walk counts as more than any limit)."""
+    too deep to walk counts as more than any limit)."""
     entries, too_deep = _owned_entries(uid, roots)
     return 1 << 62 if too_deep else sum(ENTRY_BYTES + info.st_blocks * 512 for _, info in entries)
 
@@ -198,9 +193,8 @@ def remove_owned_by(uid: int, roots) -> None:
     """Remove every file and folder of ``uid`` under ``roots``, once no process of ``uid`` is left to move
     them.
 
-    Each outermost one goes whole (a folder by ``shutil.rmtree``, which works through descriptors
-    and never follows a link; ``rm -rf`` past its recursion limit), so no path is walked twice.
-    """
+    Each outermost one goes whole (a folder by ``shutil.rmtree``, which works through descriptors and never
+    follows a link; ``rm -rf`` past its recursion limit), so no path is walked twice."""
     if survivors(uid):
         return
     removed: list[str] = []
@@ -255,13 +249,12 @@ def remove_ipc_of(uid: int) -> None:
 class CpuLedger:
     """The CPU time of a tree counted from ``/proc``, where no cgroup counts it.
 
-    Each poll adds up, over the tree's processes, their own time and that of the children they
-    waited for (a process that ended and was waited for by one of the tree is in its parent's
-    count from then on). A process that ended after it had left the tree's line (an orphan that
-    another process, outside the tree, waited for) keeps the time last seen for it. What a
-    process used between the last poll and its end is missed only when it was not waited for
-    inside the tree: at most a poll's worth (0.1 s) per such process. The count never goes down.
-    """
+    Each poll adds up, over the tree's processes, their own time and that of the children they waited for (a
+    process that ended and was waited for by one of the tree is in its parent's count from then on). A process
+    that ended after it had left the tree's line (an orphan that another process, outside the tree, waited
+    for) keeps the time last seen for it. What a process used between the last poll and its end is missed only
+    when it was not waited for inside the tree: at most a poll's worth (0.1 s) per such process. The count
+    never goes down."""
 
     def __init__(self):
         self._last: dict[tuple[int, int], tuple[int, int]] = {}  # (pid, start) -> (parent, ticks) last seen

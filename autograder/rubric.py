@@ -7,11 +7,10 @@ the metrics that earn points: each ``[[metric]]`` has ``thresholds``, a list of 
 points]``, and earns the points of the best threshold reached (``direction = "lower"`` for
 metrics where less is better, such as the character error rate).
 
-Two optional tables: ``[late]``, the penalty for a submission the LMS marks late (``percent`` of the
-maximum off, flat; ``per_day_percent`` for each started day after ``due``, where the LMS gives the
-submission's time; at most ``max_percent``), and ``[gradescope]``, what Gradescope's results carry
-(``visibility``; ``leaderboard``: the columns, each ``"score"`` or a metric, optionally ``"NAME:asc"``).
-"""
+Two optional tables: ``[late]``, the penalty for a submission the LMS marks late (``percent`` of the maximum
+off, flat; ``per_day_percent`` for each started day after ``due``, where the LMS gives the submission's time;
+at most ``max_percent``), and ``[gradescope]``, what Gradescope's results carry (``visibility``;
+``leaderboard``: the columns, each ``"score"`` or a metric, optionally ``"NAME:asc"``)."""
 
 from __future__ import annotations
 
@@ -51,8 +50,7 @@ class Metric:
 
     def describe(self, show=lambda value: f"{value:g}") -> str:
         """The thresholds as a rule, ``">= 0.97: 35, >= 0.93: 30"``; ``show`` writes a threshold (as a
-        percentage
-        for a rate: :meth:`labs.tasks.Task.show_metric`)."""
+        percentage for a rate: :meth:`labs.tasks.Task.show_metric`)."""
         sign = ">=" if self.direction == "higher" else "<="
         return ", ".join(f"{sign} {show(t)}: {p:g}" for t, p in self.thresholds)
 

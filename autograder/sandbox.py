@@ -47,12 +47,10 @@ no privilege; only a cpuset cgroup or a seccomp rule would), so a child that doe
 cores from its neighbour, but still pays for them in CPU time, and a neighbour stopped by the
 wall-clock backstop is graded again alone (:func:`autograder.batch.grade_folder`).
 
-What comes back: the child's result, through a descriptor into a file the grader owns (bounded,
-never a pipe, never a path the child chose); its standard output and error go to bounded files
-too. The model's parameter count (and what model similarity compares) is read from its weights file by
-:mod:`autograder.weights`,
-in a sandbox of its own that runs no student code.
-"""
+What comes back: the child's result, through a descriptor into a file the grader owns (bounded, never a pipe,
+never a path the child chose); its standard output and error go to bounded files too. The model's parameter
+count (and what model similarity compares) is read from its weights file by :mod:`autograder.weights`, in a
+sandbox of its own that runs no student code."""
 
 from __future__ import annotations
 
@@ -386,9 +384,8 @@ def _kit_links(folder: Path) -> Path:
     """``folder/kit``: links to the kit's code and nothing else, the child's ``PYTHONPATH`` under user
     isolation.
 
-    Python lists each folder on its path to import from it; this one lists, to anyone, only the
-    two links, which reach the kit's code through folders that others may enter but not list.
-    """
+    Python lists each folder on its path to import from it; this one lists, to anyone, only the two links,
+    which reach the kit's code through folders that others may enter but not list."""
     kit = folder / "kit"
     kit.mkdir()
     kit.chmod(0o755)
@@ -422,10 +419,9 @@ def resolve_isolation(requested: str = "auto") -> str:
 def readable_by_others(path: Path) -> bool:
     """Whether a user unrelated to the owners could open ``path`` or, for a folder, any file under it.
 
-    A file is open to such a user when every folder on its way can be entered by others and the
-    file can be read by others (a folder others may enter but not list still hands out the files
-    whose names are known).
-    """
+    A file is open to such a user when every folder on its way can be entered by others and the file can be
+    read by others (a folder others may enter but not list still hands out the files whose names are
+    known)."""
     path = Path(path).resolve()
     if not path.exists() or any(not os.stat(parent).st_mode & 0o001 for parent in path.parents):
         return False
@@ -481,8 +477,7 @@ def _before_exec(
     limits: Limits, cgroup_files: list[str], uid: int | None, cut_network, cores: set[int] | None = None
 ) -> None:
     """In the new process, before it execs: join the cgroup, keep to ``cores`` (where no CPU quota holds it),
-    set
-    the limits, become the sandbox user, cut the network (``cut_network``: a prepared
+    set the limits, become the sandbox user, cut the network (``cut_network``: a prepared
     :class:`autograder.seccomp.Filter`, or None)."""
     import resource
 
@@ -565,8 +560,7 @@ def _verdict(stopped: str, limits: Limits, cpu_seconds: float) -> tuple[str, str
 
 def _over_limit(tree: ProcessTree, cgroup: Cgroup | None, limits: Limits, elapsed: float) -> str | None:
     """Why the tree must stop now, or None: CPU time (the tree's), the wall-clock backstop, memory or tasks
-    (the
-    kernel's count where a cgroup keeps it)."""
+    (the kernel's count where a cgroup keeps it)."""
     usage = tree.measure()
     if usage.cpu_seconds > limits.cpu_seconds:
         return "cpu-time"
@@ -661,10 +655,9 @@ def _private_folder(files: dict[str, Path], isolation: str, slot: int, job: dict
     """``attention-lab-<grader pid>-*``: the grader's own (0711), holding ``in/`` (the bundle's files and the
     job, read-only to the child), ``work/`` (the child's) and ``root/`` (where namespaces build its root).
 
-    Under user isolation, ``in/`` is the grader's, readable by this run's group alone (the child
-    cannot make it writable and fill it), and ``work/`` belongs to this run's user: a child running
-    at the same time, as another user, can list ``/tmp`` but open nothing of its neighbour's.
-    """
+    Under user isolation, ``in/`` is the grader's, readable by this run's group alone (the child cannot make
+    it writable and fill it), and ``work/`` belongs to this run's user: a child running at the same time, as
+    another user, can list ``/tmp`` but open nothing of its neighbour's."""
     private = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-"))
     os.chmod(private, 0o711)
     inputs, work = private / "in", private / "work"
@@ -818,9 +811,8 @@ def _outcome(run: _Run, private: Path, limits: Limits, isolation: str) -> Sandbo
 def clean_stale_folders() -> int:
     """Remove the temporary folders and cgroups of graders that died without cleaning up (killed, say).
 
-    Each is named ``attention-lab-<grader pid>-...``; those of a grader that still runs stay.
-    Returns how many were removed.
-    """
+    Each is named ``attention-lab-<grader pid>-...``; those of a grader that still runs stay. Returns how many
+    were removed."""
     pattern = re.compile(rf"^{re.escape(TEMP_PREFIX)}(\d+)-")
 
     def stale(name: str) -> bool:

@@ -1,5 +1,5 @@
-"""Turn a sandboxed model's predictions into metrics (the labs' own functions, named by the task registry)
-and rubric points."""
+"""Turn a sandboxed model's predictions into metrics (the labs' own functions, named by the task registry) and
+rubric points."""
 
 from __future__ import annotations
 

@@ -16,8 +16,7 @@ unix sockets would stay open, and Gradescope's kernels are not all that recent. 
 ``pyseccomp`` package: it needs libseccomp on the machine; the filter below is a dozen BPF
 instructions, written out here so that a reader can check each one.
 
-The program, for each system call (``seccomp_data``: the call's number, its architecture, its
-arguments):
+The program, for each system call (``seccomp_data``: the call's number, its architecture, its arguments):
 
     the architecture is not this machine's native one (i386)       -> kill the process
     an x32 call (x86-64 numbers with bit 30 set)                   -> fail with ENOSYS

@@ -234,10 +234,8 @@ def correlation(x: np.ndarray, y: np.ndarray) -> float:
 
 def weight_similarity(a: Evidence, b: Evidence) -> tuple[float | None, int]:
     """The median, over the matrices of the model with fewer, of the best :func:`matrix_similarity` with a
-    matrix
-    of the same shape in the other (0 where none has it), and how many matrices had one; ``(None, 0)`` when
-    none
-    had one."""
+    matrix of the same shape in the other (0 where none has it), and how many matrices had one; ``(None, 0)``
+    when none had one."""
     if not a.matrices or not b.matrices:
         return None, 0
     fewer, other = (a, b) if len(a.matrices) <= len(b.matrices) else (b, a)
@@ -268,8 +266,7 @@ def matrix_similarity(a: Matrix, b: Matrix) -> float:
 
 def aligned_correlation(a: Matrix, b: Matrix) -> float:
     """Pearson's r of ``a``'s block and ``b``'s, with ``b``'s rows and columns put in the order of ``a``'s:
-    each of
-    ``a``'s rows takes the row of ``b``'s block whose profile is nearest (the same for columns).
+    each of ``a``'s rows takes the row of ``b``'s block whose profile is nearest (the same for columns).
 
     Rows matched by their magnitudes would correlate by their magnitudes alone, whoever trained them; so what
     is correlated is what the units' scales leave, the blocks' :attr:`~autograder.weights.Matrix.pattern`
@@ -292,8 +289,8 @@ def _nearest(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 class SharedMistakes:
     """The class's wrong answers per hidden item, to set any pair against what the rest of the class predicts.
 
-    For ``n`` models and ``N`` items (every array below is over the whole class; ``compare`` takes
-    the pair out again):
+    For ``n`` models and ``N`` items (every array below is over the whole class; ``compare`` takes the pair
+    out again):
 
     - ``wrong[m, i]``  (n, N) bool: model m's answer on item i is wrong;
     - ``answer[m, i]`` (n, N) int: model m's answer, as a number (equal answers, equal numbers);
@@ -367,8 +364,7 @@ class SharedMistakes:
 def compare(models: list[Evidence]) -> list[dict]:
     """Every pair of ``models``: each measure, whether it is flagged and why (one row of ``similarity.csv``).
 
-    Shared mistakes compare the models that answered the same hidden items (the most common list).
-    """
+    Shared mistakes compare the models that answered the same hidden items (the most common list)."""
     answering = [m for m in models if m.items]
     lists = [tuple(m.items) for m in answering]
     common = max(set(lists), key=lambda items: (lists.count(items), items)) if lists else ()
@@ -454,8 +450,7 @@ def write_similarity(out: Path, records: list[dict]) -> list[dict]:
 
 def _verdict(pair: dict) -> str:
     """``similarity.csv``'s ``flagged``: ``yes``; ``not compared`` where a model's weights could not be
-    compared
-    (and nothing else flagged the pair: "no" would clear what was not looked at); else ``no``."""
+    compared (and nothing else flagged the pair: "no" would clear what was not looked at); else ``no``."""
     return "yes" if pair["flagged"] else "not compared" if pair["not_compared"] else "no"
 
 

@@ -1,8 +1,7 @@
 """Every status a graded bundle ends with: the one vocabulary the grader, the child and the reports use.
 
-A record's ``status`` is one of these strings (gradebooks and results files hold the string); code
-names them by these constants, so that a misspelt status is an import error, not a silent new one.
-"""
+A record's ``status`` is one of these strings (gradebooks and results files hold the string); code names them
+by these constants, so that a misspelt status is an import error, not a silent new one."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Read a ``.keras`` file's weights, without running anything it defines: its parameters, and what
-model similarity compares.
+"""Read a ``.keras`` file's weights, without running anything it defines: its parameters, and what model
+similarity compares.
 
     python -m autograder.weights model.keras
         ->  {"parameters": 13039, "fingerprint": "9f2c...",
@@ -143,8 +143,7 @@ def sample_positions(shape: tuple[int, ...]) -> np.ndarray:
 
 def block_shape(shape: tuple[int, ...]) -> tuple[int, int]:
     """``(R, C)``: how many rows and columns of a matrix of ``shape`` its block keeps, at most ``SAMPLE``
-    values in
-    all, as square as the matrix allows (rows: all dimensions but the last; columns: the last)."""
+    values in all, as square as the matrix allows (rows: all dimensions but the last; columns: the last)."""
     rows, columns = math.prod(shape[:-1]), shape[-1]
     r = min(rows, math.isqrt(SAMPLE))
     c = min(columns, SAMPLE // r)
@@ -153,10 +152,8 @@ def block_shape(shape: tuple[int, ...]) -> tuple[int, int]:
 
 def profiles(units: np.ndarray) -> np.ndarray:
     """``(n, m) -> (n, k)``: each row's magnitudes, sorted, at ``k = min(PROFILE, m)`` evenly spaced ranks
-    from the
-    smallest to the largest. A hidden unit's profile is the same whatever the order and the signs of the units
-    it
-    connects to, so it can be found again in a copy whose units were reordered."""
+    from the smallest to the largest. A hidden unit's profile is the same whatever the order and the signs of
+    the units it connects to, so it can be found again in a copy whose units were reordered."""
     ranked = np.sort(np.abs(units), axis=1)
     return ranked[:, np.round(np.linspace(0, ranked.shape[1] - 1, min(PROFILE, ranked.shape[1]))).astype(int)]
 
@@ -164,8 +161,7 @@ def profiles(units: np.ndarray) -> np.ndarray:
 @dataclass(frozen=True, eq=False)
 class Matrix:
     """What model similarity keeps of one weight matrix ``W``, read as 2-D: (rows, columns) = (all dimensions
-    but
-    the last, the last); ``(R, C) = block_shape(shape)``, ``k``: :data:`PROFILE` or fewer.
+    but the last, the last); ``(R, C) = block_shape(shape)``, ``k``: :data:`PROFILE` or fewer.
 
     - ``sample`` (up to ``SAMPLE``,): ``W``'s values at :func:`sample_positions`, the same in every model;
     - ``block`` (R, C): ``W`` at its R rows and C columns of largest mean magnitude, largest first: which rows
@@ -202,9 +198,8 @@ class Matrix:
     @cached_property
     def pattern(self) -> np.ndarray:
         """(R, C): ``log |block|`` (floored at a thousandth of its mean magnitude) less each row's and each
-        column's
-        mean: where a unit's large and small weights are, once the units' own scales are taken out. What
-        :func:`autograder.similarity.aligned_correlation` correlates (kept, since every pair uses it)."""
+        column's mean: where a unit's large and small weights are, once the units' own scales are taken out.
+        What :func:`autograder.similarity.aligned_correlation` correlates (kept, since every pair uses it)."""
         magnitude = np.abs(self.block)
         logs = np.log(magnitude + 1e-3 * magnitude.mean() + 1e-30)
         return logs - logs.mean(axis=0, keepdims=True) - logs.mean(axis=1, keepdims=True) + logs.mean()
@@ -217,10 +212,8 @@ class Matrix:
     @classmethod
     def from_json(cls, item) -> "Matrix | None":
         """The matrix that :meth:`to_json` wrote, or None when any part is not of the shape this reader
-        writes:
-        two to eight positive dimensions, ``MIN_MATRIX`` to ``MAX_READ`` values in all, each part the right
-        number
-        of finite values for that shape."""
+        writes: two to eight positive dimensions, ``MIN_MATRIX`` to ``MAX_READ`` values in all, each part the
+        right number of finite values for that shape."""
         if not isinstance(item, dict) or not isinstance(item.get("shape"), list):
             return None
         shape = item["shape"]

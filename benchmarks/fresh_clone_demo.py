@@ -3,15 +3,13 @@
     python benchmarks/fresh_clone_demo.py [--pip-cache]   # 10 to 15 minutes; writes
     benchmarks/results/fresh_clone_demo.json
 
-It clones HEAD (uncommitted changes are not measured), then runs the Makefile's install target
-(``make .venv/.installed``: create ``.venv``, install ``requirements-dev.txt``) and ``make demo``
-in the clone, with the interpreter on PATH, as the README's Quickstart does. pip runs with
-``PIP_NO_CACHE_DIR=1`` unless ``--pip-cache`` is given, so every wheel is downloaded as on a
-fresh machine: the install time depends on the network, and on where pip is configured to look
-(``pip config list``; a machine with a local wheel mirror installs faster than one reading PyPI),
-which the results record. The demo's own figures (time per lab, grades) come from the clone's
-``runs/demo/summary.json``.
-"""
+It clones HEAD (uncommitted changes are not measured), then runs the Makefile's install target (``make
+.venv/.installed``: create ``.venv``, install ``requirements-dev.txt``) and ``make demo`` in the clone, with
+the interpreter on PATH, as the README's Quickstart does. pip runs with ``PIP_NO_CACHE_DIR=1`` unless
+``--pip-cache`` is given, so every wheel is downloaded as on a fresh machine: the install time depends on the
+network, and on where pip is configured to look (``pip config list``; a machine with a local wheel mirror
+installs faster than one reading PyPI), which the results record. The demo's own figures (time per lab,
+grades) come from the clone's ``runs/demo/summary.json``."""
 
 from __future__ import annotations
 

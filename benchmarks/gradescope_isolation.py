@@ -4,8 +4,8 @@ isolation) beside the same grader under ``namespaces``.
     sudo .venv/bin/python benchmarks/gradescope_isolation.py            # ~10 minutes on a 2-core CPU, as root
     python benchmarks/gradescope_isolation.py --work /tmp/gl            # reuse gradescope_limits.py's bundles
 
-For each task: the default-size bundle and default-size hidden set of ``gradescope_limits.py``;
-then, under ``taskset -c 0``,
+For each task: the default-size bundle and default-size hidden set of ``gradescope_limits.py``; then, under
+``taskset -c 0``,
 
 - ``namespaces``: ``python -m autograder gradescope-run`` (the grader of ``run_autograder``) on
   this machine, where user namespaces work;

@@ -203,8 +203,7 @@ def grade_once(
     task_name: str, work: Path, cpus: str, memory_mb: int | None, rubric: Path | None = None
 ) -> dict:
     """``gradescope-run`` on ``work/TASK``'s bundle under ``taskset -c CPUS`` (and a ``memory_mb`` cgroup
-    where one
-    can be made): memory, time, results.json."""
+    where one can be made): memory, time, results.json."""
     from labs import tasks
 
     folder = work / task_name

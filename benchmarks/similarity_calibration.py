@@ -101,8 +101,7 @@ WORK = Path(__file__).resolve().parents[1] / "runs" / "similarity-calibration"  
 
 def train_further(run, epochs: int, seed: int, model=None):
     """``run``'s model (or ``model``, of the same architecture) trained ``epochs`` more epochs on fresh pairs,
-    with
-    a fresh optimizer."""
+    with a fresh optimizer."""
     import keras
 
     source = run.model if model is None else model
@@ -138,15 +137,13 @@ def distill(teacher, config):
 
 def reorder(model, noise: float, seed: int):
     """``model`` (lab 2's default: luong-additive attention, LSTM decoder) with every hidden unit in another
-    order
-    and ``noise`` (a standard deviation) added to every weight: the same function, other arrays.
+    order and ``noise`` (a standard deviation) added to every weight: the same function, other arrays.
 
     Each permutation reorders a layer's units and, alike, the inputs of what reads them: the embeddings'
-    dimensions
-    (and the LSTM kernels' rows that read them); each encoder direction's units (within each of an LSTM's four
-    gates); the decoder's units, which start from the encoder's final states and so follow their order; the
-    attention's units (``U_a``, ``W_a`` and the score's ``scale``); ``W_c``'s units (and ``W_o``'s rows).
-    """
+    dimensions (and the LSTM kernels' rows that read them); each encoder direction's units (within each of an
+    LSTM's four gates); the decoder's units, which start from the encoder's final states and so follow their
+    order; the attention's units (``U_a``, ``W_a`` and the score's ``scale``); ``W_c``'s units (and ``W_o``'s
+    rows)."""
     import keras
 
     rng = np.random.default_rng(seed)
@@ -193,8 +190,7 @@ def reorder(model, noise: float, seed: int):
 
 def _variable(path: str) -> str:
     """A variable's path without what Keras adds to tell apart models built in one process: 'forward_lstm/...'
-    for
-    'bilstm/forward_lstm_1/...'."""
+    for 'bilstm/forward_lstm_1/...'."""
     return re.sub(r"_\d+(?=/)", "", path.removeprefix("bilstm/"))
 
 
@@ -218,8 +214,7 @@ def kind(a: str, b: str) -> str:
 
 def train_class(subs: Path, rubric, quick: bool) -> tuple[dict, dict]:
     """Train and export every model of the roster into ``subs``; return the seconds each took and, per
-    reordered
-    copy, the noise added and how far its outputs are from the original's."""
+    reordered copy, the noise added and how far its outputs are from the original's."""
     seconds, reordered, runs = {}, {}, {}
 
     def timed(name: str, make):
@@ -302,10 +297,8 @@ def main() -> None:
     similarity.write_similarity(root / "grades", records)  # the whole batch, as grading compares it
     compare_seconds = time.perf_counter() - t
     # Shared mistakes read the rest of the class as independent work: four exact copies of one model in it
-    # would
-    # skew that for every other pair. So the class is compared without the reordered copies, and each
-    # reordered
-    # copy with each model of the class on its own (weights are compared pair by pair anyway).
+    # would skew that for every other pair. So the class is compared without the reordered copies, and each
+    # reordered copy with each model of the class on its own (weights are compared pair by pair anyway).
     evidence = similarity.load_evidence(root / "grades", records)
     roster = [e for e in evidence if e.student not in REORDERED and e.student != RETRAINED]
     pairs = similarity.compare(roster) + [

@@ -153,9 +153,8 @@ for name, settings in [
 # %% [markdown]
 # ### The sampling loop, written out
 #
-# `sample` runs the engine over many dates at once; `sample_one` is the same loop for one date, as
-# the slide draws it. With the same seed they draw the same random numbers, so they write the same
-# date.
+# `sample` runs the engine over many dates at once; `sample_one` is the same loop for one date, as the slide
+# draws it. With the same seed they draw the same random numbers, so they write the same date.
 
 # %%
 import inspect

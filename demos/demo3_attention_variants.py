@@ -22,17 +22,13 @@
 # `h_1 ... h_S`) except the Transformer, and the same output: `p_t = softmax(W_o tanh(W_c [s_t; c_t]))`.
 #
 # | variant | score `e_tj` (how well source position j fits output step t) | where the context goes |
-# |---|---|---|
-# | `none` | no attention: the decoder sees only the encoder's final state | — |
-# | `bahdanau` | `v_a · tanh(W_a s_{t-1} + U_a h_j)`: the **previous** state asks | **into** the RNN: `s_t =
-# RNN(s_{t-1}, [y_{t-1}; c_t])` |
-# | `luong-additive` | `v_a · tanh(W_a s_t + U_a h_j)` (demo 2's model) | after the RNN |
-# | `luong-general` | `s_tᵀ W_a h_j` (multiplicative) | after the RNN |
-# | `scaled-dot` | `(W_q s_t) · (W_k h_j) / √d` | after the RNN |
-# | `multi-head` | H heads of scaled-dot, each with its own `W_q^i, W_k^i, W_v^i`; `c_t = W_O [c_t^1; …;
-# c_t^H]` | after the RNN |
-# | `transformer` | no RNN: self-attention in the encoder, causal self-attention and cross-attention in the
-# decoder | — |
+# |---|---|---| | `none` | no attention: the decoder sees only the encoder's final state | — | | `bahdanau` |
+# `v_a · tanh(W_a s_{t-1} + U_a h_j)`: the **previous** state asks | **into** the RNN: `s_t = RNN(s_{t-1},
+# [y_{t-1}; c_t])` | | `luong-additive` | `v_a · tanh(W_a s_t + U_a h_j)` (demo 2's model) | after the RNN | |
+# `luong-general` | `s_tᵀ W_a h_j` (multiplicative) | after the RNN | | `scaled-dot` | `(W_q s_t) · (W_k h_j)
+# / √d` | after the RNN | | `multi-head` | H heads of scaled-dot, each with its own `W_q^i, W_k^i, W_v^i`;
+# `c_t = W_O [c_t^1; …; c_t^H]` | after the RNN | | `transformer` | no RNN: self-attention in the encoder,
+# causal self-attention and cross-attention in the decoder | — |
 #
 # For all of them `a_t = softmax_j(e_t)` over the real source positions and `c_t = Σ_j a_tj h_j`
 # (multi-head: per head, over its own projection of `h_j`, then concatenated and projected).

@@ -48,13 +48,12 @@
 # spell `ch` or `s`. The softmax still runs over the real source positions only (padding is
 # masked *before* it), so the weights of each output step sum to 1.
 #
-# **How this differs from Daniluk et al.** They split *one* LSTM output vector into parts
-# (`[k; v] = h_j`, and in their full model a third part to predict the next word): the network
-# learns to put matching information in one half and content in the other, at no extra cost.
-# Here the encoder state stays whole and two learned matrices `W_k` and `W_v` read what each job
-# needs from all of it. Both keep scoring and reading apart; projections are the form that
-# Transformers later made standard (their attention is exactly this scaled dot product, with
-# several heads).
+# **How this differs from Daniluk et al.** They split *one* LSTM output vector into parts (`[k; v] = h_j`, and
+# in their full model a third part to predict the next word): the network learns to put matching information
+# in one half and content in the other, at no extra cost. Here the encoder state stays whole and two learned
+# matrices `W_k` and `W_v` read what each job needs from all of it. Both keep scoring and reading apart;
+# projections are the form that Transformers later made standard (their attention is exactly this scaled dot
+# product, with several heads).
 #
 # **Why a scaled dot product?** The dot product of two random `d`-dimensional vectors has a
 # standard deviation that grows like `√d`; dividing by `√d_k` keeps the scores in the range
@@ -99,10 +98,9 @@ print("Thai font for the heatmaps:", use_thai_font() or "none found (labels fall
 # %% [markdown]
 # ## The data
 #
-# Names are built from pythainlp's bundled lists of Thai given names and family names, written in
-# English by the romanization table in `datasets/thai-names/` (see its datasheet). A name often has
-# more than one fair spelling (`Thanaphong` and `Tanapong`): any spelling in the `alternatives`
-# column counts as right.
+# Names are built from pythainlp's bundled lists of Thai given names and family names, written in English by
+# the romanization table in `datasets/thai-names/` (see its datasheet). A name often has more than one fair
+# spelling (`Thanaphong` and `Tanapong`): any spelling in the `alternatives` column counts as right.
 #
 # The test split has two **strata**: `seen` names, whose words both occur in training (the full
 # name does not), and `unseen` names, with a word that never occurs in training. The first asks
@@ -145,10 +143,9 @@ selftest()
 # `set_global_policy("float32")`. The bundle you export grades the same either way.
 
 # %% [markdown]
-# **Train with a seed of your own.** The grader compares every pair of submitted models (the same
-# weights, near-identical weights, the same mistakes on hidden names), and two students who train
-# with the same seed start from the same weights. Put, for example, the last four digits of your
-# student id in `SEED`.
+# **Train with a seed of your own.** The grader compares every pair of submitted models (the same weights,
+# near-identical weights, the same mistakes on hidden names), and two students who train with the same seed
+# start from the same weights. Put, for example, the last four digits of your student id in `SEED`.
 
 # %% [markdown]
 # **Stopping early.** Training saves the model in `homework/runs/names/` after every epoch. If you

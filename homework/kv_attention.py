@@ -8,8 +8,7 @@ The self-test explains what is wrong when a check fails. When it passes, train t
 transliteration model in the notebook and export your submission; the bundle carries this file
 (as ``custom_layers.py``) so that the grader can load your model.
 
-Keep this file self-contained: it may import ``keras`` (and ``numpy``), nothing from the kit.
-"""
+Keep this file self-contained: it may import ``keras`` (and ``numpy``), nothing from the kit."""
 
 from __future__ import annotations
 

@@ -11,9 +11,8 @@ Everything the labs share lives once in ``labs.common``.
 
 import os
 
-# pythainlp must never reach the network: the kit uses only what ships in its wheel. The
-# variable has to be set before pythainlp is first imported, so it is set here, on import of
-# the kit itself.
+# pythainlp must never reach the network: the kit uses only what ships in its wheel. The variable has to be
+# set before pythainlp is first imported, so it is set here, on import of the kit itself.
 os.environ.setdefault("PYTHAINLP_OFFLINE", "1")
 
 # TensorFlow's C++ and absl start-up lines (CPU instruction sets, oneDNN, "failed call to cuInit"

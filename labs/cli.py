@@ -1,16 +1,13 @@
 """The kit's command line: ``python -m labs <command> ...``.
 
-The commands every lab has (``train``, ``translate``, ``export``) are built here from the task
-registry (:mod:`labs.tasks`); each lab adds its own (``sample``, ``formats``, ``selftest``,
-``evaluate TASK``, ``data DATASET``) in its ``commands`` module; the kit's tooling (``demo``,
-``release``, ``colab-links``, ``data build``, ``data show``) lives in :mod:`tools`, which the student kit
-does not ship. Each command's
-handler is bound with ``set_defaults``.
+The commands every lab has (``train``, ``translate``, ``export``) are built here from the task registry
+(:mod:`labs.tasks`); each lab adds its own (``sample``, ``formats``, ``selftest``, ``evaluate TASK``, ``data
+DATASET``) in its ``commands`` module; the kit's tooling (``demo``, ``release``, ``colab-links``, ``data
+build``, ``data show``) lives in :mod:`tools`, which the student kit does not ship. Each command's handler is
+bound with ``set_defaults``.
 
-Mistakes in what the user typed (a bad number, an unknown locale, a folder that does not
-exist) end with one line on stderr and exit status 2, never a traceback, and never a partial
-output file.
-"""
+Mistakes in what the user typed (a bad number, an unknown locale, a folder that does not exist) end with one
+line on stderr and exit status 2, never a traceback, and never a partial output file."""
 
 from __future__ import annotations
 

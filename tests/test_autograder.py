@@ -336,8 +336,7 @@ TINY_CONFIGS = {
 
 def tiny_model_and_hidden_set(task: str, root: Path, n: int = 20):
     """``root/secret.txt``, a hidden set of ``n`` rows in ``root/hidden``, and ``task``'s tiny model (seed 0)
-    with
-    its vocabularies: what a test needs to grade bundles of its own making."""
+    with its vocabularies: what a test needs to grade bundles of its own making."""
     import importlib
 
     import keras
@@ -656,8 +655,7 @@ def test_no_entry_can_be_named_into_another_entrys_id():
 
 def test_invisible_and_bidi_characters_are_shown_escaped_in_every_report(lab2_graded):
     """A bundle named with U+202E (its name displays reversed) and a zero-width space: every report writes
-    them
-    as <U+202E> and <U+200B>, and none holds such a character raw."""
+    them as <U+202E> and <U+200B>, and none holds such a character raw."""
     root, _, records = lab2_graded
     grades = root / "grades"
     hidden = re.compile("[\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
@@ -956,8 +954,7 @@ def _hide_behind_links(weights) -> None:
 def test_weights_the_reader_cannot_count_earn_no_architecture_points(tmp_path, secret_file):
     """Unreadable weights would otherwise buy the parameter budget's points that the same model, readable and
     over the budget, loses: a declared-huge extra dataset makes the count fail (0 points, said why), soft
-    links
-    to datasets outside the model's groups are counted where they are used; the honest bundle keeps its
+    links to datasets outside the model's groups are counted where they are used; the honest bundle keeps its
     points."""
     import h5py
 

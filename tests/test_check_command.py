@@ -2,8 +2,7 @@
 homework's notebook calls): it says what it checked, refuses another lab's bundle, exits non-zero for every
 bundle it would not grade, and shows what a student reads cleanly, rates as the labs print them.
 
-The bundles are the ones kit 0.1.0 exported (``tests/fixtures``), so nothing is trained here.
-"""
+The bundles are the ones kit 0.1.0 exported (``tests/fixtures``), so nothing is trained here."""
 
 import html
 import json

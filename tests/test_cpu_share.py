@@ -1,11 +1,9 @@
 """Time is charged on what a bundle used itself, never on its neighbour's load.
 
-Graded side by side (``--jobs 2``), each child is held to its share of the cores: a CPU quota on
-its cgroup, or cores of its own where no cgroup can be made. The time limit is the CPU time of
-the child's whole tree (many processes cannot each take the per-process limit); the wall-clock
-limit is a backstop. A bundle that still ran out of time beside another is graded again alone
-before it gets ``timeout``.
-"""
+Graded side by side (``--jobs 2``), each child is held to its share of the cores: a CPU quota on its cgroup,
+or cores of its own where no cgroup can be made. The time limit is the CPU time of the child's whole tree
+(many processes cannot each take the per-process limit); the wall-clock limit is a backstop. A bundle that
+still ran out of time beside another is graded again alone before it gets ``timeout``."""
 
 import os
 import threading
@@ -66,8 +64,7 @@ def containment(request, monkeypatch):
 @pytest.fixture(scope="module")
 def homework(tmp_path_factory):
     """A hidden set, a rubric with small time limits, a maker of homework bundles and the honest bundle's
-    result
-    graded alone."""
+    result graded alone."""
     root = tmp_path_factory.mktemp("cpu-share")
     model, vocabs = tiny_model_and_hidden_set("name-transliteration", root)
     layer = (REPO_ROOT / "homework" / "kv_attention.py").read_text(encoding="utf-8")
@@ -123,10 +120,8 @@ def test_cpu_time_is_charged_across_the_whole_tree(homework, containment, tmp_pa
 
 def _first_run_times_out(monkeypatch, out_of_time: set[str], jobs: int) -> list[tuple[str, int]]:
     """Make the first run of every bundle in ``out_of_time`` end in ``timeout`` (all runs, for a name ending
-    in
-    ``-always``); the others are graded for real. The first runs of a batch with ``jobs`` 2 overlap. Returns
-    each
-    run as ``(bundle, runs in flight as it started)``."""
+    in ``-always``); the others are graded for real. The first runs of a batch with ``jobs`` 2 overlap.
+    Returns each run as ``(bundle, runs in flight as it started)``."""
     real = autograder.batch.grade_bundle
     runs, lock, together = [], threading.Lock(), threading.Barrier(2, timeout=60)
     in_flight = [0]

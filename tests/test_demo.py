@@ -15,8 +15,7 @@ from tests.conftest import REPO_ROOT, run_cli
 @pytest.fixture
 def out_in_the_kit():
     """A demo folder inside the kit's runs/, where `make demo` writes (runs/demo): the grader there refuses a
-    kit
-    that holds a hidden set or a secret, so the demo must keep them elsewhere."""
+    kit that holds a hidden set or a secret, so the demo must keep them elsewhere."""
     out = REPO_ROOT / "runs" / f"test-demo-{os.getpid()}"
     yield out
     shutil.rmtree(out, ignore_errors=True)

@@ -534,12 +534,11 @@ def test_no_isolation_refuses_code_unless_the_instructor_asks(tmp_path, monkeypa
 def test_user_isolation_where_namespaces_are_blocked(tmp_path):
     """Gradescope's case: a root grader in a container without user namespaces runs the child as another user.
 
-    The grader runs in a mount namespace of its own where, as in Gradescope's container, the
-    kit's data, the hidden set and the submissions are private to root, and everything the
-    child needs (the kit's code, Python) is readable by every user. A bundle that reaches for a
-    listener on 127.0.0.1 and a host socket is refused (no network) and the batch goes on.
-    (tests/test_gradescope_package.py runs the packaged grader itself, one submission per run.)
-    """
+    The grader runs in a mount namespace of its own where, as in Gradescope's container, the kit's data, the
+    hidden set and the submissions are private to root, and everything the child needs (the kit's code,
+    Python) is readable by every user. A bundle that reaches for a listener on 127.0.0.1 and a host socket is
+    refused (no network) and the batch goes on. (tests/test_gradescope_package.py runs the packaged grader
+    itself, one submission per run.)"""
     import keras
 
     from labs.name_transliteration.config import NameTransliterationConfig
@@ -703,8 +702,7 @@ time.sleep(120)
 @pytest.mark.parametrize("left", ["secret", "hidden set", "other hidden set", "word list", "copy of targets"])
 def test_grade_stops_while_the_kit_holds_a_secret(tmp_path, left):
     """The README's former layout kept the secret and hidden sets in the kit's folder, which student code has
-    on
-    its path: grade stops in one line that says what to move, before it grades or writes anything."""
+    on its path: grade stops in one line that says what to move, before it grades or writes anything."""
     from labs.common.errors import InputError
 
     (tmp_path / "secret.txt").write_text(SECRET)

@@ -1,11 +1,10 @@
 """Models trained on a GPU: mixed precision bundles grade on the CPU grader, and the default models keep
 cuDNN's LSTM.
 
-A student who turns on ``keras.mixed_precision.set_global_policy("mixed_float16")`` in Colab hands
-in a model whose layers compute in float16 (its weights stay float32). The grader loads it on a
-CPU, as it is, in its sandboxed child. Its twin here is the same network with the same weights
-in float32: whatever the grades differ by is float16 arithmetic in the grader, not training luck.
-"""
+A student who turns on ``keras.mixed_precision.set_global_policy("mixed_float16")`` in Colab hands in a model
+whose layers compute in float16 (its weights stay float32). The grader loads it on a CPU, as it is, in its
+sandboxed child. Its twin here is the same network with the same weights in float32: whatever the grades
+differ by is float16 arithmetic in the grader, not training luck."""
 
 import json
 import zipfile

@@ -119,8 +119,8 @@ def _small_model(seed: int):
 
 def _reordered(model, seed: int, noise: float = 1e-6):
     """``model``'s function with its hidden units in another order, plus ``noise``: each permutation reorders
-    one
-    layer's units (its kernel's columns, its bias; an LSTM's four gates alike) and the next layer's inputs."""
+    one layer's units (its kernel's columns, its bias; an LSTM's four gates alike) and the next layer's
+    inputs."""
     import keras
 
     rng = np.random.default_rng(seed)
@@ -485,8 +485,7 @@ def _with_unreadable_weights(bundle: Path, out: Path) -> Path:
 @pytest.fixture(scope="module")
 def graded_class(tmp_path_factory):
     """Five lab-2 bundles: a model, the same file under another id, that model one more epoch, another seed,
-    and
-    the first model with its weights made unreadable."""
+    and the first model with its weights made unreadable."""
     from autograder.batch import grade_folder
     from autograder.hidden import make_hidden_set
     from autograder.rubric import load_rubric

@@ -1,7 +1,6 @@
 """The student's path from a trained model to a bundle: export checks before it writes, keeps an earlier
-bundle on
-failure, refuses a layer file that changed since training; training survives an interruption; the command line
-is quiet and logs one line per epoch when piped."""
+bundle on failure, refuses a layer file that changed since training; training survives an interruption; the
+command line is quiet and logs one line per epoch when piped."""
 
 import json
 import os

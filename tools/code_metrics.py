@@ -3,8 +3,8 @@
     python tools/code_metrics.py            # every section
     python tools/code_metrics.py --top 15   # the 15 longest functions
 
-Prints, over the kit's Python (labs/, autograder/, homework/, tools/, benchmarks/, demos/; not tests/,
-not this file):
+Prints, over the kit's Python (labs/, autograder/, homework/, tools/, benchmarks/, demos/; not tests/, not
+this file):
 
 - the files that spell an attention variant's name as a string (the names in lab 2's registry);
 - the longest functions (lines from ``def`` to the last line of the body);

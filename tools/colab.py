@@ -108,8 +108,7 @@ def read_kit_repository(source: str) -> Repository | None:
 def notebook_table(repository: Repository | None, students: bool = False) -> str:
     """The README's notebook table, with a Colab badge per notebook when the kit has a home on GitHub.
 
-    ``students``: the table is for the student kit's README, whose readers cannot add the links.
-    """
+    ``students``: the table is for the student kit's README, whose readers cannot add the links."""
     lines = ["| notebook | what it shows | Colab |", "|---|---|---|"]
     for path, shows in NOTEBOOKS.items():
         badge = f"[![Open in Colab]({BADGE})]({repository.colab_url(path)})" if repository else "—"
@@ -153,9 +152,8 @@ def readme_with_table(readme: str, repository: Repository | None, students: bool
 def write_colab_links(root: Path, repository: Repository | None, log=print) -> list[Path]:
     """Point the kit's notebooks and README under ``root`` at ``repository`` (``None`` removes the links).
 
-    Everything is computed before the first write, so a kit with a broken notebook is left as it was.
-    Returns the files written.
-    """
+    Everything is computed before the first write, so a kit with a broken notebook is left as it was. Returns
+    the files written."""
     changes = {}
     for notebook in NOTEBOOKS:
         source = (root / notebook).with_suffix(".py")

@@ -11,9 +11,8 @@
 5. Write ``runs/demo/report.html`` and ``report.md``: metrics per lab, samples, attention heatmaps,
    training curves and the gradebook; and ``summary.json``, the times and grades for scripts.
 
-The demo configurations are smaller than the defaults (so that all of it fits in 15 minutes on a
-2-core CPU); the figures the README reports come from the benchmarks' default configurations.
-"""
+The demo configurations are smaller than the defaults (so that all of it fits in 15 minutes on a 2-core CPU);
+the figures the README reports come from the benchmarks' default configurations."""
 
 from __future__ import annotations
 
@@ -85,8 +84,7 @@ def _lab(task: tasks.Task, out: Path, tiny: bool):
 
 def _grade(task: str, run, out: Path, secret: Path, tiny: bool) -> dict:
     """Grade the reference bundle and a copy of it under another id: the reference's record, the flagged
-    pairs.
-    The hidden set is drawn beside ``secret``, outside the kit."""
+    pairs. The hidden set is drawn beside ``secret``, outside the kit."""
     from autograder.batch import grade_folder
     from autograder.hidden import make_hidden_set
     from autograder.rubric import load_rubric

@@ -2,18 +2,16 @@
 
     python -m labs notebooks        # rebuild every notebook from its .py source
 
-Every notebook's first code cell sets up the kit. Its lines are written once, here
-(:data:`SETUP`): a notebook's source holds only the cell's first line, the repository Colab
-fetches the kit from (``KIT_REPOSITORY, KIT_BRANCH = ...``, which ``colab-links`` writes), and
-:func:`build` adds the rest:
+Every notebook's first code cell sets up the kit. Its lines are written once, here (:data:`SETUP`): a
+notebook's source holds only the cell's first line, the repository Colab fetches the kit from
+(``KIT_REPOSITORY, KIT_BRANCH = ...``, which ``colab-links`` writes), and :func:`build` adds the rest:
 
 - find the kit (the folder holding ``labs/``) here or above, as on a laptop or in a clone;
 - in Colab, where a notebook opened from GitHub arrives alone: clone the kit (with advice when
   that fails), ``%pip install -r requirements.txt`` (Colab's own ``%pip`` offers a restart only
   when a package the session had imported changed) and move into it.
 
-Building keeps the cell ids of the notebook already there, so the same source gives the same bytes.
-"""
+Building keeps the cell ids of the notebook already there, so the same source gives the same bytes."""
 
 from __future__ import annotations
 

@@ -55,8 +55,8 @@ INCLUDED = ("requirements.txt", ".gitignore", "labs", "homework", "demos", "data
 # The student kit's own README.md, Makefile and homework/README.md: each file under this folder takes the
 # place of the instructor's file at the same path in the student kit.
 STUDENT_FILES = Path("homework/student_kit")
-# Never released, wherever they sit: folders of runs, hidden sets and caches; trained weights,
-# secrets and hidden targets.
+# Never released, wherever they sit: folders of runs, hidden sets and caches; trained weights, secrets and
+# hidden targets.
 EXCLUDED_FOLDERS = ("runs", "hidden*", "__pycache__", ".ipynb_checkpoints", ".pytest_cache")
 EXCLUDED_FILES = (
     "*.keras",
@@ -90,8 +90,7 @@ class Stripped:
 def strip_solutions(text: str, where: str) -> Stripped:
     """``text`` with each solution block replaced by its TODO, its hint and a raise.
 
-    ``where`` (the file's path in the kit) names the file in errors and in the raised message.
-    """
+    ``where`` (the file's path in the kit) names the file in errors and in the raised message."""
     out, block, blocks, solution = [], None, 0, []
     for number, line in enumerate(text.splitlines(keepends=True), start=1):
         match = _MARKER.match(line)
@@ -204,9 +203,8 @@ def release_homework(
 ) -> Released:
     """Write the student kit into ``out`` (a new or empty folder).
 
-    With ``colab`` (the GitHub repository the kit will be pushed to), its README and notebooks
-    get Open-in-Colab links to it.
-    """
+    With ``colab`` (the GitHub repository the kit will be pushed to), its README and notebooks get
+    Open-in-Colab links to it."""
     out = Path(out)
     _check_out_folder(out, root)
     with folder_written_whole(out) as scratch:

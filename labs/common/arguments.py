@@ -1,11 +1,9 @@
 """The command line's building blocks: argument types that check values, and the command groups labs add to.
 
-``python -m labs`` (:mod:`labs.cli`) builds its top-level commands; each lab adds its own
-(``sample``, ``formats``, ``selftest``, ``evaluate TASK``, ``data DATASET``) through
-:class:`Commands`, with the handler bound by ``set_defaults(handler=...)``. A value is checked by
-its argument's ``type=``, so a mistake ends in one line from argparse and exit status 2, before
-any work starts.
-"""
+``python -m labs`` (:mod:`labs.cli`) builds its top-level commands; each lab adds its own (``sample``,
+``formats``, ``selftest``, ``evaluate TASK``, ``data DATASET``) through :class:`Commands`, with the handler
+bound by ``set_defaults(handler=...)``. A value is checked by its argument's ``type=``, so a mistake ends in
+one line from argparse and exit status 2, before any work starts."""
 
 from __future__ import annotations
 

@@ -25,10 +25,9 @@ Choosing the next token (:func:`choose_next`):
   distribution (safer, less varied), ``t > 1`` flattens it (more varied, more mistakes);
 - **top-k**: sample only among the ``k`` most probable tokens.
 
-All randomness comes from a NumPy generator seeded by the caller, so the same seed gives the
-same samples. Around those: :func:`translate_texts` (texts in batches, greedy or beam search, into
-:class:`Translation` records) and :func:`cached` (what a step function compiles, kept per model).
-"""
+All randomness comes from a NumPy generator seeded by the caller, so the same seed gives the same samples.
+Around those: :func:`translate_texts` (texts in batches, greedy or beam search, into :class:`Translation`
+records) and :func:`cached` (what a step function compiles, kept per model)."""
 
 from __future__ import annotations
 
@@ -359,8 +358,7 @@ _CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 def cached(owner, key: str, build: Callable[[], Any]) -> Any:
     """``build()``, once per ``owner`` (a model) and ``key``: what a step function compiles for a model.
 
-    The cache holds the owner weakly, so a model that is no longer used is freed with its graphs.
-    """
+    The cache holds the owner weakly, so a model that is no longer used is freed with its graphs."""
     kept = _CACHE.setdefault(owner, {})
     if key not in kept:
         kept[key] = build()

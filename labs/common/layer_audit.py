@@ -27,8 +27,7 @@ built string), so the audit also lists for the instructor, as notes:
   of those names is listed with its line. The list is checked against what the installed
   ``numpy`` and ``keras`` hold (``tests/test_layer_audit.py``).
 
-The sandbox, not this check, is what keeps the answers out of reach (:mod:`autograder.sandbox`).
-"""
+The sandbox, not this check, is what keeps the answers out of reach (:mod:`autograder.sandbox`)."""
 
 from __future__ import annotations
 
@@ -184,8 +183,7 @@ class Audit:
 def audit_module(source: bytes, name: str = "custom_layers.py") -> Audit:
     """Whether a ``custom_layers.py`` keeps to the homework's rules, and what in it deserves a look.
 
-    ``name`` is the file as the reader knows it (the student's ``homework/kv_attention.py``).
-    """
+    ``name`` is the file as the reader knows it (the student's ``homework/kv_attention.py``)."""
     if len(source) > MAX_MODULE_BYTES:
         return Audit(
             False,

@@ -12,6 +12,8 @@ reads the source: ``((source, target_in), target_out)``.
 
 from __future__ import annotations
 
+import tensorflow as tf
+
 from labs.common.vocab import Vocabulary
 
 
@@ -45,8 +47,7 @@ def translation_batches(
 ):
     """A tf.data pipeline of ``((source, target_in), target_out)`` batches for a translation model.
 
-    ``sort_window`` batches texts of like length together (see :func:`length_sorted_batches`).
-    """
+    ``sort_window`` batches texts of like length together (see :func:`length_sorted_batches`)."""
     source, target_in, target_out = translation_arrays(pairs, vocabs)
     if sort_window:
         return length_sorted_batches(source, target_in, target_out, batch_size, shuffle_seed, sort_window)
@@ -56,11 +57,9 @@ def translation_batches(
 def batches(inputs, targets, batch_size: int, shuffle_seed: int | None = None):
     """A tf.data pipeline of ``(inputs, targets)`` batches from in-memory arrays.
 
-    ``inputs`` may be one array or a tuple of arrays (a translation model's ``(source,
-    target_in)``). With ``shuffle_seed`` the examples are reshuffled every epoch, the same way
-    for the same seed; batches are prefetched so the next one is ready while the model trains.
-    """
-    import tensorflow as tf
+    ``inputs`` may be one array or a tuple of arrays (a translation model's ``(source, target_in)``). With
+    ``shuffle_seed`` the examples are reshuffled every epoch, the same way for the same seed; batches are
+    prefetched so the next one is ready while the model trains."""
 
     dataset = tf.data.Dataset.from_tensor_slices((inputs, targets))
     if shuffle_seed is not None:
@@ -81,8 +80,6 @@ def length_sorted_batches(
     :func:`batches`); only which ones share a batch changes. Same seed, same batches.
     """
     import math
-
-    import tensorflow as tf
 
     def cut_to_longest(inputs, target_out):
         source, target_in = inputs

@@ -55,8 +55,7 @@ def plot_training_curves(
 ):
     """Plot ``history`` (name -> one value per epoch), with an optional horizontal bound.
 
-    Saves a PNG to ``path`` when given; returns the matplotlib figure (a notebook shows it).
-    """
+    Saves a PNG to ``path`` when given; returns the matplotlib figure (a notebook shows it)."""
     figure, axis = plt.subplots(figsize=(6, 3.6))
     for name, values in history.items():
         epochs = range(1, len(values) + 1)
@@ -115,9 +114,8 @@ def plot_attention_grid(columns: Mapping[str, Sequence], *, path: str | Path | N
     """Heatmaps side by side: one column per model (``name -> [translation, ...]``), one row per input.
 
     Each translation has ``source``, ``output`` and ``attention`` (as
-    :class:`labs.common.seq2seq.Translation`);
-    a column whose model has no attention is left out. Saves a PNG to ``path`` when given; returns the figure.
-    """
+    :class:`labs.common.seq2seq.Translation`); a column whose model has no attention is left out. Saves a PNG
+    to ``path`` when given; returns the figure."""
     columns = {name: rows for name, rows in columns.items() if all(r.attention is not None for r in rows)}
     if not columns:
         raise ValueError("no model here has attention weights to draw")

@@ -1,21 +1,18 @@
 """TensorFlow's start-up lines, kept out of what students read.
 
-TensorFlow writes a few lines from C++ as it loads (CPU instruction sets, "oneDNN custom
-operations are on", "Could not find cuda drivers", and on a machine without a GPU "failed call to
-cuInit: ... CUDA error"). None is something a student can act on, and the last one alarms. Since
-TensorFlow 2.16 they are written before its logging reads ``TF_CPP_MIN_LOG_LEVEL`` (absl's "All
-log messages before absl::InitializeLog() is called are written to STDERR"), so the variable alone
-cannot hide them.
+TensorFlow writes a few lines from C++ as it loads (CPU instruction sets, "oneDNN custom operations are on",
+"Could not find cuda drivers", and on a machine without a GPU "failed call to cuInit: ... CUDA error"). None
+is something a student can act on, and the last one alarms. Since TensorFlow 2.16 they are written before its
+logging reads ``TF_CPP_MIN_LOG_LEVEL`` (absl's "All log messages before absl::InitializeLog() is called are
+written to STDERR"), so the variable alone cannot hide them.
 
-:func:`hide_start_up_lines` therefore wraps the first ``import tensorflow`` (whoever imports it:
-Keras, the kit, a notebook): while TensorFlow loads and finds its devices, file descriptor 2 goes
-to a temporary file; afterwards every line of it that is not one of those log lines is written
-back to stderr, so a real error is never lost. Later C++ logging honours ``TF_CPP_MIN_LOG_LEVEL``
-(set to 3 by ``labs/__init__.py`` unless the user set it), and TensorFlow's Python logger is set
-to errors only (its warnings, such as tf.function "retracing", speak to framework authors). ``python -m labs
---verbose``, or the
-user's own ``TF_CPP_MIN_LOG_LEVEL`` below 3, leaves all of it alone.
-"""
+:func:`hide_start_up_lines` therefore wraps the first ``import tensorflow`` (whoever imports it: Keras, the
+kit, a notebook): while TensorFlow loads and finds its devices, file descriptor 2 goes to a temporary file;
+afterwards every line of it that is not one of those log lines is written back to stderr, so a real error is
+never lost. Later C++ logging honours ``TF_CPP_MIN_LOG_LEVEL`` (set to 3 by ``labs/__init__.py`` unless the
+user set it), and TensorFlow's Python logger is set to errors only (its warnings, such as tf.function
+"retracing", speak to framework authors). ``python -m labs --verbose``, or the user's own
+``TF_CPP_MIN_LOG_LEVEL`` below 3, leaves all of it alone."""
 
 from __future__ import annotations
 

@@ -93,8 +93,7 @@ def encode_source(source, vocab_size: int, embedding_dim: int, units: int, dropo
 def connect(encoder, decoder, source, target_in, steps: int | None = None) -> dict:
     """The decoder over ``target_in`` after the encoder over ``source``: the decoder's outputs (a dict).
 
-    A one-character decoder is unrolled over ``steps`` positions (the longest ``target_in``).
-    """
+    A one-character decoder is unrolled over ``steps`` positions (the longest ``target_in``)."""
     if reads_one_step(decoder):
         if steps is None:
             raise ValueError(
@@ -114,10 +113,9 @@ def reads_one_step(decoder) -> bool:
 def unroll(decoder, encoded: dict, target_in, steps: int) -> dict:
     """Teacher forcing for a one-character decoder: the same decoder at every position, its state carried.
 
-    ``target_in`` (B, T), T <= ``steps``, is padded to ``steps`` columns, the decoder runs on
-    each in turn, and the outputs are cut back to T: (B, T, V) probabilities, (B, T, S) weights.
-    A longer ``target_in`` is an error (decoding never writes past the task's longest output).
-    """
+    ``target_in`` (B, T), T <= ``steps``, is padded to ``steps`` columns, the decoder runs on each in turn,
+    and the outputs are cut back to T: (B, T, V) probabilities, (B, T, S) weights. A longer ``target_in`` is
+    an error (decoding never writes past the task's longest output)."""
     ops = keras.ops
     # (B, steps): target_in, then <pad>
     padding = ops.tile(ops.zeros_like(target_in[:, :1]), [1, steps])
@@ -164,11 +162,10 @@ def attention_model(model, steps: int | None = None):
 class AttentionView:
     """A model's encoder and decoder run on the inputs it gets, the weights kept: a second output.
 
-    It calls the model's own two halves on tensors (compiled to a TensorFlow graph once, as
-    :func:`step` does); it does not wire them into a new Keras graph. Keras 3.13 (Colab's
-    release) cannot wire its attention layers again once they have run with
-    ``return_attention_scores=True``: ``Cannot convert '((None, 1, 32), (None, 1, None))' to a shape``.
-    """
+    It calls the model's own two halves on tensors (compiled to a TensorFlow graph once, as :func:`step`
+    does); it does not wire them into a new Keras graph. Keras 3.13 (Colab's release) cannot wire its
+    attention layers again once they have run with ``return_attention_scores=True``: ``Cannot convert '((None,
+    1, 32), (None, 1, None))' to a shape``."""
 
     def __init__(self, encoder, decoder, steps: int | None = None):
         # plain tensors out: the decoder takes the source mask as an input, not as h_j's Keras mask
@@ -263,9 +260,8 @@ def stepper(model, *, steps: int, step_decoding: bool = True):
     """``source (B, S) -> (step function, first state)`` for :func:`labs.common.decoding.translate_texts`.
 
     ``step_decoding=False`` re-runs the whole model on every prefix instead (the generic decoder the
-    autograder uses on any model with the translation signature); the outputs are the same.
-    ``steps``: the longest output, how far a one-character decoder's attention view unrolls.
-    """
+    autograder uses on any model with the translation signature); the outputs are the same. ``steps``: the
+    longest output, how far a one-character decoder's attention view unrolls."""
     if step_decoding:
         return lambda source: step_function(model, source)
     viewed = attention_model(model, steps=steps) or model

@@ -176,11 +176,10 @@ def export(
     3.1). ``trained_with``: the SHA-256 of the layer file the model was trained with
     (``run.layer_sha256``; a run folder's ``metrics.json``): a changed file is refused.
 
-    Before anything is written, the layer file is checked (:func:`check_layer_module`: the
-    grader's import audit, the self-test), and the model runs on a few public dev inputs
-    (the right shapes, no NaN). The bundle is written beside ``out`` and renamed into place, so
-    ``out`` is whole or absent, and with ``overwrite`` an earlier bundle there survives any failure.
-    """
+    Before anything is written, the layer file is checked (:func:`check_layer_module`: the grader's import
+    audit, the self-test), and the model runs on a few public dev inputs (the right shapes, no NaN). The
+    bundle is written beside ``out`` and renamed into place, so ``out`` is whole or absent, and with
+    ``overwrite`` an earlier bundle there survives any failure."""
     record = tasks.get(task)
     check_student_id(student_id)
     missing = [name for name in record.vocabulary_names if name not in vocabs]

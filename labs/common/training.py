@@ -17,10 +17,8 @@ same for every lab are the functions here:
     each_epoch=save)
     return save(history, seconds)
 
-A run folder is written after every whole epoch, so that an interrupted run (Ctrl-C, the
-notebook's stop button, a lost Colab session) leaves the model of its last whole epoch there,
-ready to export.
-"""
+A run folder is written after every whole epoch, so that an interrupted run (Ctrl-C, the notebook's stop
+button, a lost Colab session) leaves the model of its last whole epoch there, ready to export."""
 
 from __future__ import annotations
 
@@ -34,6 +32,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
+
+import keras
+import tensorflow as tf
 
 from labs.common.errors import InputError
 
@@ -76,10 +77,7 @@ class TrainedRun:
 def set_seed(seed: int) -> None:
     """Seed Python, NumPy and TensorFlow, and make TensorFlow's ops deterministic.
 
-    With the same seed, the same data and the same machine, training gives the same weights.
-    """
-    import keras
-    import tensorflow as tf
+    With the same seed, the same data and the same machine, training gives the same weights."""
 
     keras.utils.set_random_seed(int(seed))
     tf.config.experimental.enable_op_determinism()
@@ -88,11 +86,9 @@ def set_seed(seed: int) -> None:
 def compile_for_training(model, config, train_batches, *, metrics: list[str] | None = None) -> None:
     """Compile with Adam whose learning rate decays to zero along a cosine over the whole run.
 
-    ``config`` gives ``learning_rate`` and ``epochs``; the run is ``epochs`` passes over
-    ``train_batches``. Late, small steps stop the gradient noise from blurring the fine detail of
-    what the model has learned (lab 1: how often September comes up; lab 2: the last digit of a year).
-    """
-    import keras
+    ``config`` gives ``learning_rate`` and ``epochs``; the run is ``epochs`` passes over ``train_batches``.
+    Late, small steps stop the gradient noise from blurring the fine detail of what the model has learned (lab
+    1: how often September comes up; lab 2: the last digit of a year)."""
 
     steps = config.epochs * int(train_batches.cardinality())
     schedule = keras.optimizers.schedules.CosineDecay(config.learning_rate, decay_steps=steps)
@@ -125,7 +121,6 @@ def fit(
     KeyboardInterrupt: there is nothing to keep. When output is not a terminal or a notebook (a
     log file, CI), one line per epoch replaces Keras' progress bar.
     """
-    import keras
 
     lines = verbose == 1 and not _interactive()
     if verbose:
@@ -199,9 +194,8 @@ def epoch_line(epoch: int, epochs: int, logs: dict, seconds: float) -> str:
 def trained(run: TrainedRun | None) -> TrainedRun:
     """``run`` itself, when training left a model; otherwise an error that says what to do.
 
-    A notebook's later cells call it, so that a training cell stopped before its first epoch
-    ended (``run = None``) gives that sentence rather than a NameError or an AttributeError.
-    """
+    A notebook's later cells call it, so that a training cell stopped before its first epoch ended (``run =
+    None``) gives that sentence rather than a NameError or an AttributeError."""
     if run is None:
         raise InputError(
             "there is no trained model yet: the training cell was stopped before its first epoch ended "
@@ -212,7 +206,6 @@ def trained(run: TrainedRun | None) -> TrainedRun:
 
 def device_description() -> str:
     """``"GPU (NVIDIA H100 ...)"`` when TensorFlow sees a GPU, else ``"CPU"``."""
-    import tensorflow as tf
 
     gpus = tf.config.list_physical_devices("GPU")
     if not gpus:
@@ -315,6 +308,5 @@ def load_run_folder(model_dir: str | Path, task: str, config_class):
     if (model_dir / "metrics.json").is_file():
         saved = json.loads((model_dir / "metrics.json").read_text(encoding="utf-8")).get("config", {})
         config = config_class.from_dict(saved)
-    import keras
 
     return keras.saving.load_model(model_dir / "model.keras", safe_mode=True), vocabularies, config

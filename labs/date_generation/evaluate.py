@@ -11,9 +11,8 @@
 - **held-out cross-entropy** in bits per token, beside the exact lower bound, the entropy of
   the generator's distribution divided by 11 tokens per date.
 
-:func:`grading_metrics` gives the autograder the same figures from what the sandboxed model
-returned (its samples, and the probability it gave each true next character of the hidden dates).
-"""
+:func:`grading_metrics` gives the autograder the same figures from what the sandboxed model returned (its
+samples, and the probability it gave each true next character of the hidden dates)."""
 
 from __future__ import annotations
 
@@ -156,8 +155,7 @@ def cross_entropy_gap(next_token_probabilities: list[list[float]], bound_bits: f
 
 def grading_metrics(result: dict, targets: list[dict]) -> dict:
     """The rubric's metrics of a graded model: validity and uniqueness of its samples, and its cross-entropy
-    gap
-    on the hidden dates (from the probability it gave each of their true next characters)."""
+    gap on the hidden dates (from the probability it gave each of their true next characters)."""
     samples = result["samples"]
     return {
         "validity": validity(samples),

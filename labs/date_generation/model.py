@@ -46,9 +46,8 @@ def build_model(config: DateGenerationConfig, vocab_size: int):
 def step_decoder(model):
     """A :mod:`labs.common.decoding` step function over ``model``'s layers, and its first state (None).
 
-    One step reads one token per sequence and the RNN state, and gives the next token's
-    probabilities and the new state: ``(token[B, 1], *state) -> (probabilities[B, V], *state)``.
-    """
+    One step reads one token per sequence and the RNN state, and gives the next token's probabilities and the
+    new state: ``(token[B, 1], *state) -> (probabilities[B, V], *state)``."""
     embedding = model.get_layer(LAYER_NAMES["embedding"])
     rnn = model.get_layer(LAYER_NAMES["rnn"])
     head = model.get_layer(LAYER_NAMES["head"])

@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
+import keras
 import numpy as np
 
 from labs.date_translation.variants import VARIANTS
@@ -81,9 +82,8 @@ def step_cost(
     """Milliseconds per output step of the step decoder, for sources of each length (the O(l1 . l2) of
     attention).
 
-    The sources are real date characters repeated to length; the encoder runs once, outside the
-    timing; each figure is the best of ``repeats`` runs of ``steps`` greedy steps over ``batch`` inputs.
-    """
+    The sources are real date characters repeated to length; the encoder runs once, outside the timing; each
+    figure is the best of ``repeats`` runs of ``steps`` greedy steps over ``batch`` inputs."""
     from labs.common import seq2seq
     from labs.common.vocab import START_ID
 
@@ -118,7 +118,6 @@ def head_maps(run, text: str) -> np.ndarray:
     source = run.vocabs["source"].encode_batch([text], unknown="unk")
     # <s> + output: (1, len(output) + 1)
     target_in = run.vocabs["target"].encode_batch([output], add_start=True)
-    import keras
 
     outputs = connect(
         run.model.get_layer("encoder"),

@@ -17,10 +17,9 @@ CELLS = ("simple", "gru", "lstm")  # the decoder's recurrent cell (not the Trans
 class DateTranslationConfig(EncoderDecoderConfig):
     """Model size, data and training budget for the date translator.
 
-    ``attention`` picks the variant: ``"luong-additive"`` (the default, lab 2's model), or
-    ``"none"``, the baseline: the same encoder and decoder, but the decoder sees only the
-    encoder's final state. ``cell`` is the decoder's RNN; the Transformer has none and ignores it.
-    """
+    ``attention`` picks the variant: ``"luong-additive"`` (the default, lab 2's model), or ``"none"``, the
+    baseline: the same encoder and decoder, but the decoder sees only the encoder's final state. ``cell`` is
+    the decoder's RNN; the Transformer has none and ignores it."""
 
     attention: str = field(
         default="luong-additive", metadata={"choices": ATTENTIONS, "aliases": {"no-attention": "none"}}
@@ -81,9 +80,8 @@ class DateTranslationConfig(EncoderDecoderConfig):
     def small(cls, **overrides) -> "DateTranslationConfig":
         """A 16-unit model trained briefly: small enough that one fixed vector becomes a bottleneck.
 
-        At the default size, a 128-number encoder state holds a whole date and the baseline
-        nearly matches the attention model; at this size it cannot, and attention's lead shows.
-        """
+        At the default size, a 128-number encoder state holds a whole date and the baseline nearly matches the
+        attention model; at this size it cannot, and attention's lead shows."""
         return replace(
             cls(units=16, embedding_dim=16, attention_units=16, model_dim=16, train_size=30_000, epochs=4),
             **overrides,

@@ -1,8 +1,7 @@
 """Human date -> ISO 8601 pairs for lab 2.
 
-A row is ``source`` (a human date in one of the formats of :mod:`.formats`), ``target`` (the
-same day as ``YYYY-MM-DD``), ``format_id`` and ``locale``, so that accuracy can be broken down
-per format and per locale.
+A row is ``source`` (a human date in one of the formats of :mod:`.formats`), ``target`` (the same day as
+``YYYY-MM-DD``), ``format_id`` and ``locale``, so that accuracy can be broken down per format and per locale.
 
 **Splits are by date, not by row.** Every calendar day from 1900-01-01 to 2099-12-31 belongs
 to exactly one split, fixed by a hash of the date: about 80 % train, 10 % dev, 10 % test. A

@@ -7,8 +7,7 @@
 - **by input length**: where a model without attention, squeezing the whole date into one
   vector, loses most.
 
-:func:`grading_metrics` gives the autograder the same figures from a graded model's outputs.
-"""
+:func:`grading_metrics` gives the autograder the same figures from a graded model's outputs."""
 
 from __future__ import annotations
 

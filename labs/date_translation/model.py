@@ -31,9 +31,8 @@ The lecture's other attentions are records in one table (:mod:`.variants`): each
 :mod:`.transformer`'s). ``cell`` picks the decoder's RNN: ``lstm`` (the default), ``gru`` or
 ``simple`` (the slides' SimpleRNN).
 
-The network is two Keras models, an encoder and a decoder, wired once; the training model, the
-attention view and the step decoder all come from that one definition (:mod:`labs.common.seq2seq`).
-"""
+The network is two Keras models, an encoder and a decoder, wired once; the training model, the attention view
+and the step decoder all come from that one definition (:mod:`labs.common.seq2seq`)."""
 
 from __future__ import annotations
 

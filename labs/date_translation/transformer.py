@@ -16,11 +16,10 @@ Decoder layer (what it has written so far, then the source):
     z = LayerNorm(z + MultiHead(z, h, h))                     cross-attention: queries from the decoder
     y = LayerNorm(z + FFN(z))
 
-with ``MultiHead = keras.layers.MultiHeadAttention`` (scaled dot-product, ``softmax(QK^T /
-sqrt(d_k)) V`` per head, heads concatenated and projected). The decoder keeps no state between
-steps: to write character t it re-reads its whole prefix (the step decoder passes the prefix as
-its state). The heatmaps show the last decoder layer's cross-attention, averaged over heads.
-"""
+with ``MultiHead = keras.layers.MultiHeadAttention`` (scaled dot-product, ``softmax(QK^T / sqrt(d_k)) V`` per
+head, heads concatenated and projected). The decoder keeps no state between steps: to write character t it
+re-reads its whole prefix (the step decoder passes the prefix as its state). The heatmaps show the last
+decoder layer's cross-attention, averaged over heads."""
 
 from __future__ import annotations
 

@@ -48,9 +48,8 @@ def translate(
 ) -> list[Translation]:
     """Translate ``texts``; ``beam > 1`` keeps the top ``beam`` outputs. Unknown characters become ``<unk>``.
 
-    ``step_decoding=False`` re-runs the whole model on every prefix instead (the generic decoder
-    the autograder uses on any model with the translation signature); the outputs are the same.
-    """
+    ``step_decoding=False`` re-runs the whole model on every prefix instead (the generic decoder the
+    autograder uses on any model with the translation signature); the outputs are the same."""
     limit = max_source_length(model)
     too_long = next((text for text in texts if limit is not None and len(text) > limit), None)
     if too_long is not None:

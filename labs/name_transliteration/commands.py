@@ -1,6 +1,5 @@
 """Homework 3.1's commands: ``data thai-names``, ``data romanization-table``, ``romanize``, ``selftest
-homework``
-and ``evaluate name-transliteration``."""
+homework`` and ``evaluate name-transliteration``."""
 
 from __future__ import annotations
 

@@ -84,8 +84,7 @@ def dictionary_words(names: Iterable[str], count: int = DICTIONARY_WORDS) -> lis
     """``count`` Thai dictionary words, sorted, that are not in ``names`` and use only the letters of
     ``names``.
 
-    A fixed draw (by a hash of each word, no seed): the same pythainlp word list gives the same words.
-    """
+    A fixed draw (by a hash of each word, no seed): the same pythainlp word list gives the same words."""
     from pythainlp.corpus import thai_words
 
     from labs.common.seeding import stable_bucket

@@ -197,8 +197,7 @@ def _covering_training_names(lexicon: Lexicon, n: int, rng) -> list[tuple[str, s
 def _dictionary_names(lexicon: Lexicon, n: int, rng) -> list[tuple[str, str, str]]:
     """``n`` distinct training rows with a dictionary word as the given name or as the family name.
 
-    Each dictionary word is used once before any is used twice; the other word is a seen name word.
-    """
+    Each dictionary word is used once before any is used twice; the other word is a seen name word."""
     if not n:
         return []  # and draws nothing: rows without dictionary words are those of a table without them
     if not lexicon.dictionary:
@@ -365,9 +364,8 @@ def _private_word_rows(
 def hidden_rows(n: int, seed: int, public: set[str], words: str | Path | None = None) -> list[dict]:
     """``n`` names for a grader's hidden set, none of them in ``public``: half seen, half unseen.
 
-    The unseen names use the hidden words, or, with ``words``, the words of the instructor's private
-    list (:mod:`.private_words`) and no hidden word: words a student cannot rebuild from public tools.
-    """
+    The unseen names use the hidden words, or, with ``words``, the words of the instructor's private list
+    (:mod:`.private_words`) and no hidden word: words a student cannot rebuild from public tools."""
     if words is None:
         rows = sample_names(2 * n, seed, split=HIDDEN)
     else:
@@ -383,8 +381,7 @@ def hidden_rows(n: int, seed: int, public: set[str], words: str | Path | None = 
 def student_kit(kit: Path, student_kit: Path) -> set[str]:
     """For the student kit: the name table without the grader's hidden words; returns the words left out.
 
-    The vocabularies must not change (the student's model and the grader read the same ones).
-    """
+    The vocabularies must not change (the student's model and the grader read the same ones)."""
     from labs.common.files import write_csv
     from labs.name_transliteration.romanization import TABLE_COLUMNS
 

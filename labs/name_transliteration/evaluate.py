@@ -98,8 +98,7 @@ def mean_reciprocal_rank(candidate_lists: list[list[str]], rows: list[dict]) -> 
 def results_table(rows: list[dict], candidate_lists: list[list[str]]) -> pd.DataFrame:
     """One row per name: source, target, prediction (the best candidate), stratum, length and every metric.
 
-    ``candidate_lists`` holds each name's outputs, best first (one for greedy decoding, k for beam search).
-    """
+    ``candidate_lists`` holds each name's outputs, best first (one for greedy decoding, k for beam search)."""
     records = []
     for row, candidates in zip(rows, candidate_lists, strict=True):
         prediction = candidates[0] if candidates else ""

@@ -174,8 +174,8 @@ def _repair_linking_cha(word: str, spelling: str) -> str:
     """พิชญา phitya -> phitchaya, กชพร kotphon -> kotchaphon: ช before ญ/พ also starts a ``cha`` syllable.
 
     ชพ only after a bare consonant (กช-, not เดช-): elsewhere it is a compound's seam (เวชพานิช wetphanit).
-    Each site must match one ``ty`` (ชญ) or ``tph`` (ชพ) of the spelling, and no other letter may write those.
-    """
+    Each site must match one ``ty`` (ชญ) or ``tph`` (ชพ) of the spelling, and no other letter may write
+    those."""
     others = f"[{_T_FINALS.replace('ช', '')}]"
     for site, written, other in (
         (r"(?<=.)ชญ(?!์)", "ty", f"{others}[ยญ]"),
@@ -233,8 +233,8 @@ def _rule_orn(word: str, spelling: str) -> str:
 def _rule_open_o(word: str, spelling: str) -> str:
     """Open อ (the long vowel ออ with no final) is ``or``: ละออ la-o -> la-or, ก่อเกียรติ kokiat -> korkiat.
 
-    In the first syllable only with a tone mark (ก่อ, ข้อ), where อ cannot be the next syllable's consonant.
-    """
+    In the first syllable only with a tone mark (ก่อ, ข้อ), where อ cannot be the next syllable's
+    consonant."""
     if (
         len(word) >= 2
         and word[-1] == "อ"

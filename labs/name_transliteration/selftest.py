@@ -867,8 +867,7 @@ def failures(path: str | Path | None = None) -> list[str]:
     """``"check: message"`` for each failing check of the layer in ``path`` (default:
     homework/kv_attention.py).
 
-    What ``export`` runs before it writes a bundle (through the task registry's ``layer_selftest``).
-    """
+    What ``export`` runs before it writes a bundle (through the task registry's ``layer_selftest``)."""
     default = REPO_ROOT / LAYER_FILE
     if path is None or Path(path).resolve() == default.resolve():
         results = run_checks()
@@ -901,8 +900,7 @@ def report(results: list[Check]) -> str:
 def selftest(cls=None, strict: bool = True) -> list[Check]:
     """Run the checks and print the report; with ``strict``, raise :class:`SelfTestFailed` if one fails.
 
-    In the notebook, the raise stops "Run all" at this cell rather than training a broken layer.
-    """
+    In the notebook, the raise stops "Run all" at this cell rather than training a broken layer."""
     results = run_checks(cls)
     print(report(results))
     failed = [r for r in results if r.ran and not r.passed]

@@ -71,8 +71,8 @@ def train(
     # Compile and fit: Adam with a cosine-decaying learning rate; teacher forcing.
     compile_for_training(model, config, train_batches, metrics=["accuracy"])
 
-    # Save, after every whole epoch and at the end: the model, its vocabularies, the losses per epoch
-    # and the training curve.
+    # Save, after every whole epoch and at the end: the model, its vocabularies, the losses per epoch and the
+    # training curve.
     def save(history: dict, seconds: float) -> TrainedRun:
         run = TrainedRun(
             TASK.name,
