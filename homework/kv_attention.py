@@ -66,65 +66,69 @@ class KeyValueAttention(keras.layers.Layer):
 
     def build(self, query_shape, memory_shape, memory_mask_shape=None):
         query_dim, memory_dim = query_shape[-1], memory_shape[-1]
+        # W_q (query_dim, key_dim), W_k (memory_dim, key_dim), W_v (memory_dim, value_dim)
+        glorot = "glorot_uniform"
         self.query_kernel = self.add_weight(
-            name="query_kernel", shape=(query_dim, self.key_dim), initializer="glorot_uniform"
-        )  # W_q
+            name="query_kernel", shape=(query_dim, self.key_dim), initializer=glorot
+        )
         self.key_kernel = self.add_weight(
-            name="key_kernel", shape=(memory_dim, self.key_dim), initializer="glorot_uniform"
-        )  # W_k
+            name="key_kernel", shape=(memory_dim, self.key_dim), initializer=glorot
+        )
         self.value_kernel = self.add_weight(
-            name="value_kernel", shape=(memory_dim, self.value_dim), initializer="glorot_uniform"
-        )  # W_v
+            name="value_kernel", shape=(memory_dim, self.value_dim), initializer=glorot
+        )
         if self.score == "additive":
+            # w (key_dim,)
             self.score_vector = self.add_weight(
-                name="score_vector", shape=(self.key_dim,), initializer="glorot_uniform"
-            )  # w
+                name="score_vector", shape=(self.key_dim,), initializer=glorot
+            )
 
     def call(self, query, memory, memory_mask=None, return_attention_scores=False):
         # 1. Keys and values from the memory; the query projected into key space.
         ### BEGIN SOLUTION
         ### TODO: compute keys (batch, S, key_dim), values (batch, S, value_dim) and q (batch, T, key_dim)
-        ### HINT: each is one learned projection (the formulas above): one matrix product over the last axis
-        # covers every example and position at once
-        keys = ops.matmul(memory, self.key_kernel)  # (batch, S, key_dim)
-        values = ops.matmul(memory, self.value_kernel)  # (batch, S, value_dim)
-        q = ops.matmul(query, self.query_kernel)  # (batch, T, key_dim)
+        ### HINT: each is one learned projection (the formulas above): one matrix product over the last axis covers every example and position at once
+        # (batch, S, key_dim)
+        keys = ops.matmul(memory, self.key_kernel)
+        # (batch, S, value_dim)
+        values = ops.matmul(memory, self.value_kernel)
+        # (batch, T, key_dim)
+        q = ops.matmul(query, self.query_kernel)
         ### END SOLUTION
 
         # 2. One score per (output step t, source position j).
         ### BEGIN SOLUTION
-        ### TODO: compute the scores (batch, T, S): scaled dot product, or additive when self.score ==
-        # "additive"
-        ### HINT: dot: all q_t . k_j at once is a batched matrix product once the keys' last two axes are
-        # swapped (a transpose, not a reshape); additive: give q a source axis and the keys an output-step
-        # axis, so that q + keys broadcasts to (batch, T, S, key_dim)
+        ### TODO: compute the scores (batch, T, S): scaled dot product, or additive when self.score == "additive"
+        ### HINT: dot: all q_t . k_j at once is a batched matrix product once the keys' last two axes are swapped (a transpose, not a reshape); additive: give q a source axis and the keys an output-step axis, so that q + keys broadcasts to (batch, T, S, key_dim)
         if self.score == "dot":
-            scores = ops.matmul(q, ops.transpose(keys, (0, 2, 1)))  # (batch, T, S)
+            # (batch, T, S)
+            scores = ops.matmul(q, ops.transpose(keys, (0, 2, 1)))
             scores = scores / ops.sqrt(ops.cast(self.key_dim, scores.dtype))
         else:
-            hidden = ops.tanh(q[:, :, None, :] + keys[:, None, :, :])  # (batch, T, S, key_dim)
-            scores = ops.tensordot(hidden, self.score_vector, axes=1)  # (batch, T, S)
+            # (batch, T, S, key_dim)
+            hidden = ops.tanh(q[:, :, None, :] + keys[:, None, :, :])
+            # (batch, T, S)
+            scores = ops.tensordot(hidden, self.score_vector, axes=1)
         ### END SOLUTION
 
         # 3. Padding gets no weight: mask the scores *before* the softmax, then normalise over S.
         ### BEGIN SOLUTION
-        ### TODO: set the scores of padded positions (memory_mask False) to a large negative number, then
-        # softmax over the last axis
-        ### HINT: the mask is (batch, S) and the scores (batch, T, S): one mask serves every output step; a
-        # padded score must be so negative that its exp() is 0, yet a number float16 holds (at most 65504 in
-        # size)
+        ### TODO: set the scores of padded positions (memory_mask False) to a large negative number, then softmax over the last axis
+        ### HINT: the mask is (batch, S) and the scores (batch, T, S): one mask serves every output step; a padded score must be so negative that its exp() is 0, yet a number float16 holds (at most 65504 in size)
         if memory_mask is not None:
-            real = ops.cast(memory_mask, "bool")[:, None, :]  # (batch, 1, S)
+            # (batch, 1, S)
+            real = ops.cast(memory_mask, "bool")[:, None, :]
             scores = ops.where(real, scores, ops.full_like(scores, -1e4))
-        weights = ops.softmax(scores, axis=-1)  # (batch, T, S)
+        # (batch, T, S)
+        weights = ops.softmax(scores, axis=-1)
         ### END SOLUTION
 
         # 4. The context: the weighted average of the values.
         ### BEGIN SOLUTION
         ### TODO: compute the context (batch, T, value_dim) from the weights and the values
-        ### HINT: c_t = sum_j a_tj v_j for every t at once; the shapes (batch, T, S) and (batch, S, value_dim)
-        # say which product
-        context = ops.matmul(weights, values)  # (batch, T, value_dim)
+        ### HINT: c_t = sum_j a_tj v_j for every t at once; the shapes (batch, T, S) and (batch, S, value_dim) say which product
+        # (batch, T, value_dim)
+        context = ops.matmul(weights, values)
         ### END SOLUTION
 
         if return_attention_scores:

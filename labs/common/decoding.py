@@ -70,7 +70,8 @@ def choose_next(
     """
     check_sampling(temperature, top_k)
     with np.errstate(divide="ignore"):
-        logits = np.log(np.asarray(probabilities, dtype=np.float64)) / temperature  # (batch, vocab)
+        # (batch, vocab)
+        logits = np.log(np.asarray(probabilities, dtype=np.float64)) / temperature
     logits[:, list(banned)] = -np.inf
     # A row whose whole mass sits on banned tokens (an untrained or broken model) falls back to
     # a uniform choice among the allowed tokens rather than emitting a banned one.
@@ -87,7 +88,8 @@ def choose_next(
         logits = np.where(logits >= kth_largest, logits, -np.inf)
     logits -= logits.max(axis=1, keepdims=True)
     weights = np.exp(logits)
-    cumulative = np.cumsum(weights / weights.sum(axis=1, keepdims=True), axis=1)  # (batch, vocab)
+    # (batch, vocab)
+    cumulative = np.cumsum(weights / weights.sum(axis=1, keepdims=True), axis=1)
     draws = rng.random((len(cumulative), 1))
     chosen = (cumulative < draws).sum(axis=1)
     return np.minimum(chosen, cumulative.shape[1] - 1).astype(np.int32)
@@ -97,9 +99,12 @@ def choose_next(
 class Decoded:
     """Decoded sequences: tokens, their log-probability, and the attention of each output step."""
 
-    tokens: np.ndarray  # int32 (batch, length): emitted tokens, </s> included, 0 after it
-    log_probs: np.ndarray  # float (batch,): total log-probability of each sequence
-    attention: np.ndarray | None  # float (batch, length, source), or None for models without attention
+    # int32 (batch, length): emitted tokens, </s> included, 0 after it
+    tokens: np.ndarray
+    # float (batch,): total log-probability of each sequence
+    log_probs: np.ndarray
+    # float (batch, length, source), or None for models without attention
+    attention: np.ndarray | None
 
 
 def _map_arrays(function, structure):
@@ -135,7 +140,8 @@ def _repeat_rows(array, times: int):
 
 def _log(probabilities: np.ndarray, banned: Sequence[int] = NEVER_EMITTED) -> np.ndarray:
     with np.errstate(divide="ignore"):
-        log_probs = np.log(np.asarray(probabilities, dtype=np.float64))  # (batch, vocab)
+        # (batch, vocab)
+        log_probs = np.log(np.asarray(probabilities, dtype=np.float64))
     log_probs[:, list(banned)] = -np.inf
     return log_probs
 
@@ -159,19 +165,23 @@ def decode_steps(
     """
     check_sampling(temperature, top_k)
     rng = None if greedy else np.random.default_rng(seed)
-    tokens = np.full((batch_size,), start_id, dtype=np.int32)  # (batch,)
-    output = np.zeros((batch_size, max_length), dtype=np.int32)  # (batch, max_length)
+    # (batch,)
+    tokens = np.full((batch_size,), start_id, dtype=np.int32)
+    # (batch, max_length)
+    output = np.zeros((batch_size, max_length), dtype=np.int32)
     log_probs = np.zeros((batch_size,), dtype=np.float64)
     finished = np.zeros((batch_size,), dtype=bool)
     attention_steps = []
     for position in range(max_length):
-        probabilities, state, attention = step(tokens, state)  # (batch, vocab)
+        # (batch, vocab)
+        probabilities, state, attention = step(tokens, state)
         tokens = choose_next(probabilities, rng, greedy=greedy, temperature=temperature, top_k=top_k)
         tokens = np.where(finished, PAD_ID, tokens).astype(np.int32)
         log_probs += np.where(finished, 0.0, _log(probabilities)[np.arange(batch_size), tokens])
         output[:, position] = tokens
         if attention is not None:
-            attention_steps.append(np.where(finished[:, None], 0.0, attention))  # (batch, source)
+            # (batch, source)
+            attention_steps.append(np.where(finished[:, None], 0.0, attention))
         finished |= tokens == end_id
         if finished.all():
             break
@@ -182,9 +192,11 @@ def decode_steps(
 def _stack_attention(steps: list[np.ndarray], max_length: int) -> np.ndarray | None:
     if not steps:
         return None
-    stacked = np.stack(steps, axis=1)  # (batch, steps, source)
+    # (batch, steps, source)
+    stacked = np.stack(steps, axis=1)
     padding = np.zeros((stacked.shape[0], max_length - stacked.shape[1], stacked.shape[2]))
-    return np.concatenate([stacked, padding], axis=1)  # (batch, max_length, source)
+    # (batch, max_length, source)
+    return np.concatenate([stacked, padding], axis=1)
 
 
 def beam_search(
@@ -211,7 +223,8 @@ def beam_search(
     # every array (batch, ...) -> (batch * k, ...): k beams per input
     state = _map_arrays(lambda array: _repeat_rows(array, k), state)
     tokens = np.full((batch_size * k,), start_id, dtype=np.int32)
-    history = np.zeros((batch_size * k, 0), dtype=np.int32)  # (batch * k, steps)
+    # (batch * k, steps)
+    history = np.zeros((batch_size * k, 0), dtype=np.int32)
     attention_history = None
     scores = np.full((batch_size, k), -np.inf)
     scores[:, 0] = 0.0  # one live beam per input at the start
@@ -220,19 +233,21 @@ def beam_search(
     rows = np.arange(batch_size)[:, None]
     for _ in range(max_length):
         probabilities, state, attention = step(tokens, state)
-        log_probs = _log(probabilities).reshape(batch_size, k, -1)  # (batch, k, vocab)
+        # (batch, k, vocab)
+        log_probs = _log(probabilities).reshape(batch_size, k, -1)
         vocab = log_probs.shape[-1]
         # A finished beam continues only with padding, at no cost, so it keeps its score.
         log_probs[finished] = -np.inf
         log_probs[finished, PAD_ID] = 0.0
-        total = scores[..., None] + log_probs  # (batch, k, vocab)
-        new_lengths = np.broadcast_to(
-            lengths[..., None] + (~finished)[..., None], total.shape
-        )  # (batch, k, vocab)
+        # (batch, k, vocab)
+        total = scores[..., None] + log_probs
+        # (batch, k, vocab)
+        new_lengths = np.broadcast_to(lengths[..., None] + (~finished)[..., None], total.shape)
         normalised = np.where(
             np.isfinite(total), total / np.maximum(new_lengths, 1) ** length_penalty, -np.inf
         )
-        best = np.argsort(-normalised.reshape(batch_size, -1), axis=1, kind="stable")[:, :k]  # (batch, k)
+        # (batch, k)
+        best = np.argsort(-normalised.reshape(batch_size, -1), axis=1, kind="stable")[:, :k]
         parents, chosen = best // vocab, (best % vocab).astype(np.int32)
         flat_parents = (rows * k + parents).reshape(-1)  # rows of the kept beams
         scores = total.reshape(batch_size, -1)[rows, best]
@@ -242,7 +257,8 @@ def beam_search(
         history = np.concatenate([history[flat_parents], tokens[:, None]], axis=1)
         state = _map_arrays(lambda array, rows=flat_parents: _rows(array, rows), state)
         if attention is not None:
-            step_attention = np.asarray(attention)[flat_parents][:, None, :]  # (batch * k, 1, source)
+            # (batch * k, 1, source)
+            step_attention = np.asarray(attention)[flat_parents][:, None, :]
             attention_history = (
                 step_attention
                 if attention_history is None
@@ -251,7 +267,8 @@ def beam_search(
         if finished.all():
             break
     normalised = scores / np.maximum(lengths, 1) ** length_penalty
-    order = np.argsort(-normalised, axis=1, kind="stable")  # (batch, k) best first
+    # (batch, k) best first
+    order = np.argsort(-normalised, axis=1, kind="stable")
     history = history.reshape(batch_size, k, -1)
     padded = np.zeros((batch_size, k, max_length), dtype=np.int32)
     padded[..., : history.shape[-1]] = history

@@ -30,16 +30,20 @@ LAYER_NAMES = {"embedding": "embedding", "rnn": "rnn", "head": "next_char"}
 
 def build_model(config: DateGenerationConfig, vocab_size: int):
     """The training model: ``tokens[B, T] -> next-token probabilities[B, T, V]``."""
-    tokens = keras.Input(shape=(None,), dtype="int32", name="tokens")  # (batch, time)
+    # (batch, time)
+    tokens = keras.Input(shape=(None,), dtype="int32", name="tokens")
+    # (batch, time, embedding_dim)
     embedded = keras.layers.Embedding(
         vocab_size, config.embedding_dim, mask_zero=True, name=LAYER_NAMES["embedding"]
-    )(tokens)  # (batch, time, embedding_dim)
+    )(tokens)
     rnn_class = keras.layers.LSTM if config.cell == "lstm" else keras.layers.GRU
     rnn = rnn_class(config.units, return_sequences=True, return_state=True, name=LAYER_NAMES["rnn"])
-    states, *_ = rnn(embedded)  # (batch, time, units)
+    # (batch, time, units)
+    states, *_ = rnn(embedded)
+    # (batch, time, vocab)
     probabilities = keras.layers.Dense(
         vocab_size, activation="softmax", dtype="float32", name=LAYER_NAMES["head"]
-    )(states)  # (batch, time, vocab)
+    )(states)
     return keras.Model(tokens, probabilities, name=f"date_{config.cell}")
 
 
@@ -52,12 +56,14 @@ def step_decoder(model):
     rnn = model.get_layer(LAYER_NAMES["rnn"])
     head = model.get_layer(LAYER_NAMES["head"])
     n_states = 2 if isinstance(rnn, keras.layers.LSTM) else 1  # LSTM: h and c; GRU: h
-    token = keras.Input(shape=(1,), dtype="int32", name="token")  # (batch, 1)
-    state_in = [
-        keras.Input(shape=(rnn.units,), name=f"state_{i}") for i in range(n_states)
-    ]  # (batch, units) each
-    output, *state_out = rnn(embedding(token), initial_state=state_in)  # (batch, 1, units)
-    probabilities = head(output[:, 0])  # (batch, vocab)
+    # (batch, 1)
+    token = keras.Input(shape=(1,), dtype="int32", name="token")
+    # (batch, units) each
+    state_in = [keras.Input(shape=(rnn.units,), name=f"state_{i}") for i in range(n_states)]
+    # (batch, 1, units)
+    output, *state_out = rnn(embedding(token), initial_state=state_in)
+    # (batch, vocab)
+    probabilities = head(output[:, 0])
     step_model = keras.Model([token, *state_in], [probabilities, *state_out], name="step")
 
     def step(tokens: np.ndarray, state):
