@@ -272,8 +272,9 @@ def probe_models() -> dict:
     import numpy as np
 
     from labs import tasks
+    from labs.common.decoding import translate_texts
     from labs.common.pipeline import translation_arrays
-    from labs.common.seq2seq import attention_model, translate
+    from labs.common.seq2seq import attention_model, stepper
     from labs.date_translation import model as lab2
     from labs.date_translation.config import ATTENTIONS, DateTranslationConfig
     from labs.date_translation.data import vocabularies as lab2_vocabularies
@@ -301,8 +302,9 @@ def probe_models() -> dict:
                 _, weights = attention_model(subject, steps=steps)([source, target_in])
                 if not np.allclose(np.asarray(weights).sum(-1), 1.0, atol=1e-4):
                     return f"{stage}: attention weights do not sum to 1"
-                step = translate(subject, vocabs, texts, max_length=steps)
-                full = translate(subject, vocabs, texts, max_length=steps, step_decoding=False)
+                step = translate_texts(texts, vocabs, stepper(subject, steps=steps), max_length=steps)
+                rerun = stepper(subject, steps=steps, step_decoding=False)
+                full = translate_texts(texts, vocabs, rerun, max_length=steps)
                 if [t.output for t in step] != [t.output for t in full]:
                     return f"{stage}: the step decoder and the full re-run disagree"
             return "ok"
