@@ -117,13 +117,9 @@ print(f"trained in {run.seconds:.1f} s on the {run.device}")
 
 from labs.common.plots import plot_training_curves
 
-plot_training_curves(
-    run.history,
-    unit="cross-entropy (bits per token)",
-    bound=dates.entropy_bits_per_token,
-    bound_label="entropy of the data",
-    title="Teacher-forced loss",
-)
+plot_training_curves(run.history, unit="cross-entropy (bits per token)", bound=dates.entropy_bits_per_token,
+                     bound_label="entropy of the data", title="Teacher-forced loss");
+
 # %% [markdown]
 # ## Sampling at several temperatures
 #
@@ -137,24 +133,18 @@ plot_training_curves(
 
 # %%
 n_show = 8
-for name, settings in [
-    ("greedy", dict(greedy=True)),
-    ("t = 0.5", dict(temperature=0.5)),
-    ("t = 0.8", dict(temperature=0.8)),
-    ("t = 1.0", dict(temperature=1.0)),
-    ("t = 1.5", dict(temperature=1.5)),
-]:
+for name, settings in [("greedy", dict(greedy=True)), ("t = 0.5", dict(temperature=0.5)),
+                       ("t = 0.8", dict(temperature=0.8)), ("t = 1.0", dict(temperature=1.0)),
+                       ("t = 1.5", dict(temperature=1.5))]:
     samples = sample(run.model, run.vocabs, 1_000, seed=1, **settings)
-    print(
-        f"{name:8} valid {validity(samples):6.1%}  unique {uniqueness(samples):6.1%}   "
-        f"{'  '.join(samples[:n_show])}"
-    )
+    print(f"{name:8} valid {validity(samples):6.1%}  unique {uniqueness(samples):6.1%}   {'  '.join(samples[:n_show])}")
 
 # %% [markdown]
 # ### The sampling loop, written out
 #
-# `sample` runs the engine over many dates at once; `sample_one` is the same loop for one date, as the slide
-# draws it. With the same seed they draw the same random numbers, so they write the same date.
+# `sample` runs the engine over many dates at once; `sample_one` is the same loop for one date, as
+# the slide draws it. With the same seed they draw the same random numbers, so they write the same
+# date.
 
 # %%
 import inspect
@@ -175,9 +165,8 @@ for seed in range(3):
 # - **held-out cross-entropy** beside the lower bound.
 
 # %%
-report = evaluate(
-    run.model, run.vocabs, config, n=500 if TINY else 10_000, held_out=1_000 if TINY else 10_000
-)
+report = evaluate(run.model, run.vocabs, config, n=500 if TINY else 10_000,
+                  held_out=1_000 if TINY else 10_000)
 print(format_report(report))
 
 # %% [markdown]

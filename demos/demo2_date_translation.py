@@ -95,7 +95,8 @@ build_model(config, len(vocabs["source"]), len(vocabs["target"])).summary()
 # %%
 run = train(config, verbose=2)
 print(f"trained in {run.seconds:.0f} s on the {run.device}")
-plot_training_curves(run.history, unit="loss (nats per character)", title="Date translation")
+plot_training_curves(run.history, unit="loss (nats per character)", title="Date translation");
+
 # %% [markdown]
 # ## How good is it? Held-out dates, per locale, per format, per field
 
@@ -121,16 +122,9 @@ small = DateTranslationConfig.tiny() if TINY else DateTranslationConfig.small()
 tables = {}
 for name, small_config in (("attention", small), ("baseline", replace(small, attention="none"))):
     small_run = train(small_config, verbose=0)
-    tables[name] = evaluate.results_table(
-        test, [t.output for t in translate(small_run.model, small_run.vocabs, sources)]
-    )
-    print(
-        f"{name:9} ({small_run.model.count_params():,} parameters): exact match "
-        f"{tables[name]['correct'].mean():.2%}"
-    )
-print(
-    evaluate.compare_by_length(tables).to_string(float_format=percent)
-)  # exact match by length, in percent as everywhere
+    tables[name] = evaluate.results_table(test, [t.output for t in translate(small_run.model, small_run.vocabs, sources)])
+    print(f"{name:9} ({small_run.model.count_params():,} parameters): exact match {tables[name]['correct'].mean():.2%}")
+print(evaluate.compare_by_length(tables).to_string(float_format=percent))   # exact match by length, in percent as everywhere
 
 # %% [markdown]
 # ## The decoding loop, written out
@@ -145,10 +139,7 @@ import inspect
 
 print(inspect.getsource(greedy_translate))
 for text in ["27 January 2018", "๒๗ ม.ค. ๖๑"]:
-    looped, engine = (
-        greedy_translate(run.model, run.vocabs, text),
-        translate(run.model, run.vocabs, [text])[0],
-    )
+    looped, engine = greedy_translate(run.model, run.vocabs, text), translate(run.model, run.vocabs, [text])[0]
     print(f"{text:20} loop: {looped}   engine: {engine.output}")
 
 # %% [markdown]

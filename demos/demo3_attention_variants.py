@@ -22,13 +22,14 @@
 # `h_1 ... h_S`) except the Transformer, and the same output: `p_t = softmax(W_o tanh(W_c [s_t; c_t]))`.
 #
 # | variant | score `e_tj` (how well source position j fits output step t) | where the context goes |
-# |---|---|---| | `none` | no attention: the decoder sees only the encoder's final state | — | | `bahdanau` |
-# `v_a · tanh(W_a s_{t-1} + U_a h_j)`: the **previous** state asks | **into** the RNN: `s_t = RNN(s_{t-1},
-# [y_{t-1}; c_t])` | | `luong-additive` | `v_a · tanh(W_a s_t + U_a h_j)` (demo 2's model) | after the RNN | |
-# `luong-general` | `s_tᵀ W_a h_j` (multiplicative) | after the RNN | | `scaled-dot` | `(W_q s_t) · (W_k h_j)
-# / √d` | after the RNN | | `multi-head` | H heads of scaled-dot, each with its own `W_q^i, W_k^i, W_v^i`;
-# `c_t = W_O [c_t^1; …; c_t^H]` | after the RNN | | `transformer` | no RNN: self-attention in the encoder,
-# causal self-attention and cross-attention in the decoder | — |
+# |---|---|---|
+# | `none` | no attention: the decoder sees only the encoder's final state | — |
+# | `bahdanau` | `v_a · tanh(W_a s_{t-1} + U_a h_j)`: the **previous** state asks | **into** the RNN: `s_t = RNN(s_{t-1}, [y_{t-1}; c_t])` |
+# | `luong-additive` | `v_a · tanh(W_a s_t + U_a h_j)` (demo 2's model) | after the RNN |
+# | `luong-general` | `s_tᵀ W_a h_j` (multiplicative) | after the RNN |
+# | `scaled-dot` | `(W_q s_t) · (W_k h_j) / √d` | after the RNN |
+# | `multi-head` | H heads of scaled-dot, each with its own `W_q^i, W_k^i, W_v^i`; `c_t = W_O [c_t^1; …; c_t^H]` | after the RNN |
+# | `transformer` | no RNN: self-attention in the encoder, causal self-attention and cross-attention in the decoder | — |
 #
 # For all of them `a_t = softmax_j(e_t)` over the real source positions and `c_t = Σ_j a_tj h_j`
 # (multi-head: per head, over its own projection of `h_j`, then concatenated and projected).
@@ -70,18 +71,11 @@ print("Running on the", device_description(), "(tiny configuration)" if TINY els
 # the command line's `--attention` choices and this notebook all read the table.
 
 # %%
-pd.DataFrame(
-    [
-        {
-            "attention": v.name,
-            "score": v.formula,
-            "keys": v.keys.path.split(":")[1] if v.keys else "",
-            "decoder": v.decoder.path.split(":")[0].rsplit(".", 1)[1],
-            "longest source": v.max_source_length or "any",
-        }
-        for v in variants.VARIANTS.values()
-    ]
-).set_index("attention")
+pd.DataFrame([{"attention": v.name, "score": v.formula,
+               "keys": v.keys.path.split(":")[1] if v.keys else "",
+               "decoder": v.decoder.path.split(":")[0].rsplit(".", 1)[1],
+               "longest source": v.max_source_length or "any"}
+              for v in variants.VARIANTS.values()]).set_index("attention")
 
 # %% [markdown]
 # ## The scores, in code
@@ -129,9 +123,7 @@ print(inspect.getsource(transformer.build_decoder))
 # `set_global_policy("float32")`. The bundle you export grades the same either way.
 
 # %%
-config = (
-    DateTranslationConfig.tiny(train_size=600) if TINY else DateTranslationConfig(train_size=30_000, epochs=4)
-)
+config = DateTranslationConfig.tiny(train_size=600) if TINY else DateTranslationConfig(train_size=30_000, epochs=4)
 test = sample_pairs(100 if TINY else 5_000, seed=3, split="test")
 rows, runs = compare.compare(config, test)
 table = pd.DataFrame(rows).set_index("attention").drop(columns="by_length")
@@ -147,7 +139,8 @@ table
 
 # %%
 examples = ["Saturday, 27 January 2018", "วันเสาร์ที่ 27 มกราคม พ.ศ. 2561"]
-plot_attention_grid({name: translate(run.model, run.vocabs, examples) for name, run in runs.items()})
+plot_attention_grid({name: translate(run.model, run.vocabs, examples) for name, run in runs.items()});
+
 # %% [markdown]
 # ## What do different heads look at?
 #
@@ -155,8 +148,7 @@ plot_attention_grid({name: translate(run.model, run.vocabs, examples) for name, 
 # the map above is their mean. Here they are one by one.
 
 # %%
-# (H, T + 1, S): one map per head
-heads = compare.head_maps(runs["transformer"], examples[0])
+heads = compare.head_maps(runs["transformer"], examples[0])            # (H, T + 1, S)
 translation = translate(runs["transformer"].model, runs["transformer"].vocabs, examples[:1])[0]
 for i, head in enumerate(heads):
     plot_attention(translation.source, translation.output, head, title=f"head {i + 1}")

@@ -48,12 +48,13 @@
 # spell `ch` or `s`. The softmax still runs over the real source positions only (padding is
 # masked *before* it), so the weights of each output step sum to 1.
 #
-# **How this differs from Daniluk et al.** They split *one* LSTM output vector into parts (`[k; v] = h_j`, and
-# in their full model a third part to predict the next word): the network learns to put matching information
-# in one half and content in the other, at no extra cost. Here the encoder state stays whole and two learned
-# matrices `W_k` and `W_v` read what each job needs from all of it. Both keep scoring and reading apart;
-# projections are the form that Transformers later made standard (their attention is exactly this scaled dot
-# product, with several heads).
+# **How this differs from Daniluk et al.** They split *one* LSTM output vector into parts
+# (`[k; v] = h_j`, and in their full model a third part to predict the next word): the network
+# learns to put matching information in one half and content in the other, at no extra cost.
+# Here the encoder state stays whole and two learned matrices `W_k` and `W_v` read what each job
+# needs from all of it. Both keep scoring and reading apart; projections are the form that
+# Transformers later made standard (their attention is exactly this scaled dot product, with
+# several heads).
 #
 # **Why a scaled dot product?** The dot product of two random `d`-dimensional vectors has a
 # standard deviation that grows like `√d`; dividing by `√d_k` keeps the scores in the range
@@ -91,16 +92,17 @@ from labs.name_transliteration.selftest import selftest
 from labs.name_transliteration.train import train
 from labs.name_transliteration.transliterate import greedy_transliterate, transliterate
 
-run = results = None  # set by the training and evaluation cells below
+run = results = None   # set by the training and evaluation cells below
 print("Running on the", device_description(), "(tiny configuration)" if TINY else "")
 print("Thai font for the heatmaps:", use_thai_font() or "none found (labels fall back to code points)")
 
 # %% [markdown]
 # ## The data
 #
-# Names are built from pythainlp's bundled lists of Thai given names and family names, written in English by
-# the romanization table in `datasets/thai-names/` (see its datasheet). A name often has more than one fair
-# spelling (`Thanaphong` and `Tanapong`): any spelling in the `alternatives` column counts as right.
+# Names are built from pythainlp's bundled lists of Thai given names and family names, written in
+# English by the romanization table in `datasets/thai-names/` (see its datasheet). A name often has
+# more than one fair spelling (`Thanaphong` and `Tanapong`): any spelling in the `alternatives`
+# column counts as right.
 #
 # The test split has two **strata**: `seen` names, whose words both occur in training (the full
 # name does not), and `unseen` names, with a word that never occurs in training. The first asks
@@ -109,7 +111,7 @@ print("Thai font for the heatmaps:", use_thai_font() or "none found (labels fall
 # %%
 test = read_csv(DATASETS_DIR / "thai-names" / "test.csv")
 if TINY:
-    test = test[:100] + test[-100:]  # both strata
+    test = test[:100] + test[-100:]   # both strata
 for row in sample_names(8, seed=0, split="train"):
     also = f"   (also: {row['alternatives'].replace('|', ', ')})" if row["alternatives"] else ""
     print(f"{row['source']:24} -> {row['target']}{also}")
@@ -125,7 +127,8 @@ for row in sample_names(8, seed=0, split="train"):
 # minutes would only hide the mistake.
 
 # %%
-selftest()
+selftest();
+
 # %% [markdown]
 # ## The model and its training
 #
@@ -138,14 +141,14 @@ selftest()
 # **On a GPU: mixed precision.** On a Colab GPU with tensor cores (T4, L4, A100), run
 # `keras.mixed_precision.set_global_policy("mixed_float16")` before the model is built: layers
 # compute in float16 (your attention layer too; the weights stay float32, and so does the model's
-# last softmax, the one over the letters), which usually trains faster. On a CPU it does not help (float16 is
-# slower there): leave it off, or set it back with
+# last softmax, the one over the letters), which usually trains faster. On a CPU it does not help (float16 is slower there): leave it off, or set it back with
 # `set_global_policy("float32")`. The bundle you export grades the same either way.
 
 # %% [markdown]
-# **Train with a seed of your own.** The grader compares every pair of submitted models (the same weights,
-# near-identical weights, the same mistakes on hidden names), and two students who train with the same seed
-# start from the same weights. Put, for example, the last four digits of your student id in `SEED`.
+# **Train with a seed of your own.** The grader compares every pair of submitted models (the same
+# weights, near-identical weights, the same mistakes on hidden names), and two students who train
+# with the same seed start from the same weights. Put, for example, the last four digits of your
+# student id in `SEED`.
 
 # %% [markdown]
 # **Stopping early.** Training saves the model in `homework/runs/names/` after every epoch. If you
@@ -154,18 +157,17 @@ selftest()
 # `python -m labs export --model homework/runs/names --student-id ... --out submission.zip` exports it.
 
 # %%
-SEED = 1 if TINY else None  # your own: for example the last four digits of your student id
+SEED = 1 if TINY else None   # your own: for example the last four digits of your student id
 if SEED is None:
-    raise InputError(
-        "Set SEED in this cell to a number of your own (the last four digits of your student id, "
-        "say), then run it again."
-    )
+    raise InputError("Set SEED in this cell to a number of your own (the last four digits of your student id, "
+                     "say), then run it again.")
 config = NameTransliterationConfig.tiny(seed=SEED) if TINY else NameTransliterationConfig(seed=SEED)
 print(config)
-run = None  # stays None if training is stopped before its first epoch ends
+run = None   # stays None if training is stopped before its first epoch ends
 run = train(config, out_dir="runs/names", verbose=2)
 print(run.summary())
-plot_training_curves(run.history, unit="loss (nats per character)", title="Thai -> English names")
+plot_training_curves(run.history, unit="loss (nats per character)", title="Thai -> English names");
+
 # %% [markdown]
 # ## How good is it?
 #
@@ -175,12 +177,12 @@ plot_training_curves(run.history, unit="loss (nats per character)", title="Thai 
 # miss) and **MRR** (1 / rank of the first accepted spelling among the top 3), for each stratum.
 
 # %%
-run = trained(run)  # a clear message, not a NameError, when the training cell did not finish an epoch
+run = trained(run)   # a clear message, not a NameError, when the training cell did not finish an epoch
 results = transliterate(run.model, run.vocabs, [row["source"] for row in test], beam=3)
 candidates = [r.alternatives for r in results]
 print(evaluate.format_summary(evaluate.summary(test, candidates)))
-table = evaluate.results_table(test, candidates)  # one row per name: its output, right or wrong, its length
-print(evaluate.by_length(table).to_string(float_format=percent))  # accuracy and CER by name length, as above
+table = evaluate.results_table(test, candidates)   # one row per name: its output, right or wrong, its length
+print(evaluate.by_length(table).to_string(float_format=percent))   # accuracy and CER by name length, as above
 
 # %% [markdown]
 # ## Where does the decoder look?
@@ -197,9 +199,7 @@ wrong_ones = [i for i, ok in enumerate(correct) if not ok][:1]
 for i in right_ones + wrong_ones:
     result = results[i]
     label = "" if correct[i] else f"  (wrong; expected {test[i]['target']})"
-    plot_attention(
-        result.source, result.output, result.attention, title=f"{result.source} → {result.output}{label}"
-    )
+    plot_attention(result.source, result.output, result.attention, title=f"{result.source} → {result.output}{label}")
 
 # %% [markdown]
 # ## The decoding loop, written out
@@ -218,9 +218,7 @@ print(greedy_transliterate(trained(run).model, run.vocabs, "สมชาย ใ�
 # ## Try your own
 
 # %%
-for result in transliterate(
-    trained(run).model, run.vocabs, ["สมชาย ใจดี", "ปวีณา รัตนพงศ์", "ธนากร ศรีสุข"], beam=3
-):
+for result in transliterate(trained(run).model, run.vocabs, ["สมชาย ใจดี", "ปวีณา รัตนพงศ์", "ธนากร ศรีสุข"], beam=3):
     print(f"{result.source:18} -> {result.output:22} top 3: {', '.join(result.alternatives)}")
 
 # %% [markdown]
@@ -235,37 +233,26 @@ for result in transliterate(
 # dev set. From a terminal: `python -m autograder check submission.zip --task name-transliteration`.
 
 # %%
-STUDENT_ID = "tiny-run" if TINY else ""  # your university id, for example "6512345678"
+STUDENT_ID = "tiny-run" if TINY else ""   # your university id, for example "6512345678"
 
 if not STUDENT_ID:
     print("Set STUDENT_ID in this cell to export your submission.")
 else:
     run = trained(run)
     bundle = Path("submission.zip")
-    if results is None:  # the evaluation cell has not run: the predictions come from here
+    if results is None:   # the evaluation cell has not run: the predictions come from here
         results = transliterate(run.model, run.vocabs, [row["source"] for row in test], beam=3)
     predictions = [{"source": r.source, "prediction": r.output} for r in results]
-    export(
-        run.model,
-        run.vocabs,
-        task=run.task,
-        student_id=STUDENT_ID,
-        out=bundle,
-        predictions=predictions,
-        device=run.device,
-        trained_with=run.layer_sha256,
-        overwrite=True,
-    )  # a fresh export replaces the last one
+    export(run.model, run.vocabs, task=run.task, student_id=STUDENT_ID, out=bundle, predictions=predictions,
+           device=run.device, trained_with=run.layer_sha256, overwrite=True)   # a fresh export replaces the last one
     print(f"wrote {bundle.resolve()} ({bundle.stat().st_size / 1e6:.1f} MB)")
     # The autograder's own check: the same validation and sandbox as grading, scored on the public dev set.
     check = check_bundle(bundle, task=run.task)
     print(f"check ({check['task']}): {check['status']} {check['message']}".rstrip())
     for line in check["lines"] if check["sandbox_seconds"] is not None else []:
         print(f"  {line['points']:5g} / {line['max_points']:<4g} {line['label']}: {line['shown']}")
-    print(
-        f"{check['score']:g} / {check['max_score']:g} points on the public dev set "
-        "(your grade comes from a hidden test set)"
-    )
+    print(f"{check['score']:g} / {check['max_score']:g} points on the public dev set "
+          "(your grade comes from a hidden test set)")
 
 # %% [markdown]
 # ## Questions (answer in a few sentences each, in your report)

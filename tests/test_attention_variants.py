@@ -259,7 +259,7 @@ def cosine_score(config, s, memory):
     )
 
 
-def test_a_new_variant_is_one_record_that_the_config_the_model_and_decoding_read():
+def test_a_new_variant_is_one_record_that_the_config_the_cli_the_model_and_decoding_read(capsys):
     from labs.date_translation import variants
     from labs.tasks import Ref
 
@@ -275,6 +275,12 @@ def test_a_new_variant_is_one_record_that_the_config_the_model_and_decoding_read
             variants.register(toy)
         config = DateTranslationConfig.tiny(attention="cosine")
         assert config.attends
+        from labs.cli import main
+
+        with pytest.raises(SystemExit) as shown:  # --help lists it: the choices are the table itself
+            main(["train", "date-translation", "--help"])
+        assert shown.value.code == 0
+        assert "cosine" in capsys.readouterr().out
         model = _build("cosine")
         assert model.get_layer("encoder").get_layer("unit_keys") is not None
         source, target_in, _ = _arrays()
@@ -291,7 +297,7 @@ def test_a_new_variant_is_one_record_that_the_config_the_model_and_decoding_read
 
 
 def test_attention_is_a_variant_name_not_a_boolean():
-    with pytest.raises(InputError, match="attention must be one of"):
+    with pytest.raises(InputError, match="true and false were the old form"):
         DateTranslationConfig(attention=True)
     with pytest.raises(InputError, match="attention must be one of"):
         DateTranslationConfig(attention=False)

@@ -201,7 +201,7 @@ def _stack_attention(steps: list[np.ndarray], max_length: int) -> np.ndarray | N
 
 def beam_search(
     step: StepFunction,
-    state: list[np.ndarray],
+    state: Any,
     batch_size: int,
     *,
     beam_width: int,
@@ -212,10 +212,11 @@ def beam_search(
 ) -> list[Decoded]:
     """Batched beam search; returns one :class:`Decoded` per rank (best first), each of the whole batch.
 
-    Hypotheses are ranked by length-normalised log-probability, ``log p / length ** length_penalty``
-    (1.0: the mean log-probability per token), so that short outputs are not favoured just for
-    being short. ``state`` is a list of batch-first arrays; it is repeated for every beam. With
-    ``beam_width=1`` this is greedy decoding.
+        Hypotheses are ranked by length-normalised log-probability, ``log p / length ** length_penalty``
+        (1.0: the mean log-probability per token), so that short outputs are not favoured just for
+        being short. ``state`` holds batch-first arrays (in any nest of tuples, lists and dicts); each
+    is repeated for every beam, and its rows follow the beams kept. With
+        ``beam_width=1`` this is greedy decoding.
     """
     if beam_width < 1:
         raise InputError(f"beam width must be 1 or more, got {beam_width}")

@@ -24,9 +24,11 @@ re-reads its whole prefix at every step. From that one definition come:
 - decoding, one step at a time: :func:`encode` once per source gives a :class:`DecoderState`,
   and :func:`step` writes one character from it. That is all a greedy loop needs::
 
-      state = seq2seq.encode(model, source)
+      state = seq2seq.encode(model, source)            # source (B, S)
+      y = <s> for every row                            # (B,)
       for t in range(max_length):
-          p, state, a = seq2seq.step(model, token, state)
+          p, state, a = seq2seq.step(model, y, state)  # p (B, V), a (B, S)
+          y = the next character, chosen from p
 
   and all that :mod:`labs.common.decoding` (greedy, sampling, beam search, in batches) drives
   through :func:`step_function`.
@@ -231,16 +233,18 @@ def step(model, tokens, state: DecoderState):
     if rereads_prefix(decoder):
         # (B, t): the whole prefix, the newest character last
         prefix = tf.concat([state.carried[0], y], axis=1)
-        inputs, carried = {"target_in": prefix}, [prefix]
+        inputs = {"target_in": prefix}
     else:
-        inputs, carried = {"target_in": y, "state": list(state.carried)}, None
+        inputs = {"target_in": y, "state": list(state.carried)}
     if state.memory is not None:
         inputs["memory"] = state.memory
     outputs = run_decoder(inputs)
+    # what the next step starts from: the decoder's new state, or the longer prefix
+    carried = [prefix] if rereads_prefix(decoder) else list(outputs["state"])
     attention = outputs.get("attention")
     return (
         outputs["probabilities"][:, -1].numpy(),
-        DecoderState(state.memory, carried or list(outputs["state"])),
+        DecoderState(state.memory, carried),
         None if attention is None else attention[:, -1].numpy(),
     )
 

@@ -20,7 +20,7 @@ from labs.date_translation.variants import VARIANTS
 
 
 def compare(
-    config, pairs: list[dict], attentions=tuple(VARIANTS), *, beam: int = 4, verbose: int = 0, progress=print
+    config, pairs: list[dict], attentions=None, *, beam: int = 4, verbose: int = 0, progress=print
 ) -> tuple[list[dict], dict]:
     """Train every variant of ``config`` (same data, same seed) and score it on ``pairs``.
 
@@ -33,7 +33,7 @@ def compare(
 
     sources, targets = [p["source"] for p in pairs], [p["target"] for p in pairs]
     rows, runs = [], {}
-    for attention in attentions:
+    for attention in attentions or tuple(VARIANTS):
         run = train(replace(config, attention=attention), verbose=verbose)
         for warm_up in (
             sources[:64],

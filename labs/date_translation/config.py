@@ -8,7 +8,8 @@ from labs.common.config import EncoderDecoderConfig
 from labs.common.errors import InputError
 from labs.date_translation import variants
 
-# The lecture's attention family on one task: the table's names (labs/date_translation/variants.py).
+# The lecture's attention family on one task: the names in the table (labs/date_translation/variants.py)
+# when the kit starts; a course's own variant, registered later, is in variants.VARIANTS.
 ATTENTIONS = tuple(variants.VARIANTS)
 CELLS = ("simple", "gru", "lstm")  # the decoder's recurrent cell (not the Transformer's: it has none)
 
@@ -22,7 +23,9 @@ class DateTranslationConfig(EncoderDecoderConfig):
     the decoder's RNN; the Transformer has none and ignores it."""
 
     attention: str = field(
-        default="luong-additive", metadata={"choices": ATTENTIONS, "aliases": {"no-attention": "none"}}
+        # the table itself, so that a variant registered later is a choice too
+        default="luong-additive",
+        metadata={"choices": variants.VARIANTS, "aliases": {"no-attention": "none"}},
     )
     cell: str = field(default="lstm", metadata={"choices": CELLS})  # not used by the Transformer
     embedding_dim: int = 32
@@ -74,7 +77,7 @@ class DateTranslationConfig(EncoderDecoderConfig):
     @property
     def attends(self) -> bool:
         """Whether the decoder reads the source through attention (every variant but the baseline)."""
-        return self.attention != "none"
+        return variants.get(self.attention).score is not None
 
     @classmethod
     def small(cls, **overrides) -> "DateTranslationConfig":

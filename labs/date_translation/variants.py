@@ -12,7 +12,9 @@ The model (:mod:`labs.date_translation.model`), the configuration's check and th
 - ``encoder`` and ``decoder``: which networks it runs on, so *where* the decoder attends: after its
   RNN with the current state s_t (Luong's placement), before it with s_{t-1} and the context fed in
   (Bahdanau's), or in every layer (the Transformer);
-- ``max_source_length``: the longest source it reads (None: any length).
+- ``max_source_length``: the longest source it reads (None: any length); a variant with a limit
+  builds a position table of that many rows named ``source_positions``, which is what a loaded
+  model's limit is read from (:func:`labs.date_translation.model.max_source_length`).
 
 The functions are named, not imported (:class:`labs.tasks.Ref`), so that reading the table, as
 ``python -m labs --help`` does, loads no TensorFlow. Adding a variant is one record:
@@ -49,14 +51,19 @@ VARIANTS: dict[str, Variant] = {}
 
 def register(variant: Variant) -> Variant:
     """Add ``variant`` to the table (a course's own; a test's toy one). Its name must be new."""
-    if variant.name in VARIANTS:
-        raise ValueError(f"attention {variant.name!r} is already a variant")
+    if variant.name in VARIANTS or variant.name == "no-attention":
+        raise ValueError(f"attention {variant.name!r} is already a variant (or the alias of one)")
     VARIANTS[variant.name] = variant
     return variant
 
 
 def get(name: str) -> Variant:
     """The variant called ``name``; InputError naming the choices otherwise."""
+    if isinstance(name, bool):
+        raise InputError(
+            f"attention must be one of {', '.join(VARIANTS)}; got {name!r} (true and false were the old "
+            "form: use luong-additive or none)"
+        )
     if name not in VARIANTS:
         raise InputError(f"attention must be one of {', '.join(VARIANTS)}; got {name!r}")
     return VARIANTS[name]
