@@ -10,12 +10,13 @@
     python -m autograder gradescope-selfcheck autograder.zip submission.zip   (as Gradescope runs it)
     python -m autograder check submission.zip --task name-transliteration   (students: before handing in)
 
-Each command is a function bound to its parser (``set_defaults(handler=...)``, as in
-:mod:`labs.cli`). Mistakes in the command (a missing folder, a bad rubric, a Keras older than the
-grader's floor in :mod:`autograder.keras_floor`) end with one line on stderr and exit status 2. A
-bad *bundle* is never an error of the command: it gets its status in the gradebook. ``check`` exits
-with status 1 for every bundle it would not grade (any status but ``graded``), and at once, in one
-line on stderr, for a bundle of another task than its ``--task``.
+Each command is a function bound to its parser (``set_defaults(handler=...)``, as in :mod:`labs.cli`).
+Mistakes in the command (a missing folder, a bad rubric, a Keras older than the grader's floor in
+:mod:`autograder.keras_floor`) end with one line on stderr and exit status 2. A bad *bundle* is never an
+error of the command: it gets its status in the gradebook. ``check`` exits with status 1 for every
+bundle it would not grade (any status but ``graded``), and at once, in one line on stderr, for a bundle
+of another task than its ``--task``; with status 2 where it cannot tell which task to check (no
+``--task``, and no meta.json it can read).
 """
 
 from __future__ import annotations

@@ -152,11 +152,11 @@ def grade_folder(
     :mod:`autograder.lms`). Each record keeps the LMS's identity (``lms``) and, where the rubric has a
     ``[late]`` table and the LMS marks the submission late, the score before the penalty.
 
-    ``isolation``: ``auto`` (the strongest the machine offers), ``namespaces``, ``user`` or ``none``; only an
-    explicit ``none`` runs bundles that carry code without isolation. A bundle already graded with the same
-    bundle, hidden set, rubric and isolation, by the same grader (its code,
-    :func:`autograder.grade.grader_digest`), is skipped (its result is reused) unless ``force``. One bad
-    bundle never stops the batch.
+    ``isolation``: ``auto`` (the strongest the machine offers), ``namespaces``, ``user`` or ``none``; only
+    an isolation named explicitly (not ``auto``) runs bundles that carry code where it cannot isolate
+    them. A bundle already graded with the same bundle, hidden set, rubric and isolation, by the same
+    grader (its code, :func:`autograder.grade.grader_digest`), is skipped (its result is reused) unless
+    ``force``. One bad bundle never stops the batch.
 
     ``jobs`` bundles are graded at once, each child held to its share of the cores
     (:func:`autograder.sandbox.cpu_share`). A bundle that ran out of time (status ``timeout``) while another
@@ -282,8 +282,11 @@ def _plan(batch: _Batch, force: bool) -> tuple[list[dict], list[int]]:
                     batch.isolation,
                     batch.grader,
                 )
-                if previous is not None and not evidence_path(batch.out, batch.ids[index]).is_file():
-                    previous = None  # graded before the grader kept what similarity compares
+                # a model whose weights were read has evidence for similarity, unless it was graded
+                # before the grader kept it; a bundle refused before that has none to keep
+                counted = previous is not None and previous.get("parameters") is not None
+                if counted and not evidence_path(batch.out, batch.ids[index]).is_file():
+                    previous = None
         if previous is None:
             todo.append(index)
             continue
@@ -359,31 +362,36 @@ def _run_pool(batch: _Batch, todo: list[int], jobs: int, progress: bool, done: i
             with lock:
                 running.discard(index)
 
-    def kept(record: dict, evidence: dict) -> dict:
-        """A record that stands: its files and similarity evidence, written here, in one thread
-        (matplotlib is not thread-safe)."""
-        _write_student_files(record, batch.rubric, batch.out)
-        try:
-            save_evidence(batch.out, record, evidence.get("weights"), evidence.get("answers"))
-        except Exception:  # the grade stands; only the comparison goes without this bundle
-            log.exception("keeping the similarity evidence of %s", record["student"])
-        bar.update(1)
-        return record
-
     total = len(batch.entries)
     description = f"grading {batch.rubric.task}"
     with (
         ThreadPoolExecutor(max_workers=jobs) as pool,
         tqdm(total=total, initial=done, desc=description, unit="bundle", disable=not progress) as bar,
     ):
+
+        def kept(record: dict, evidence: dict) -> dict:
+            """A record that stands: its files and similarity evidence, written here, in one thread
+            (matplotlib is not thread-safe), and a step of the progress bar."""
+            _write_student_files(record, batch.rubric, batch.out)
+            try:
+                save_evidence(batch.out, record, evidence.get("weights"), evidence.get("answers"))
+            except Exception:  # the grade stands; only the comparison goes without this bundle
+                log.exception("keeping the similarity evidence of %s", record["student"])
+            bar.update(1)
+            return record
+
         futures = {pool.submit(grade_noting_company, index): index for index in todo}
-        again = []
-        for future in as_completed(futures):
-            record, evidence = future.result()
-            if record["status"] == TIMEOUT and futures[future] in beside_others:
-                again.append((futures[future], record))  # nothing of this run is kept: not even its files
-            else:
-                yield kept(record, evidence)
+        try:
+            again = []
+            for future in as_completed(futures):
+                record, evidence = future.result()
+                if record["status"] == TIMEOUT and futures[future] in beside_others:
+                    again.append((futures[future], record))  # nothing of this run is kept: not even its files
+                else:
+                    yield kept(record, evidence)
+        except BaseException:  # Ctrl-C, or the grader stopped: grade nothing more than what is running
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
         for index, first in again:  # the pool is idle: each runs with nothing beside it
             record, evidence = _grade_one(batch, index)
             why = first["message"]

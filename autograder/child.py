@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from autograder.claims import strip_escapes
-from autograder.status import ERROR, LOAD_FAILED, NAN_OUTPUT, WRONG_SIGNATURE
+from autograder.status import ERROR, LOAD_FAILED, NAN_OUTPUT, OK, OUT_OF_MEMORY, WRONG_SIGNATURE
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
@@ -268,7 +268,7 @@ def run(folder: Path) -> dict:
     result = work(model, vocabs, job)
     finished = time.perf_counter()
     return {
-        "status": "ok",
+        "status": OK,
         **result,
         "seconds": {"load": round(loaded - started, 3), "predict": round(finished - loaded, 3)},
     }
@@ -285,9 +285,9 @@ def main(argv: list[str] | None = None) -> int:
     except ChildError as error:
         result, code = {"status": error.status, "message": str(error)}, 3
     except MemoryError:
-        result, code = {"status": "out-of-memory", "message": "the model ran out of memory"}, 3
+        result, code = {"status": OUT_OF_MEMORY, "message": "the model ran out of memory"}, 3
     except Exception as error:  # a student's layer can raise anything
-        result, code = {"status": "error", "message": str(_failure(ERROR, "", error))}, 3
+        result, code = {"status": ERROR, "message": str(_failure(ERROR, "", error))}, 3
     with os.fdopen(args.result_fd, "w", encoding="utf-8") as handle:
         json.dump(result, handle)
     return code

@@ -24,6 +24,7 @@ import re
 import unicodedata
 
 from autograder.status import CHILD as CHILD_STATUSES
+from autograder.status import ERROR
 from autograder.weights import MAX_MATRICES, Matrix
 
 MESSAGE_LENGTH = 300
@@ -84,7 +85,7 @@ def shortened(text: str, limit: int) -> str:
 def checked_failure(status, message) -> tuple[str, str]:
     """A failure the child reported, as ``(status, message)``: an unknown status becomes ``error``."""
     if status not in CHILD_STATUSES:
-        return "error", "the grading process returned an unknown status"
+        return ERROR, "the grading process returned an unknown status"
     return status, clean_message(message)
 
 

@@ -63,7 +63,7 @@ def class_report_html(
         _similarity(pairs, thresholds),
         _scatter(records, rubric),
     ]
-    graded = sum(r.get("status") == "graded" for r in records)
+    graded = sum(r.get("status") == GRADED for r in records)
     return (
         f"<!doctype html>\n<html lang='en'><head><meta charset='utf-8'>"
         f"<title>Class report: {e(rubric.title)}</title><style>{_css()}</style></head><body>\n"
@@ -85,8 +85,8 @@ def _scores(records: list[dict]) -> str:
         return "<h2>Scores</h2><p>No submission was graded.</p>"
     scores = [float(r["score"]) for r in records]
     top = max(float(r["max_score"]) for r in records)
-    graded = [float(r["score"]) for r in records if r.get("status") == "graded"]
-    others = [float(r["score"]) for r in records if r.get("status") != "graded"]
+    graded = [float(r["score"]) for r in records if r.get("status") == GRADED]
+    others = [float(r["score"]) for r in records if r.get("status") != GRADED]
     mean, median = statistics.fmean(scores), statistics.median(scores)
     figure, axis = _figure()
     bins = [top * k / 20 for k in range(21)]
@@ -119,7 +119,7 @@ def _metrics(records: list[dict], rubric: Rubric) -> str:
     task = tasks.get(rubric.task)
     for metric in rubric.metrics:
         values = [
-            v for r in records if r.get("status") == "graded" and (v := _value(r, metric.name)) is not None
+            v for r in records if r.get("status") == GRADED and (v := _value(r, metric.name)) is not None
         ]
         title = f"{metric.name}: {metric.label}"
         if not values:
@@ -156,7 +156,7 @@ def _statuses(records: list[dict]) -> str:
     most = max(len(students) for students in counts.values())
     rows = []
     for status, students in sorted(
-        counts.items(), key=lambda item: (item[0] != "graded", -len(item[1]), item[0])
+        counts.items(), key=lambda item: (item[0] != GRADED, -len(item[1]), item[0])
     ):
         shown = (
             ""
@@ -311,7 +311,7 @@ def _scatter(records: list[dict], rubric: Rubric) -> str:
     points = sorted(
         (str(r.get("student", "")), x, y)
         for r in records
-        if r.get("status") == "graded"
+        if r.get("status") == GRADED
         and (x := _value(r, x_name)) is not None
         and (y := _value(r, y_name)) is not None
     )

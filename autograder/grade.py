@@ -12,6 +12,7 @@ earns (partial credit).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
@@ -38,6 +39,7 @@ from autograder.status import (
     MALFORMED,
     NAN_OUTPUT,
     NOT_ISOLATED,
+    OK,
     OUT_OF_MEMORY,
     WRONG_SIGNATURE,
     WRONG_TASK,
@@ -294,7 +296,7 @@ def grade_bundle(
             record["bundle_bytes"] = bundle_bytes(path)
         with tempfile.TemporaryDirectory(prefix=f"{TEMP_PREFIX}{os.getpid()}-bundle-") as work:
             found = _grade(path, Path(work), rubric, hidden, options)
-    except BundleError as error:
+    except BundleError as error:  # reading the bundle's digest refused it (too large, unsafe)
         found = Findings(error.status, clean_message(error.message, 500))
     except Exception as error:  # a barrier per bundle: whatever it holds, the batch goes on
         found = Findings(*_could_not_handle(path, error))
@@ -327,7 +329,7 @@ def grade_bundle(
 def _could_not_handle(path: Path, error: Exception) -> tuple[str, str]:
     """The status and message of a bundle the grader itself failed on (the traceback goes to its log)."""
     log.exception("grading %s", display_name(path))
-    return "error", (
+    return ERROR, (
         f"the grader could not handle this bundle ({type(error).__name__}); "
         "the instructor's grader.log has the details"
     )
@@ -393,9 +395,9 @@ def _grade(path: Path, work: Path, rubric: Rubric, hidden: HiddenSet, options: O
             # the child's own timing: a report, never scored
             "child_seconds": reported_seconds(outcome.data),
         }
-        if outcome.status != "ok":
-            public_examples = lambda: _public_run(  # noqa: E731
-                files, rubric, list(options.examples), carries_code, options.isolation
+        if outcome.status != OK:
+            public_examples = functools.partial(
+                _public_run, files, rubric, list(options.examples), carries_code, options.isolation
             )
             error, notes = _run_failed(outcome, hidden.public, rubric.limits.memory_mb, public_examples, path)
             found.notes.extend(notes)
@@ -425,6 +427,8 @@ def _grade(path: Path, work: Path, rubric: Rubric, hidden: HiddenSet, options: O
             log.exception("listing the answers of %s for model similarity", display_name(path))
     except BundleError as error:
         found.status, found.message = error.status, clean_message(error.message, 500)
+    except Exception as error:  # the grader's own failure: what was found before it stands
+        found.status, found.message = _could_not_handle(path, error)
     return found
 
 
@@ -475,7 +479,7 @@ def _public_run(
         return [], None
     job = _job(rubric, None, [e["source"] for e in examples], carries_code)
     outcome = run_child(files, job, rubric.limits, isolation)
-    if outcome.status != "ok":
+    if outcome.status != OK:
         return [], outcome.message or outcome.status
     try:
         return _with_expected(CHECKS[job["signature"]](outcome.data, job).get("examples", []), examples), None
@@ -499,7 +503,7 @@ def missing_bundle(
 ) -> dict:
     """The record of a submission that holds no bundle at all: malformed, scored 0."""
     record = grade_bundle(Path("/nonexistent") / name, rubric, hidden, isolation=isolation)  # refused at once
-    record.update(status="malformed", message=message, bundle=display_name(Path(name)), bundle_sha256="")
+    record.update(status=MALFORMED, message=message, bundle=display_name(Path(name)), bundle_sha256="")
     return record
 
 

@@ -14,7 +14,22 @@ from pathlib import Path
 
 from autograder.claims import visible
 from autograder.rubric import Rubric
-from autograder.status import GRADED
+from autograder.status import (
+    DISALLOWED,
+    GRADED,
+    LOAD_FAILED,
+    MACHINE_OUT_OF_MEMORY,
+    MALFORMED,
+    NAN_OUTPUT,
+    NOT_ISOLATED,
+    OUT_OF_MEMORY,
+    TIMEOUT,
+    TOO_LARGE,
+    TOO_MANY_PROCESSES,
+    UNSAFE,
+    WRONG_SIGNATURE,
+    WRONG_TASK,
+)
 from labs import tasks
 from labs.common.files import write_csv, write_json, write_text
 
@@ -22,34 +37,33 @@ ARCHITECTURE_ADVICE = (
     "Build the model the lab describes (see the rubric line) and keep it within the parameter budget."
 )
 STATUS_ADVICE = {
-    "malformed": "Export your bundle with labs.common.submission.export(...) and check it with "
+    MALFORMED: "Export your bundle with labs.common.submission.export(...) and check it with "
     "`python -m autograder check BUNDLE` before handing it in.",
-    "unsafe": "Zip the bundle folder's files directly (no links, no paths outside the folder).",
-    "too-large": "Your bundle is over the size limit: a smaller model, or leave out files the bundle does "
+    UNSAFE: "Zip the bundle folder's files directly (no links, no paths outside the folder).",
+    TOO_LARGE: "Your bundle is over the size limit: a smaller model, or leave out files the bundle does "
     "not need.",
-    "wrong-task": "You handed in a bundle for another assignment: export with the right task name.",
-    "disallowed": "Use Keras' built-in layers (and, for the homework, your KeyValueAttention); Lambda layers "
+    WRONG_TASK: "You handed in a bundle for another assignment: export with the right task name.",
+    DISALLOWED: "Use Keras' built-in layers (and, for the homework, your KeyValueAttention); Lambda layers "
     "and "
     "custom modules are not loaded.",
-    "load-failed": "Your model could not be loaded. Where the message says that your layer file failed to "
+    LOAD_FAILED: "Your model could not be loaded. Where the message says that your layer file failed to "
     "import, "
     "run its self-test (`python -m labs selftest homework`) on the very file you handed in; otherwise save "
     "the model with model.save('model.keras') in Keras 3 (labs export does), and for the homework "
     "make sure kv_attention.py defines every layer the model uses.",
-    "wrong-signature": "Your model must take the inputs and give the outputs of the lab's model (see the "
+    WRONG_SIGNATURE: "Your model must take the inputs and give the outputs of the lab's model (see the "
     "lab's "
     "model.py); build it with the lab's build_model.",
-    "nan-output": "Your model outputs NaN: check your layer for divisions by zero or -inf scores on every "
+    NAN_OUTPUT: "Your model outputs NaN: check your layer for divisions by zero or -inf scores on every "
     "position.",
-    "timeout": "Your model is too slow to grade: check for loops in call() that grow with the input.",
-    "out-of-memory": "Your model needs too much memory: check for tensors that grow with the batch or the "
+    TIMEOUT: "Your model is too slow to grade: check for loops in call() that grow with the input.",
+    OUT_OF_MEMORY: "Your model needs too much memory: check for tensors that grow with the batch or the "
     "input.",
-    "machine-out-of-memory": "Nothing to change on your side: the grading machine had too little memory for "
+    MACHINE_OUT_OF_MEMORY: "Nothing to change on your side: the grading machine had too little memory for "
     "the "
     "grader and your model; your instructor raises it and grades again.",
-    "too-many-processes": "Your layer module must not start processes or threads: keep it to Keras and "
-    "NumPy.",
-    "not-isolated": "Nothing to change on your side: your instructor grades this bundle on a machine that "
+    TOO_MANY_PROCESSES: "Your layer module must not start processes or threads: keep it to Keras and NumPy.",
+    NOT_ISOLATED: "Nothing to change on your side: your instructor grades this bundle on a machine that "
     "can "
     "isolate it.",
 }

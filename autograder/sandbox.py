@@ -84,7 +84,15 @@ from autograder.process_tree import (
     remove_stale_cgroups,
 )
 from autograder.seccomp import NO_NETWORK, network_filter_works, prepared
-from autograder.status import CRASHED, OUT_OF_MEMORY, TIMEOUT
+from autograder.status import (
+    CRASHED,
+    ERROR,
+    MACHINE_OUT_OF_MEMORY,
+    OK,
+    OUT_OF_MEMORY,
+    TIMEOUT,
+    TOO_MANY_PROCESSES,
+)
 from labs.common.errors import InputError
 
 KIT_ROOT = Path(__file__).resolve().parents[1]
@@ -542,7 +550,7 @@ STOPPED_STATUS = {"cpu-time": TIMEOUT, "wall-time": TIMEOUT}
 
 def _verdict(stopped: str, limits: Limits, cpu_seconds: float) -> tuple[str, str]:
     """The status and message of a run the grader, or the kernel for the grading machine's memory, stopped."""
-    if stopped == "machine-out-of-memory":
+    if stopped == MACHINE_OUT_OF_MEMORY:
         limit = memory_limit_mb()
         held = f" ({limit} MB held the grader and the model together)" if limit else ""
         return stopped, f"{out_of_memory_line(limit)}; the grading machine ran out of memory{held}"
@@ -553,8 +561,8 @@ def _verdict(stopped: str, limits: Limits, cpu_seconds: float) -> tuple[str, str
         f"wall-clock "
         f"time while using {cpu_seconds:.0f} s of CPU time (its limit: {limits.cpu_seconds} s); the rest "
         "of the time it was waiting",
-        "out-of-memory": f"the model's processes used more than {limits.memory_mb} MB together",
-        "too-many-processes": f"the model started more than {limits.tasks} processes and threads",
+        OUT_OF_MEMORY: f"the model's processes used more than {limits.memory_mb} MB together",
+        TOO_MANY_PROCESSES: f"the model started more than {limits.tasks} processes and threads",
     }[stopped]
 
 
@@ -567,11 +575,11 @@ def _over_limit(tree: ProcessTree, cgroup: Cgroup | None, limits: Limits, elapse
     if elapsed > limits.wall_seconds:
         return "wall-time"
     if cgroup.out_of_memory() if cgroup else usage.memory_bytes > limits.memory_mb << 20:
-        return "out-of-memory"
+        return OUT_OF_MEMORY
     if (
         cgroup.refused_tasks() if cgroup else usage.tasks >= limits.tasks
     ):  # at the limit, forks are already refused
-        return "too-many-processes"
+        return TOO_MANY_PROCESSES
     return None
 
 
@@ -631,15 +639,15 @@ def _contain(
         if cgroup is not None:
             if stopped is None:  # the kernel may have acted as the child ended
                 stopped = (
-                    "out-of-memory"
+                    OUT_OF_MEMORY
                     if cgroup.out_of_memory()
-                    else "too-many-processes"
+                    else TOO_MANY_PROCESSES
                     if cgroup.refused_tasks()
                     else None
                 )
             cgroup.remove()
         if stopped is None and process.returncode != 0 and oom_kills() > kills:
-            stopped = "machine-out-of-memory"
+            stopped = MACHINE_OUT_OF_MEMORY
     status, message = _verdict(stopped, limits, tree.cpu_seconds) if stopped else (None, "")
     return _Run(
         process.returncode,
@@ -797,12 +805,12 @@ def _outcome(run: _Run, private: Path, limits: Limits, isolation: str) -> Sandbo
     if run.status is not None:
         return result(run.status, run.message)
     data = _read_json_file(private / "result.json", MAX_RESULT_BYTES)
-    if data is not None and data.get("status") == "ok":
-        return result("ok", "", data)
+    if data is not None and data.get("status") == OK:
+        return result(OK, "", data)
     if data is not None and "status" in data:
         return result(*checked_failure(data["status"], data.get("message", "")))
     if (private / "result.json").stat().st_size > MAX_RESULT_BYTES:
-        return result("error", f"the grading process returned more than {MAX_RESULT_BYTES // 1_000_000} MB")
+        return result(ERROR, f"the grading process returned more than {MAX_RESULT_BYTES // 1_000_000} MB")
     return result(
         *_failure_from_exit(run.code if run.code is not None else -9, _tail(private / "stderr"), limits)
     )

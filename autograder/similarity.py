@@ -81,6 +81,7 @@ from pathlib import Path
 
 import numpy as np
 
+from autograder.status import GRADED
 from autograder.weights import MAX_READ, Matrix
 from labs.common.files import write_csv, write_json
 
@@ -171,7 +172,7 @@ def load_evidence(out: Path, records: list[dict]) -> list[Evidence]:
     found = []
     for record in sorted(records, key=lambda r: r["student"]):
         evidence = _read_evidence(out, record)
-        if evidence is None and record.get("status") == "graded":
+        if evidence is None and record.get("status") == GRADED:
             evidence = Evidence(
                 record["student"],
                 None,

@@ -5,6 +5,9 @@ by these constants, so that a misspelt status is an import error, not a silent n
 
 from __future__ import annotations
 
+# The child's run went well: what it says of itself, never a record's status.
+OK = "ok"
+
 GRADED = "graded"
 MALFORMED = "malformed"
 UNSAFE = "unsafe"
