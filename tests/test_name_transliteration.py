@@ -270,7 +270,7 @@ CONTEXT = "context = ops.matmul(weights, values)"
         ),
         (SOFTMAX, "weights = scores", "weights sum to 1", "raw scores", None),
         (
-            f"{MASK}\n        {SOFTMAX}",
+            f"{MASK}\n        # (batch, T, S)\n        {SOFTMAX}",
             f"pass\n        {SOFTMAX}\n        weights = ops.where(real, weights, 0.0)",
             "weights sum to 1",
             "*after* the softmax",
@@ -359,8 +359,8 @@ CONTEXT = "context = ops.matmul(weights, values)"
             "if ops.sum(weights) > 0:",
         ),
         (
-            "        if memory_mask is not None:\n            real",
-            "        if True:\n            real",
+            "        if memory_mask is not None:\n            # (batch, 1, S)\n            real",
+            "        if True:\n            # (batch, 1, S)\n            real",
             "padding gets zero weight and changes nothing; no mask means no padding",
             "memory_mask is optional",
             None,
