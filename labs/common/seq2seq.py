@@ -212,10 +212,9 @@ def rereads_prefix(decoder) -> bool:
 
 def encode(model, source) -> DecoderState:
     """The encoder, once per source (B, S): the first :class:`DecoderState`."""
-    run_encoder, _ = _compiled(model)
-    decoder = model.get_layer("decoder")
+    run_encoder, _, rereads = _compiled(model)
     encoded = run_encoder(tf.convert_to_tensor(np.asarray(source), dtype=tf.int32))
-    if rereads_prefix(decoder):
+    if rereads:
         return DecoderState(encoded.get("memory"), [tf.zeros((len(source), 0), dtype=tf.int32)])
     return DecoderState(encoded.get("memory"), list(encoded["state"]))
 
@@ -226,11 +225,10 @@ def step(model, tokens, state: DecoderState):
     The attention weights a_t are None for a model without attention. The state stays as tensors
     on the device; only p_t and a_t come back as NumPy arrays.
     """
-    _, run_decoder = _compiled(model)
+    _, run_decoder, rereads = _compiled(model)
     # (B, 1): the character each sequence wrote last
     y = tf.convert_to_tensor(np.asarray(tokens)[:, None], dtype=tf.int32)
-    decoder = model.get_layer("decoder")
-    if rereads_prefix(decoder):
+    if rereads:
         # (B, t): the whole prefix, the newest character last
         prefix = tf.concat([state.carried[0], y], axis=1)
         inputs = {"target_in": prefix}
@@ -240,7 +238,7 @@ def step(model, tokens, state: DecoderState):
         inputs["memory"] = state.memory
     outputs = run_decoder(inputs)
     # what the next step starts from: the decoder's new state, or the longer prefix
-    carried = [prefix] if rereads_prefix(decoder) else list(outputs["state"])
+    carried = [prefix] if rereads else list(outputs["state"])
     attention = outputs.get("attention")
     return (
         outputs["probabilities"][:, -1].numpy(),
@@ -273,7 +271,8 @@ def stepper(model, *, steps: int, step_decoding: bool = True):
 
 
 def _compiled(model):
-    """``model``'s encoder and decoder, each compiled to a TensorFlow graph once per model.
+    """``model``'s encoder and decoder, each compiled to a TensorFlow graph once per model, and whether
+    the decoder re-reads its prefix.
 
     Run layer by layer, eagerly, the encoder alone would cost more than all the steps. There is no
     Python control flow inside, so nothing for autograph to convert.
@@ -284,6 +283,7 @@ def _compiled(model):
         return (
             tf.function(lambda x: encoder(x, training=False), reduce_retracing=True, autograph=False),
             tf.function(lambda x: decoder(x, training=False), reduce_retracing=True, autograph=False),
+            rereads_prefix(decoder),
         )
 
     return decoding.cached(model, "encoder and decoder graphs", compile_halves)
