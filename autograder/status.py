@@ -25,7 +25,8 @@ TOO_MANY_PROCESSES = "too-many-processes"
 CRASHED = "crashed"
 ERROR = "error"
 
-# What each status means, as the grader's documentation and the class report say it.
+# What each status means: the grader's documentation of the vocabulary, in one place (a test keeps every
+# status in it).
 MEANINGS = {
     GRADED: "scored on the hidden set",
     MALFORMED: "not a bundle (missing files, bad JSON, not a Keras 3 model, a broken zip, ...)",
