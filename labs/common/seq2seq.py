@@ -65,13 +65,15 @@ def inputs_like(structure, names: tuple[str, ...] = ()):
     return [keras.Input(shape=t.shape[1:], dtype=t.dtype, name=name) for t, name in zip(structure, names)]
 
 
-def encode_source(source, vocab_size: int, embedding_dim: int, units: int, dropout: float = 0.0):
-    """The shared encoder: source (B, S) -> h (B, S, 2u), the decoder's first state [(B, 2u)] * 2, mask.
+def encode_source(
+    source, vocab_size: int, embedding_dim: int, units: int, dropout: float = 0.0, cell: str = "lstm"
+):
+    """The shared encoder: source (B, S) -> h (B, S, 2u), the decoder's first state, the source mask.
 
-    A bidirectional LSTM reads the source characters both ways, so each h_j knows its
-    neighbours on both sides; its two final states, side by side, start the decoder. With
-    ``dropout``, training drops that share of the source embeddings (the model cannot lean on
-    any one of them, which helps it with words it never saw).
+    A bidirectional LSTM (or GRU, ``cell="gru"``) reads the source characters both ways, so each h_j
+    knows its neighbours on both sides; its two final states, side by side, start the decoder: [h, c]
+    (B, 2u) each for an LSTM, [h] for a GRU. With ``dropout``, training drops that share of the source
+    embeddings (the model cannot lean on any one of them, which helps it with words it never saw).
     """
     # (B, S)
     source_mask = keras.ops.not_equal(source, 0)
@@ -79,6 +81,13 @@ def encode_source(source, vocab_size: int, embedding_dim: int, units: int, dropo
     x = keras.layers.Embedding(vocab_size, embedding_dim, mask_zero=True, name="source_embedding")(source)
     if dropout:
         x = keras.layers.Dropout(dropout, name="source_dropout")(x)
+    if cell == "gru":
+        bigru = keras.layers.Bidirectional(
+            keras.layers.GRU(units, return_sequences=True, return_state=True), name="bigru"
+        )
+        # h_j (B, S, 2u); each direction's final h (B, u)
+        h, forward_h, backward_h = bigru(x)
+        return h, [keras.layers.Concatenate(name="first_h")([forward_h, backward_h])], source_mask
     bilstm = keras.layers.Bidirectional(
         keras.layers.LSTM(units, return_sequences=True, return_state=True), name="bilstm"
     )

@@ -9,12 +9,14 @@ from labs.common.errors import InputError
 from labs.common.validation import check_choices
 
 SCORES = ("dot", "additive")
+CELLS = ("lstm", "gru")
 
 
 @dataclass(frozen=True)
 class NameTransliterationConfig(EncoderDecoderConfig):
     """Model size, data and training budget for the Thai -> English name transliterator."""
 
+    cell: str = field(default="lstm", metadata={"choices": CELLS})  # the encoder's and the decoder's RNN
     embedding_dim: int = 64
     units: int = 128  # per encoder direction; the decoder has 2 * units
     key_dim: int = 64  # size of queries and keys (they only score)
@@ -46,6 +48,7 @@ class NameTransliterationConfig(EncoderDecoderConfig):
             )
         )
         check_choices([self.score], SCORES, "score")
+        check_choices([self.cell], CELLS, "cell")
         if self.sort_window < 0:
             raise InputError(f"sort_window must be 0 (off) or more, got {self.sort_window}")
         if not 0 <= self.dictionary_share < 1:

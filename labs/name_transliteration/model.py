@@ -66,11 +66,11 @@ def build_model(config: NameTransliterationConfig, source_vocab_size: int, targe
 
 
 def build_encoder(config: NameTransliterationConfig, source_vocab_size: int):
-    """source (B, S) -> {"memory": {h (B, S, 2u), source_mask (B, S)}, "state": [h, c] (B, 2u) each}."""
+    """source (B, S) -> {"memory": {h (B, S, 2u), source_mask (B, S)}, "state": [h, c] (B, 2u) each, or [h]}."""
     # (B, S)
     source = keras.Input(shape=(None,), dtype="int32", name="source")
     h, state, source_mask = seq2seq.encode_source(
-        source, source_vocab_size, config.embedding_dim, config.units, dropout=config.dropout
+        source, source_vocab_size, config.embedding_dim, config.units, dropout=config.dropout, cell=config.cell
     )
     return keras.Model(
         source, {"memory": {"h": h, "source_mask": source_mask}, "state": state}, name="encoder"
@@ -82,7 +82,7 @@ def build_decoder(config: NameTransliterationConfig, target_vocab_size: int, enc
     units = config.decoder_units
     # (B, T): <s>, then the previous letters
     y = keras.Input(shape=(None,), dtype="int32", name="target_in")
-    # the LSTM's first state, s_0 and c_0 (B, 2u) each
+    # the decoder's first state: s_0 and c_0 (B, 2u) each for an LSTM, s_0 alone for a GRU
     s_0 = seq2seq.inputs_like(encoder.output["state"], ("s_0", "c_0"))
     # {h (B, S, 2u) the encoder states h_j, source_mask (B, S)}
     memory = seq2seq.inputs_like(encoder.output["memory"])
@@ -90,9 +90,11 @@ def build_decoder(config: NameTransliterationConfig, target_vocab_size: int, enc
     embedded = keras.layers.Embedding(
         target_vocab_size, config.embedding_dim, mask_zero=True, name="target_embedding"
     )(y)
-    lstm = keras.layers.LSTM(units, return_sequences=True, return_state=True, name="decoder_lstm")
+    rnn = (keras.layers.GRU if config.cell == "gru" else keras.layers.LSTM)(
+        units, return_sequences=True, return_state=True, name=f"decoder_{config.cell}"
+    )
     # s_t (B, T, 2u): the queries
-    s, *s_T = lstm(embedded, initial_state=s_0)
+    s, *s_T = rnn(embedded, initial_state=s_0)
     attention = key_value_attention_class()(
         config.key_dim, config.value_dim, score=config.score, name="attention"
     )
