@@ -25,6 +25,7 @@ class NameTransliterationConfig(EncoderDecoderConfig):
         default="dot", metadata={"choices": SCORES}
     )  # "dot" (scaled dot product) or "additive"
     dropout: float = 0.25  # share of embeddings and output features dropped in training
+    target_dropout: float = 0.0  # share of the decoder's input embeddings (the letters written so far) dropped
     train_size: int = 100_000  # names drawn from the train split
     dictionary_share: float = 0.25  # share of them with a dictionary word for one name (more letter patterns)
     val_size: int = 2_000  # names from the dev split, for the validation curve
@@ -53,8 +54,9 @@ class NameTransliterationConfig(EncoderDecoderConfig):
             raise InputError(f"sort_window must be 0 (off) or more, got {self.sort_window}")
         if not 0 <= self.dictionary_share < 1:
             raise InputError(f"dictionary_share must be at least 0 and below 1, got {self.dictionary_share}")
-        if not 0 <= self.dropout < 1:
-            raise InputError(f"dropout must be at least 0 and below 1, got {self.dropout}")
+        for name in ("dropout", "target_dropout"):
+            if not 0 <= getattr(self, name) < 1:
+                raise InputError(f"{name} must be at least 0 and below 1, got {getattr(self, name)}")
 
     @classmethod
     def demo(cls, **overrides) -> "NameTransliterationConfig":

@@ -90,6 +90,9 @@ def build_decoder(config: NameTransliterationConfig, target_vocab_size: int, enc
     embedded = keras.layers.Embedding(
         target_vocab_size, config.embedding_dim, mask_zero=True, name="target_embedding"
     )(y)
+    if config.target_dropout:
+        # the decoder cannot lean on the letters it wrote alone: it must read the source
+        embedded = keras.layers.Dropout(config.target_dropout, name="target_dropout")(embedded)
     rnn = (keras.layers.GRU if config.cell == "gru" else keras.layers.LSTM)(
         units, return_sequences=True, return_state=True, name=f"decoder_{config.cell}"
     )

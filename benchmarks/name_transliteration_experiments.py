@@ -1,0 +1,232 @@
+"""Homework 3.1: what makes the model spell names it never saw, within a CPU budget (measured, not guessed).
+
+    python benchmarks/name_transliteration_experiments.py --list                # the settings
+    python benchmarks/name_transliteration_experiments.py --only gru --seeds 1 2  # 5 to 12 minutes a run
+
+Each setting is the homework's configuration with a few fields changed, or with another training
+word table (``--only`` picks settings by name; with none given, all of them run). Each run trains the
+reference model (the solution's key-value attention), decodes the public test split with beam 3 and
+records its training time and accuracy (any accepted spelling) on ``seen`` and ``unseen`` names, and
+its accuracy on every held-out word of the dev and test splits once (1,313 words, each in a name with
+a seen word: a steadier figure than the test split's unseen names, whose 676 words come up about
+three times each). Runs are merged into ``benchmarks/results/name_transliteration_experiments.json``
+by (setting, seed), so settings can be added one at a time; ``python benchmarks/readme_table.py``
+writes the README's experiments table from it. Times are comparable only within one machine and day:
+the JSON keeps each run's date.
+
+Word tables (training material only: no name word, split or hidden pool changes with them; built once
+into ``runs/experiment-tables/``, a few minutes): ``more-dictionary`` adds every word of pythainlp's
+four Thai word lists (``thai_words``, ``thai_orst_words``, ``thai_volubilis_words``,
+``thai_icu_words``) that a name's letters can write, about 91,000 in all against the table's 24,000;
+``blends`` adds 40,000 made-up name words, a seen name word's first syllables and another's last ones
+(``สม`` + ``ศักดิ์``); ``both`` has the two.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import random
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from labs.common.files import read_csv, write_csv  # noqa: E402
+from labs.common.paths import DATASETS_DIR, REPO_ROOT  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results" / "name_transliteration_experiments.json"
+TABLES = REPO_ROOT / "runs" / "experiment-tables"
+DEMO = {"epochs": 5}  # make demo's budget before issue 29
+
+# name -> (what it tries, configuration fields, word table or None for the shipped one)
+SETTINGS: dict[str, tuple[str, dict, str | None]] = {
+    "default": ("the default configuration", {}, None),
+    "demo": ("make demo's configuration before issue 29 (5 epochs)", DEMO, None),
+    "demo, more dictionary words": (
+        "5 epochs; half the rows with a word of 91,000 dictionary words",
+        {**DEMO, "dictionary_share": 0.5},
+        "more-dictionary",
+    ),
+    "demo, blends": (
+        "5 epochs; half the rows with one of 40,000 made-up name words",
+        {**DEMO, "dictionary_share": 0.5},
+        "blends",
+    ),
+    "demo, both": (
+        "5 epochs; half the rows with a dictionary word or a blend",
+        {**DEMO, "dictionary_share": 0.5},
+        "both",
+    ),
+    "demo, gru": ("5 epochs; GRU encoder and decoder", {**DEMO, "cell": "gru"}, None),
+    "demo, dropout 0.4": ("5 epochs; dropout 0.4", {**DEMO, "dropout": 0.4}, None),
+    "demo, target dropout 0.25": (
+        "5 epochs; a quarter of the decoder's input letters' embedding dropped too",
+        {**DEMO, "target_dropout": 0.25},
+        None,
+    ),
+    "demo, learning rate 0.005": ("5 epochs; learning rate 0.005", {**DEMO, "learning_rate": 0.005}, None),
+    "demo, no dictionary": ("5 epochs; no dictionary rows", {**DEMO, "dictionary_share": 0.0}, None),
+}
+
+
+def _letters_ok(letters: set[str], names: set[str]):
+    from labs.name_transliteration.corpus import DICTIONARY_LETTERS, is_name_word
+
+    return lambda w: (
+        w not in names and len(w) in DICTIONARY_LETTERS and set(w) <= letters and is_name_word(w)
+    )
+
+
+def _more_dictionary_words(names: set[str], ok) -> set[str]:
+    import pythainlp.corpus as corpus
+
+    words: set[str] = set()
+    for name in ("thai_words", "thai_orst_words", "thai_volubilis_words", "thai_icu_words"):
+        words |= {w for w in getattr(corpus, name)() if ok(w)}
+    return words
+
+
+def _blends(names: set[str], ok, taken: set[str], n: int = 40_000) -> set[str]:
+    """``n`` made-up words: the first syllables of one seen name word and the last ones of another."""
+    from pythainlp.tokenize import syllable_tokenize
+
+    from labs.name_transliteration.data import word_group
+
+    syllables = [syllable_tokenize(w, engine="dict") for w in sorted(names) if word_group(w) == "seen"]
+    heads = sorted({"".join(s[:k]) for s in syllables for k in range(1, len(s))})
+    tails = sorted({"".join(s[k:]) for s in syllables for k in range(1, len(s))})
+    rng, blends = random.Random(7), set()
+    while len(blends) < n:
+        word = rng.choice(heads) + rng.choice(tails)
+        if ok(word) and word not in taken:
+            blends.add(word)
+    return blends
+
+
+def word_table(kind: str | None) -> Path | None:
+    """The training word table ``kind`` (built into runs/experiment-tables/ the first time), or None."""
+    if kind is None:
+        return None
+    path = TABLES / f"{kind}.csv"
+    if path.is_file():
+        return path
+    from pythainlp.transliterate import romanize
+    from tqdm.auto import tqdm
+
+    from labs.name_transliteration.corpus import DICTIONARY, name_words
+    from labs.name_transliteration.romanization import TABLE_COLUMNS
+
+    rows = read_csv(DATASETS_DIR / "thai-names" / "romanization.csv")
+    names = set(name_words())
+    ok = _letters_ok({c for w in names for c in w}, names)
+    shipped = {r["word"] for r in rows}
+    extra: set[str] = set()
+    if kind in ("more-dictionary", "both"):
+        extra |= _more_dictionary_words(names, ok) - shipped
+    if kind in ("blends", "both"):
+        extra |= _blends(names, ok, shipped | _more_dictionary_words(names, ok))
+    if kind == "blends":
+        rows = [r for r in rows if r["roles"] != DICTIONARY]
+    rows += [
+        {"word": w, "roles": DICTIONARY, "thai2rom_onnx": romanize(w, engine="thai2rom_onnx"),
+         "royin": romanize(w, engine="royin")}
+        for w in tqdm(sorted(extra), desc=f"romanizing the {kind} table's words", unit="word")
+    ]  # fmt: skip
+    TABLES.mkdir(parents=True, exist_ok=True)
+    write_csv(path, TABLE_COLUMNS, sorted(rows, key=lambda r: r["word"]))
+    return path
+
+
+def held_out_words(seed: int = 3) -> list[dict]:
+    """Every held-out word of the dev and test splits once, in a name with a seen word of the other role."""
+    from labs.name_transliteration.data import load_lexicon, word_group
+
+    lexicon = load_lexicon()
+    rng = random.Random(seed)
+    givens = sorted(set(lexicon.pool("seen", "given-female")) | set(lexicon.pool("seen", "given-male")))
+    families = list(lexicon.pool("seen", "family"))
+    rows = []
+    for word in sorted(lexicon.words):
+        if lexicon.is_dictionary_word(word) or word_group(word) not in ("dev", "test"):
+            continue
+        family = "family" in lexicon.words[word].roles
+        source = f"{rng.choice(givens)} {word}" if family else f"{word} {rng.choice(families)}"
+        rows.append({"word": word, "position": int(family), "source": source})
+    return rows
+
+
+def run(name: str, seed: int) -> dict:
+    import labs.name_transliteration.train as training
+    from labs.name_transliteration import evaluate
+    from labs.name_transliteration.config import NameTransliterationConfig
+    from labs.name_transliteration.data import load_lexicon, sample_names
+    from labs.name_transliteration.transliterate import transliterate
+
+    what, fields, kind = SETTINGS[name]
+    table = word_table(kind)
+    training.sample_names = functools.partial(sample_names, table=table) if table else sample_names
+    config = NameTransliterationConfig(**{**fields, "seed": seed})
+    trained = training.train(config, verbose=2)
+    test = read_csv(DATASETS_DIR / "thai-names" / "test.csv")
+    beam = transliterate(trained.model, trained.vocabs, [r["source"] for r in test], beam=3)
+    summary = evaluate.summary(test, [r.alternatives for r in beam])
+    words, lexicon = held_out_words(), load_lexicon()
+    outputs = transliterate(trained.model, trained.vocabs, [w["source"] for w in words], beam=3)
+    right = sum(
+        (r.output.split(" ") + ["", ""])[w["position"]] in lexicon.words[w["word"]].spellings
+        for w, r in zip(words, outputs)
+    )
+    seen, unseen = summary["per_stratum"]["seen"], summary["per_stratum"]["unseen"]
+    return {
+        "setting": name,
+        "what": what,
+        "seed": seed,
+        "fields": fields,
+        "table": kind,
+        "training_seconds": round(trained.seconds, 1),
+        "parameters": trained.model.count_params(),
+        "seen": seen["accuracy"],
+        "unseen": unseen["accuracy"],
+        "unseen_cer": unseen["cer"],
+        "held_out_words": right / len(words),
+        "device": trained.device,
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M"),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="+", metavar="SETTING", help="settings to run (default: all)")
+    parser.add_argument("--seeds", nargs="+", type=int, default=[1])
+    parser.add_argument("--list", action="store_true", help="list the settings and stop")
+    args = parser.parse_args()
+    if args.list:
+        for name, (what, fields, kind) in SETTINGS.items():
+            print(f"{name!r}: {what} ({fields}, table: {kind or 'shipped'})")
+        return
+    unknown = sorted(set(args.only or ()) - set(SETTINGS))
+    if unknown:
+        raise SystemExit(f"unknown setting(s) {unknown}; --list shows them")
+    for name in args.only or SETTINGS:
+        for seed in args.seeds:
+            started = time.perf_counter()
+            record = run(name, seed)
+            results = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {"runs": []}
+            results["runs"] = [
+                r for r in results["runs"] if (r["setting"], r["seed"]) != (name, seed)
+            ] + [record]
+            RESULTS.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+            print(
+                f"{name} (seed {seed}): trained {record['training_seconds']:.0f} s; beam 3 seen "
+                f"{record['seen']:.2%}, unseen {record['unseen']:.2%}, held-out words "
+                f"{record['held_out_words']:.2%} ({time.perf_counter() - started:.0f} s in all)",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()
