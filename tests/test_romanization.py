@@ -155,6 +155,36 @@ def test_t_for_the_tho_letters_but_not_with_tho_thung():
     )
 
 
+def test_the_vowels_rtgs_writes_as_no_name_does():
+    er, aew, iew, ua = R.VOWEL_RULES
+    _rule(
+        er,
+        [
+            ("ประเสริฐ", "prasoet", "prasert"),
+            ("บุญเลิศ", "bunloet", "bunlert"),
+            ("เฉลิมเกิด", "chaloemkoet", "chalermkert"),  # each one
+            ("เธอ", "thoe", "thoe"),  # เ-อ, not เ-ิ: left as it is
+            ("เลิศเธอ", "loetthoe", "loetthoe"),  # two oe, one เ-ิ: cannot tell which, so neither
+        ],
+    )
+    _rule(aew, [("แก้ว", "kaeo", "kaew"), ("กองแก้ว", "kongkaeo", "kongkaew"), ("แสง", "saeng", "saeng")])
+    _rule(iew, [("เขียว", "khiao", "khiew"), ("เสถียร", "sathian", "sathian")])  # no final ว
+    _rule(
+        ua,
+        [
+            ("รุ่งเรือง", "rungrueang", "rungruang"),
+            ("เมือง", "mueang", "muang"),
+            ("ลือ", "lue", "lue"),  # ื without เ-อ
+        ],
+    )
+
+
+def test_rtgs_vowels_stay_accepted():
+    variants = R.spelling_variants("ประเสริฐ", "prasoet")
+    assert variants[0] == "Prasert" and "Prasoet" in variants
+    assert R.spelling_variants("เจริญ", "charoen")[:2] == ["Jarern", "Jaroen"]
+
+
 def test_the_main_spelling_chains_the_repairs_and_rules():
     assert R.name_spelling("ณัฐธพงษ์", "natthathaphong") == "Nattapong"
     assert R.name_spelling("พรชัย", "phorachai") == "Pornchai"

@@ -45,6 +45,11 @@ Three stages, each a list of small rules that look at the Thai word and rewrite 
                                  ิ/ี/ฤ; else only a final ี
    ``an/at`` -> ``arn/art``      า + a final n or t sound at the  กานต์ kan -> karn,
                                  end                              ชูชาติ chuchat -> chuchart
+   ``oe`` -> ``er``              เ-ิ (each one)                   เลิศ loet -> lert,
+                                                                  ประเสริฐ prasoet -> prasert
+   ``aeo`` -> ``aew``            แ-ว (each one)                   แก้ว kaeo -> kaew
+   ``iao`` -> ``iew``            เ-ียว (each one)                 เขียว khiao -> khiew
+   ``uea`` -> ``ua``             เ-ือ (each one)                  เรือง rueang -> ruang
    ``ph`` -> ``p``               พ or ภ (and no ผ)                สมพร somphorn -> somporn
    ``th`` -> ``t``               ท ธ ฐ ฑ ฒ (and no ถ)             ณัฐพล natthaphon -> nattapon
    ``kh`` -> ``k``               ค or ข (and no ฆ ฅ ฃ)            ขวัญใจ khwanjai -> kwanjai
@@ -55,7 +60,8 @@ Three stages, each a list of small rules that look at the Thai word and rewrite 
 
 Spellings vary in real life, so every word also carries **alternatives** (:func:`spelling_variants`),
 which grading accepts: the repaired RTGS spelling, the name spelling without the aspirate rules
-(``Thanakorn`` beside ``Tanakorn``), and the name spelling with the rules that real names use about
+(``Thanakorn`` beside ``Tanakorn``), the name spelling with RTGS's vowels (``Prasoet`` beside ``Prasert``),
+and the name spelling with the rules that real names use about
 as often as not (each alone, and all together):
 
    ============================  ===============================  ==============================
@@ -297,6 +303,34 @@ def _rule_arn_art(word: str, spelling: str) -> str:
     return spelling
 
 
+def _vowel_rule(thai: str, rtgs: str, name: str) -> Rule:
+    """RTGS writes the vowel of the Thai pattern ``thai`` as ``rtgs``; names write it ``name``.
+
+    Only when the word's spelling has as many ``rtgs`` as the word has of the pattern (each can be
+    matched to its letters); otherwise the spelling is left as it is."""
+    pattern = re.compile(thai)
+
+    def rule(word: str, spelling: str) -> str:
+        count = len(pattern.findall(word))
+        if count and spelling.count(rtgs) == count:
+            return spelling.replace(rtgs, name)
+        return spelling
+
+    rule.__name__ = f"_rule_{name}"
+    return rule
+
+
+_C, _TONE = f"[{CONSONANTS}]{{1,2}}", f"[{TONE_MARKS}]?"
+# The vowels RTGS writes as no Thai name does: เ-ิ oe (เลิศ loet -> lert), แ-ว aeo (แก้ว kaeo -> kaew),
+# เ-ียว iao (เขียว khiao -> khiew), เ-ือ uea (เรือง rueang -> ruang).
+VOWEL_RULES: tuple[Rule, ...] = (
+    _vowel_rule(f"เ{_C}ิ", "oe", "er"),
+    _vowel_rule(f"แ{_C}{_TONE}ว", "aeo", "aew"),
+    _vowel_rule(f"เ{_C}ี{_TONE}ยว", "iao", "iew"),
+    _vowel_rule(f"เ{_C}ื{_TONE}อ", "uea", "ua"),
+)
+
+
 def _aspirate_rule(letters: str, others: str, aspirate: str, plain: str) -> Rule:
     def rule(word: str, spelling: str) -> str:
         if any(c in word for c in letters) and not any(c in word for c in others):
@@ -314,6 +348,7 @@ SPELLING_RULES: tuple[Rule, ...] = (
     _rule_open_o,
     _rule_ee,
     _rule_arn_art,
+    *VOWEL_RULES,
 )
 ASPIRATE_RULES: tuple[Rule, ...] = (
     _aspirate_rule("พภ", "ผ", "ph", "p"),
@@ -418,7 +453,8 @@ def spelling_variants(word: str, base: str) -> list[str]:
     variants = (
         [main] + [rule(word, main) for rule in ALTERNATIVE_RULES] + [_apply(ALTERNATIVE_RULES, word, main)]
     )
-    variants += [_apply(SPELLING_RULES, word, rtgs), rtgs]
+    before_vowels = tuple(rule for rule in SPELLING_RULES if rule not in VOWEL_RULES) + ASPIRATE_RULES
+    variants += [_apply(before_vowels, word, rtgs), _apply(SPELLING_RULES, word, rtgs), rtgs]
     return list(dict.fromkeys(title(v) for v in variants))
 
 
