@@ -41,6 +41,7 @@ from labs.common.paths import DATASETS_DIR, REPO_ROOT  # noqa: E402
 RESULTS = Path(__file__).resolve().parent / "results" / "name_transliteration_experiments.json"
 TABLES = REPO_ROOT / "runs" / "experiment-tables"
 DEMO = {"epochs": 5}  # make demo's budget before issue 29
+SHORT = {"train_size": 50_000, "epochs": 4}
 
 # name -> (what it tries, configuration fields, word table or None for the shipped one)
 SETTINGS: dict[str, tuple[str, dict, str | None]] = {
@@ -61,6 +62,29 @@ SETTINGS: dict[str, tuple[str, dict, str | None]] = {
         {**DEMO, "dictionary_share": 0.5},
         "both",
     ),
+    "demo, 3 epochs": ("3 epochs", {"epochs": 3}, None),
+    "demo, 4 epochs": ("4 epochs", {"epochs": 4}, None),
+    "default, both": (
+        "8 epochs; half the rows with a dictionary word (91,000) or a blend (40,000)",
+        {"dictionary_share": 0.5},
+        "both",
+    ),
+    "short": ("50,000 names, 4 epochs (a quick screen)", SHORT, None),
+    "short, more dictionary words": (
+        "50,000 names, 4 epochs; half the rows with a word of 91,000 dictionary words",
+        {**SHORT, "dictionary_share": 0.5},
+        "more-dictionary",
+    ),
+    "short, blends": (
+        "50,000 names, 4 epochs; half the rows with one of 40,000 made-up name words",
+        {**SHORT, "dictionary_share": 0.5},
+        "blends",
+    ),
+    "short, both": (
+        "50,000 names, 4 epochs; half the rows with a dictionary word or a blend",
+        {**SHORT, "dictionary_share": 0.5},
+        "both",
+    ),
     "demo, gru": ("5 epochs; GRU encoder and decoder", {**DEMO, "cell": "gru"}, None),
     "demo, dropout 0.4": ("5 epochs; dropout 0.4", {**DEMO, "dropout": 0.4}, None),
     "demo, target dropout 0.25": (
@@ -76,9 +100,7 @@ SETTINGS: dict[str, tuple[str, dict, str | None]] = {
 def _letters_ok(letters: set[str], names: set[str]):
     from labs.name_transliteration.corpus import DICTIONARY_LETTERS, is_name_word
 
-    return lambda w: (
-        w not in names and len(w) in DICTIONARY_LETTERS and set(w) <= letters and is_name_word(w)
-    )
+    return lambda w: w not in names and len(w) in DICTIONARY_LETTERS and set(w) <= letters and is_name_word(w)
 
 
 def _more_dictionary_words(names: set[str], ok) -> set[str]:
@@ -216,9 +238,9 @@ def main() -> None:
             started = time.perf_counter()
             record = run(name, seed)
             results = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {"runs": []}
-            results["runs"] = [
-                r for r in results["runs"] if (r["setting"], r["seed"]) != (name, seed)
-            ] + [record]
+            results["runs"] = [r for r in results["runs"] if (r["setting"], r["seed"]) != (name, seed)] + [
+                record
+            ]
             RESULTS.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
             print(
                 f"{name} (seed {seed}): trained {record['training_seconds']:.0f} s; beam 3 seen "
