@@ -28,6 +28,7 @@ import argparse
 import functools
 import json
 import random
+import subprocess
 import sys
 import time
 from datetime import datetime, timezone
@@ -216,6 +217,9 @@ def run(name: str, seed: int) -> dict:
         "unseen_cer": unseen["cer"],
         "held_out_words": right / len(words),
         "device": trained.device,
+        "commit": subprocess.run(
+            ["git", "-C", str(REPO_ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+        ).stdout.strip(),
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M"),
     }
 

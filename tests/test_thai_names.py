@@ -232,7 +232,9 @@ def test_splits_hidden_pools_and_draws_hold_the_names_they_held_before_issue_29(
     lexicon = load_lexicon()
     now = {f"file {split}": names(rows) for split, rows in _files().items()}
     for group in ("dev", "test", "hidden"):
-        words = sorted(w for w in lexicon.words if not lexicon.is_dictionary_word(w) and word_group(w) == group)
+        words = sorted(
+            w for w in lexicon.words if not lexicon.is_dictionary_word(w) and word_group(w) == group
+        )
         now[f"words {group}"] = fingerprint(words)
     for split in ("train", "dev", "test", "hidden"):
         now[f"draw {split}"] = names(sample_names(3000, 7, split=split))
