@@ -94,6 +94,24 @@ SETTINGS: dict[str, tuple[str, dict, str | None]] = {
         None,
     ),
     "demo, learning rate 0.005": ("5 epochs; learning rate 0.005", {**DEMO, "learning_rate": 0.005}, None),
+    "demo, learning rate 0.01": ("5 epochs; learning rate 0.01", {**DEMO, "learning_rate": 0.01}, None),
+    "3 epochs, learning rate 0.01": (
+        "3 epochs; learning rate 0.01",
+        {"epochs": 3, "learning_rate": 0.01},
+        None,
+    ),
+    "4 epochs, learning rate 0.01": (
+        "4 epochs; learning rate 0.01",
+        {"epochs": 4, "learning_rate": 0.01},
+        None,
+    ),
+    "3 epochs, learning rate 0.005": (
+        "3 epochs; learning rate 0.005",
+        {"epochs": 3, "learning_rate": 0.005},
+        None,
+    ),
+    "default, learning rate 0.005": ("8 epochs; learning rate 0.005", {"learning_rate": 0.005}, None),
+    "default, learning rate 0.01": ("8 epochs; learning rate 0.01", {"learning_rate": 0.01}, None),
     "demo, no dictionary": ("5 epochs; no dictionary rows", {**DEMO, "dictionary_share": 0.0}, None),
 }
 
