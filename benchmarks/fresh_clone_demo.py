@@ -2,6 +2,10 @@
 
     python benchmarks/fresh_clone_demo.py [--pip-cache]   # 10 to 15 minutes; writes
     benchmarks/results/fresh_clone_demo.json
+    python benchmarks/fresh_clone_demo.py --against 10bc03c   # that commit first, then HEAD: both times
+
+With ``--against REV`` it measures the kit at commit REV the same way first, on the same machine, and
+prints the ratio of the two ``make demo`` times (machines here differ by 2x from day to day).
 
 It clones HEAD (uncommitted changes are not measured), then runs the Makefile's install target (``make
 .venv/.installed``: create ``.venv``, install ``requirements-dev.txt``) and ``make demo`` in the clone, with
@@ -58,22 +62,13 @@ def _timed(command: list[str], cwd: Path, env: dict, log: Path) -> float:
     return time.perf_counter() - started
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--pip-cache", action="store_true", help="let pip use its cache (not a fresh machine)"
-    )
-    parser.add_argument("--keep", action="store_true", help="keep the clone (its path is printed)")
-    args = parser.parse_args()
-    if subprocess.run(
-        ["git", "-C", str(ROOT), "status", "--porcelain"], capture_output=True, text=True
-    ).stdout.strip():
-        print("note: the working tree has uncommitted changes; the clone measures HEAD without them")
+def measure(revision: str, pip_cache: bool, keep: bool) -> dict:
+    """Clone the kit at ``revision``, install and run ``make demo`` in the clone: the timings and grades."""
     commit = subprocess.run(
-        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
+        ["git", "-C", str(ROOT), "rev-parse", "--short", revision], capture_output=True, text=True, check=True
     ).stdout.strip()
     work = Path(tempfile.mkdtemp(prefix="attention-lab-fresh-"))
-    kit, env = work / "attention-lab", _environment(args.pip_cache)
+    kit, env = work / "attention-lab", _environment(pip_cache)
     python = subprocess.run(["python3", "--version"], env=env, capture_output=True, text=True).stdout.strip()
     pip_config = subprocess.run(
         ["python3", "-m", "pip", "config", "list"], env=env, capture_output=True, text=True
@@ -83,15 +78,27 @@ def main() -> None:
     ]
     try:
         subprocess.run(["git", "clone", "--quiet", str(ROOT), str(kit)], check=True)
-        print(f"[1/2] {kit}: make .venv/.installed ({python}, pip cache {'on' if args.pip_cache else 'off'})")
+        subprocess.run(["git", "-C", str(kit), "checkout", "--quiet", commit], check=True)
+        print(
+            f"[1/2] {kit} at {commit}: make .venv/.installed ({python}, pip cache "
+            f"{'on' if pip_cache else 'off'})"
+        )
         install = _timed(["make", ".venv/.installed"], kit, env, work / "install.log")
         print(f"  installed in {install:.0f} s\n[2/2] make demo")
         demo = _timed(["make", "demo"], kit, env, work / "demo.log")
         summary = json.loads((kit / "runs" / "demo" / "summary.json").read_text(encoding="utf-8"))
     finally:
-        if not args.keep:
+        if not keep:
             shutil.rmtree(work, ignore_errors=True)
-    report = {
+        else:
+            print(f"kept {work}")
+    print(f"\ninstall {install:.0f} s + make demo {demo / 60:.1f} min = {(install + demo) / 60:.1f} min")
+    for task, lab in summary["labs"].items():
+        print(
+            f"  {task:22} trained in {lab['training_seconds']:5.0f} s, grade {lab['score']:g} / "
+            f"{lab['max_score']:g}"
+        )
+    return {
         "commit": commit,
         "python": python,
         "pip_sources": pip_sources,
@@ -99,23 +106,54 @@ def main() -> None:
         "demo_seconds": round(demo, 1),
         "total_seconds": round(install + demo, 1),
         "demo_reported_seconds": summary["seconds"],
+        "device": summary["device"],
         "labs": summary["labs"],
     }
-    print(f"\ninstall {install:.0f} s + make demo {demo / 60:.1f} min = {(install + demo) / 60:.1f} min")
-    for task, lab in summary["labs"].items():
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--pip-cache", action="store_true", help="let pip use its cache (not a fresh machine)"
+    )
+    parser.add_argument("--keep", action="store_true", help="keep the clone (its path is printed)")
+    parser.add_argument(
+        "--against", metavar="REV", help="first measure the kit at commit REV the same way, on this machine"
+    )
+    args = parser.parse_args()
+    if subprocess.run(
+        ["git", "-C", str(ROOT), "status", "--porcelain"], capture_output=True, text=True
+    ).stdout.strip():
+        print("note: the working tree has uncommitted changes; the clone measures HEAD without them")
+    before = measure(args.against, args.pip_cache, args.keep) if args.against else None
+    report = measure("HEAD", args.pip_cache, args.keep)
+    checks = {"demo_under_15_minutes": report["demo_seconds"] <= 15 * 60}
+    if before is not None:
+        report["against"] = {
+            key: before[key] for key in ("commit", "install_seconds", "demo_seconds", "labs")
+        }
+        ratio = report["demo_seconds"] / before["demo_seconds"]
+        report["against"]["demo_time_ratio"] = round(ratio, 3)
+        checks["demo_at_most_two_thirds_of_before"] = ratio <= 2 / 3
         print(
-            f"  {task:22} trained in {lab['training_seconds']:5.0f} s, grade {lab['score']:g} / "
-            f"{lab['max_score']:g}"
+            f"make demo: {report['demo_seconds']:.0f} s at {report['commit']} against "
+            f"{before['demo_seconds']:.0f} s at {before['commit']}, measured just before: ratio {ratio:.2f}"
         )
+    unseen = (
+        report["labs"].get("name-transliteration", {}).get("hidden_set_metrics", {}).get("accuracy_unseen")
+    )
+    if unseen is not None:
+        checks["homework_hidden_unseen_at_least_90"] = unseen >= 0.90
+        print(f"homework, hidden set: unseen names {unseen:.2%}")
     write_results(
         "fresh_clone_demo",
         {"pip_cache": args.pip_cache},
         report,
-        {"demo_under_15_minutes": demo <= 15 * 60},
-        summary["device"],
+        checks,
+        report["device"],
+        command="python benchmarks/fresh_clone_demo.py"
+        + (f" --against {args.against}" if args.against else ""),
     )
-    if args.keep:
-        print(f"kept {work}")
 
 
 if __name__ == "__main__":

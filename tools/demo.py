@@ -225,6 +225,7 @@ def run(tiny: bool = False, out: Path = DEMO_DIR, log=print) -> Path:
             "training_seconds": round(lab.seconds, 1),
             "metric": lab.lines[0].strip(),
             **{key: grades[lab.task]["record"][key] for key in ("score", "max_score", "status")},
+            "hidden_set_metrics": grades[lab.task]["record"]["metrics"],
             "flagged_pairs": [[p["student_a"], p["student_b"]] for p in grades[lab.task]["flagged"]],
             "class_report": grades[lab.task]["class_report"].relative_to(out).as_posix(),
         }
