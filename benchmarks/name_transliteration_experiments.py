@@ -95,6 +95,16 @@ SETTINGS: dict[str, tuple[str, dict, str | None]] = {
     ),
     "demo, learning rate 0.005": ("5 epochs; learning rate 0.005", {**DEMO, "learning_rate": 0.005}, None),
     "demo, learning rate 0.01": ("5 epochs; learning rate 0.01", {**DEMO, "learning_rate": 0.01}, None),
+    "demo, learning rate 0.01, dropout 0.1": (
+        "5 epochs; learning rate 0.01, dropout 0.1",
+        {**DEMO, "learning_rate": 0.01, "dropout": 0.1},
+        None,
+    ),
+    "3 epochs, learning rate 0.01, dropout 0.1": (
+        "3 epochs; learning rate 0.01, dropout 0.1",
+        {"epochs": 3, "learning_rate": 0.01, "dropout": 0.1},
+        None,
+    ),
     "3 epochs, learning rate 0.01": (
         "3 epochs; learning rate 0.01",
         {"epochs": 3, "learning_rate": 0.01},
