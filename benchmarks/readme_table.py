@@ -493,9 +493,9 @@ def experiments_table() -> str:
     if result is None:
         return "Not measured yet: `python benchmarks/name_transliteration_experiments.py`."
     lines = [
-        "| setting | what changes | seeds | training time | seen / unseen names, beam 3 | held-out words | "
-        "when, where |",
-        "|---|---|---|---|---|---|---|",
+        "| setting | what changes | seeds | training time | seen; unseen names, beam 3 | held-out words | "
+        "kit | when, where |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     settings: dict[str, list[dict]] = {}
     for run in result["runs"]:
@@ -504,13 +504,13 @@ def experiments_table() -> str:
         runs.sort(key=lambda r: r["seed"])
 
         def each(key: str, show) -> str:
-            return " / ".join(show(r[key]) for r in runs)
+            return " / ".join("—" if r.get(key) is None else show(r[key]) for r in runs)
 
         dates = sorted({r["date"][:10] for r in runs})
         lines.append(
             f"| {name} | {runs[0]['what']} | {each('seed', str)} | "
             f"{each('training_seconds', lambda x: f'{x:.0f} s')} | {each('seen', _pct)}; "
-            f"{each('unseen', _pct)} | {each('held_out_words', _pct)} | "
+            f"{each('unseen', _pct)} | {each('held_out_words', _pct)} | {each('commit', str)} | "
             f"{', '.join(dates)}, {runs[0]['device']} |"
         )
     return "\n".join(lines)
