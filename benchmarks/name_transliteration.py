@@ -6,6 +6,7 @@
 ``--against REV`` runs this benchmark as it was at commit REV (in a temporary git worktree, with this
 interpreter) before this one, on the same machine, and prints both training times and their ratio:
 machines here differ by 2x from day to day, so a training time is compared only with one measured beside it.
+``--before FILE`` takes those figures from a results file written by such a run made just before.
 
 1. Training time (targets: at most 10 minutes on a 2-core CPU, and with ``--against``, no longer
    than the commit's).
@@ -96,8 +97,17 @@ def against(revision: str) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--against", metavar="REV", help="first run this benchmark as it was at commit REV")
+    parser.add_argument(
+        "--before",
+        metavar="JSON",
+        help="take the older commit's figures from the 'against' part of a results file written by a "
+        "run with --against made just before (instead of training it again)",
+    )
     args = parser.parse_args()
     before = against(args.against) if args.against else None
+    if args.before:
+        before = json.loads(Path(args.before).read_text())["report"]["against"]
+        before = {key: value for key, value in before.items() if key != "time_ratio"}
     config = NameTransliterationConfig()
     test = read_csv(DATASETS_DIR / "thai-names" / "test.csv")
     names = [row["source"] for row in test]
@@ -151,8 +161,12 @@ def main() -> None:
         checks["training_no_longer_than_before"] = run.seconds <= before["training_seconds"]
     for name, ok in checks.items():
         print(f"  {'PASS' if ok else 'MISS'}  {name}")
-    command = (
-        f"python benchmarks/name_transliteration.py{f' --against {args.against}' if args.against else ''}"
+    command = "python benchmarks/name_transliteration.py" + (
+        f" --against {args.against}"
+        if args.against
+        else f" --before FILE ({before['commit']})"
+        if before
+        else ""
     )
     write_results("name_transliteration", config.to_dict(), report, checks, run.device, command=command)
 

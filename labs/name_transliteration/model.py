@@ -66,11 +66,16 @@ def build_model(config: NameTransliterationConfig, source_vocab_size: int, targe
 
 
 def build_encoder(config: NameTransliterationConfig, source_vocab_size: int):
-    """source (B, S) -> {"memory": {h (B, S, 2u), source_mask (B, S)}, "state": [h, c] (B, 2u) each, or [h]}."""
+    """source (B, S) -> {"memory": {h (B, S, 2u), source_mask (B, S)}, "state": [h, c] or [h], (B, 2u)}."""
     # (B, S)
     source = keras.Input(shape=(None,), dtype="int32", name="source")
     h, state, source_mask = seq2seq.encode_source(
-        source, source_vocab_size, config.embedding_dim, config.units, dropout=config.dropout, cell=config.cell
+        source,
+        source_vocab_size,
+        config.embedding_dim,
+        config.units,
+        dropout=config.dropout,
+        cell=config.cell,
     )
     return keras.Model(
         source, {"memory": {"h": h, "source_mask": source_mask}, "state": state}, name="encoder"
