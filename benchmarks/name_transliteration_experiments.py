@@ -48,8 +48,8 @@ SHORT = {"train_size": 50_000, "epochs": 4}
 
 # name -> (what it tries, configuration fields, word table or None for the shipped one)
 SETTINGS: dict[str, tuple[str, dict, str | None]] = {
-    "default": ("the default configuration before issue 29 (learning rate 0.003, 8 epochs)", {}, None),
-    "default after issue 29": ("learning rate 0.01, 8 epochs", {"learning_rate": 0.01}, None),
+    "default": ("the default configuration (learning rate 0.003, 8 epochs)", {}, None),
+    "default, learning rate 0.01": ("8 epochs; learning rate 0.01", {"learning_rate": 0.01}, None),
     "demo": ("make demo's configuration before issue 29 (5 epochs)", DEMO, None),
     "demo, more dictionary words": (
         "5 epochs; half the rows with a word of 91,000 dictionary words",
