@@ -165,7 +165,8 @@ def _names(r: dict) -> list[tuple[str, str, str]]:
     seen, unseen = m["beam3"]["per_stratum"]["seen"], m["beam3"]["per_stratum"]["unseen"]
     before = m.get("against")
     beside = (
-        f" ({before['training_seconds']:.0f} s for the default at {before['commit']}, measured just before: "
+        f" ({before['training_seconds']:.0f} s for the default at {before['commit']}, "
+        f"measured the same hour here: "
         f"ratio {before['time_ratio']:.2f})"
         if before
         else ""
