@@ -8,6 +8,7 @@ import pytest
 
 from homework.kv_attention import KeyValueAttention
 from labs.common import seq2seq
+from labs.common.errors import InputError
 from labs.common.files import read_csv
 from labs.common.pipeline import translation_arrays
 from labs.common.seq2seq import attention_model as build_attention_model
@@ -107,6 +108,31 @@ def test_step_decoder_agrees_with_the_full_model(model):
         probabilities, state, weights = step(target_in[:, t], state)
         np.testing.assert_allclose(probabilities, full[:, t], atol=1e-5)
         np.testing.assert_allclose(weights, full_weights[:, t], atol=1e-5)
+
+
+def test_a_gru_model_with_target_dropout_decodes_step_by_step_as_a_whole_and_reloads(tmp_path):
+    """The experiments' options (issue 29): one state instead of two, the decoder's input letters dropped."""
+    import keras
+
+    keras.utils.set_random_seed(0)
+    config = NameTransliterationConfig.tiny(cell="gru", target_dropout=0.3)
+    gru = build_model(config, len(VOCABS["source"]), len(VOCABS["target"]))
+    assert {type(layer).__name__ for layer in gru.get_layer("decoder").layers} >= {"GRU", "Dropout"}
+    assert len(gru.get_layer("encoder").output["state"]) == 1  # [h]: a GRU has no cell state
+    source, target_in, _ = _arrays(NAMES)
+    full, full_weights = (np.asarray(x) for x in build_attention_model(gru)([source, target_in]))
+    step, state = seq2seq.step_function(gru, source)
+    for t in range(target_in.shape[1]):
+        probabilities, state, weights = step(target_in[:, t], state)
+        np.testing.assert_allclose(probabilities, full[:, t], atol=1e-5)
+        np.testing.assert_allclose(weights, full_weights[:, t], atol=1e-5)
+    gru.save(tmp_path / "gru.keras")
+    again = keras.saving.load_model(tmp_path / "gru.keras")
+    np.testing.assert_allclose(np.asarray(again([source, target_in])), full, atol=1e-6)
+    with pytest.raises(InputError, match="cell"):
+        NameTransliterationConfig(cell="rnn")
+    with pytest.raises(InputError, match="target_dropout must be at least 0 and below 1, got 1.0"):
+        NameTransliterationConfig(target_dropout=1.0)
 
 
 def test_the_greedy_loop_written_out_writes_what_the_engine_writes(model, tiny_run):
