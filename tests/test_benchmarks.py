@@ -55,3 +55,14 @@ def test_the_experiments_table_shows_each_seed_of_a_setting(tmp_path, monkeypatc
     (tmp_path / "name_transliteration_experiments.json").write_text(json.dumps({"runs": runs}))
     row = module.experiments_table().splitlines()[2]
     assert "| 1 / 2 |" in row and "90.00 % / 91.00 %" in row and "100 s / 100 s" in row
+
+
+def test_every_experiment_run_is_a_setting_the_script_can_run_again():
+    import json
+
+    experiments = load_benchmark("name_transliteration_experiments")
+    runs = json.loads((experiments.RESULTS).read_text(encoding="utf-8"))["runs"]
+    assert runs
+    for run in runs:
+        what, fields, table = experiments.SETTINGS[run["setting"]]
+        assert (run["what"], run["fields"], run["table"]) == (what, fields, table), run["setting"]

@@ -100,7 +100,9 @@ def test_model_signature_and_padding(model):
     np.testing.assert_allclose(np.asarray(model([longer, target_in])), probabilities, atol=1e-5)
 
 
-def test_step_decoder_agrees_with_the_full_model(model):
+def _steps_agree_with_the_whole(model) -> np.ndarray:
+    """Decode NAMES' teacher-forced targets one step at a time; each step's p_t and a_t must be the whole
+    model's. Returns the whole model's probabilities."""
     source, target_in, _ = _arrays(NAMES)
     full, full_weights = (np.asarray(x) for x in build_attention_model(model)([source, target_in]))
     step, state = seq2seq.step_function(model, source)
@@ -108,6 +110,11 @@ def test_step_decoder_agrees_with_the_full_model(model):
         probabilities, state, weights = step(target_in[:, t], state)
         np.testing.assert_allclose(probabilities, full[:, t], atol=1e-5)
         np.testing.assert_allclose(weights, full_weights[:, t], atol=1e-5)
+    return full
+
+
+def test_step_decoder_agrees_with_the_full_model(model):
+    _steps_agree_with_the_whole(model)
 
 
 def test_a_gru_model_with_target_dropout_decodes_step_by_step_as_a_whole_and_reloads(tmp_path):
@@ -119,13 +126,8 @@ def test_a_gru_model_with_target_dropout_decodes_step_by_step_as_a_whole_and_rel
     gru = build_model(config, len(VOCABS["source"]), len(VOCABS["target"]))
     assert {type(layer).__name__ for layer in gru.get_layer("decoder").layers} >= {"GRU", "Dropout"}
     assert len(gru.get_layer("encoder").output["state"]) == 1  # [h]: a GRU has no cell state
+    full = _steps_agree_with_the_whole(gru)
     source, target_in, _ = _arrays(NAMES)
-    full, full_weights = (np.asarray(x) for x in build_attention_model(gru)([source, target_in]))
-    step, state = seq2seq.step_function(gru, source)
-    for t in range(target_in.shape[1]):
-        probabilities, state, weights = step(target_in[:, t], state)
-        np.testing.assert_allclose(probabilities, full[:, t], atol=1e-5)
-        np.testing.assert_allclose(weights, full_weights[:, t], atol=1e-5)
     gru.save(tmp_path / "gru.keras")
     again = keras.saving.load_model(tmp_path / "gru.keras")
     np.testing.assert_allclose(np.asarray(again([source, target_in])), full, atol=1e-6)
