@@ -5,7 +5,8 @@
     python benchmarks/fresh_clone_demo.py --against 10bc03c   # that commit first, then HEAD: both times
 
 With ``--against REV`` it measures the kit at commit REV the same way first, on the same machine, and
-prints the ratio of the two ``make demo`` times (machines here differ by 2x from day to day).
+prints the ratio of the two ``make demo`` times (machines here differ by 2x from day to day);
+``--before FILE`` takes the older commit's figures from a results file written by such a run made just before.
 
 It clones HEAD (uncommitted changes are not measured), then runs the Makefile's install target (``make
 .venv/.installed``: create ``.venv``, install ``requirements-dev.txt``) and ``make demo`` in the clone, with
@@ -120,12 +121,20 @@ def main() -> None:
     parser.add_argument(
         "--against", metavar="REV", help="first measure the kit at commit REV the same way, on this machine"
     )
+    parser.add_argument(
+        "--before",
+        metavar="JSON",
+        help="take the older commit's figures from the 'against' part of a results file written by a run "
+        "with --against made just before (instead of measuring it again)",
+    )
     args = parser.parse_args()
     if subprocess.run(
         ["git", "-C", str(ROOT), "status", "--porcelain"], capture_output=True, text=True
     ).stdout.strip():
         print("note: the working tree has uncommitted changes; the clone measures HEAD without them")
     before = measure(args.against, args.pip_cache, args.keep) if args.against else None
+    if args.before:
+        before = json.loads(Path(args.before).read_text(encoding="utf-8"))["report"]["against"]
     report = measure("HEAD", args.pip_cache, args.keep)
     checks = {"demo_under_15_minutes": report["demo_seconds"] <= 15 * 60}
     if before is not None:
@@ -152,7 +161,13 @@ def main() -> None:
         checks,
         report["device"],
         command="python benchmarks/fresh_clone_demo.py"
-        + (f" --against {args.against}" if args.against else ""),
+        + (
+            f" --against {args.against}"
+            if args.against
+            else f" --before FILE ({before['commit']})"
+            if before
+            else ""
+        ),
     )
 
 
