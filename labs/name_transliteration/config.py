@@ -63,7 +63,7 @@ class NameTransliterationConfig(EncoderDecoderConfig):
         """``make demo``'s configuration: the default's 100,000 training names, three epochs instead of
         eight, at a learning rate of 0.01 with dropout 0.1: as good on unseen names as five epochs at 0.003,
         better on seen ones, in about half the time (a short run gains from big steps; the full eight epochs
-        did not: the README's experiments table)."""
+        showed no gain: the README's experiments table)."""
         return replace(cls(epochs=3, learning_rate=1e-2, dropout=0.1), **overrides)
 
     @classmethod
