@@ -30,9 +30,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from results_file import write_results  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
+from results_file import (  # noqa: E402
+    ROOT,
+    add_comparison_arguments,
+    comparison_command,
+    read_before,
+    short_commit,
+    write_results,
+)
 
 
 def _environment(pip_cache: bool) -> dict:
@@ -65,9 +70,7 @@ def _timed(command: list[str], cwd: Path, env: dict, log: Path) -> float:
 
 def measure(revision: str, pip_cache: bool, keep: bool) -> dict:
     """Clone the kit at ``revision``, install and run ``make demo`` in the clone: the timings and grades."""
-    commit = subprocess.run(
-        ["git", "-C", str(ROOT), "rev-parse", "--short", revision], capture_output=True, text=True, check=True
-    ).stdout.strip()
+    commit = short_commit(revision)
     work = Path(tempfile.mkdtemp(prefix="attention-lab-fresh-"))
     kit, env = work / "attention-lab", _environment(pip_cache)
     python = subprocess.run(["python3", "--version"], env=env, capture_output=True, text=True).stdout.strip()
@@ -118,15 +121,7 @@ def main() -> None:
         "--pip-cache", action="store_true", help="let pip use its cache (not a fresh machine)"
     )
     parser.add_argument("--keep", action="store_true", help="keep the clone (its path is printed)")
-    parser.add_argument(
-        "--against", metavar="REV", help="first measure the kit at commit REV the same way, on this machine"
-    )
-    parser.add_argument(
-        "--before",
-        metavar="JSON",
-        help="take the older commit's figures from the 'against' part of a results file written by a run "
-        "with --against made just before (instead of measuring it again)",
-    )
+    add_comparison_arguments(parser, "measure the kit the same way")
     args = parser.parse_args()
     if subprocess.run(
         ["git", "-C", str(ROOT), "status", "--porcelain"], capture_output=True, text=True
@@ -134,7 +129,7 @@ def main() -> None:
         print("note: the working tree has uncommitted changes; the clone measures HEAD without them")
     before = measure(args.against, args.pip_cache, args.keep) if args.against else None
     if args.before:
-        before = json.loads(Path(args.before).read_text(encoding="utf-8"))["report"]["against"]
+        before = read_before(args.before, ("commit", "install_seconds", "demo_seconds", "labs"))
     report = measure("HEAD", args.pip_cache, args.keep)
     checks = {"demo_under_15_minutes": report["demo_seconds"] <= 15 * 60}
     if before is not None:
@@ -160,14 +155,7 @@ def main() -> None:
         report,
         checks,
         report["device"],
-        command="python benchmarks/fresh_clone_demo.py"
-        + (
-            f" --against {args.against}"
-            if args.against
-            else f" --before FILE ({before['commit']})"
-            if before
-            else ""
-        ),
+        command=comparison_command("fresh_clone_demo", args),
     )
 
 

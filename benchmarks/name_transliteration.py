@@ -38,7 +38,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from results_file import write_results  # noqa: E402
+from results_file import (  # noqa: E402
+    ROOT,
+    add_comparison_arguments,
+    comparison_command,
+    read_before,
+    short_commit,
+    write_results,
+)
 
 from labs.common.files import read_csv  # noqa: E402
 from labs.common.paths import DATASETS_DIR  # noqa: E402
@@ -67,14 +74,9 @@ def romanizer_predictions(names: list[str], engine: str) -> tuple[list[str], flo
     return predictions, time.perf_counter() - started
 
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
 def against(revision: str) -> dict:
     """This benchmark as it was at ``revision``, run now in a temporary worktree: its commit and figures."""
-    commit = subprocess.run(
-        ["git", "-C", str(ROOT), "rev-parse", "--short", revision], capture_output=True, text=True, check=True
-    ).stdout.strip()
+    commit = short_commit(revision)
     with tempfile.TemporaryDirectory(prefix="attention-lab-against-") as temporary:
         tree = Path(temporary) / "kit"
         subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), commit], check=True)
@@ -96,17 +98,11 @@ def against(revision: str) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--against", metavar="REV", help="first run this benchmark as it was at commit REV")
-    parser.add_argument(
-        "--before",
-        metavar="JSON",
-        help="take the older commit's figures from the 'against' part of a results file written by a "
-        "run with --against made just before (instead of training it again)",
-    )
+    add_comparison_arguments(parser, "run this benchmark")
     args = parser.parse_args()
     before = against(args.against) if args.against else None
     if args.before:
-        before = json.loads(Path(args.before).read_text())["report"]["against"]
+        before = read_before(args.before, ("commit", "config", "training_seconds", "seen", "unseen"))
         before = {key: value for key, value in before.items() if key != "time_ratio"}
     config = NameTransliterationConfig()
     test = read_csv(DATASETS_DIR / "thai-names" / "test.csv")
@@ -161,14 +157,14 @@ def main() -> None:
         checks["training_no_longer_than_before"] = run.seconds <= before["training_seconds"]
     for name, ok in checks.items():
         print(f"  {'PASS' if ok else 'MISS'}  {name}")
-    command = "python benchmarks/name_transliteration.py" + (
-        f" --against {args.against}"
-        if args.against
-        else f" --before FILE ({before['commit']})"
-        if before
-        else ""
+    write_results(
+        "name_transliteration",
+        config.to_dict(),
+        report,
+        checks,
+        run.device,
+        command=comparison_command("name_transliteration", args),
     )
-    write_results("name_transliteration", config.to_dict(), report, checks, run.device, command=command)
 
 
 if __name__ == "__main__":

@@ -66,3 +66,54 @@ def test_every_experiment_run_is_a_setting_the_script_can_run_again():
     for run in runs:
         what, fields, table = experiments.SETTINGS[run["setting"]]
         assert (run["what"], run["fields"], run["table"]) == (what, fields, table), run["setting"]
+
+
+def test_a_comparison_with_an_older_commit_fails_with_a_message_not_a_traceback(tmp_path):
+    import argparse
+    import json
+
+    import pytest
+
+    results = load_benchmark("results_file")
+    parser = argparse.ArgumentParser()
+    results.add_comparison_arguments(parser, "run this benchmark")
+    with pytest.raises(SystemExit):  # argparse: --against and --before exclude each other
+        parser.parse_args(["--against", "HEAD", "--before", "x.json"])
+    assert results.short_commit("HEAD") and len(results.short_commit("HEAD")) >= 7
+    with pytest.raises(SystemExit, match="no commit 'no-such-revision'"):
+        results.short_commit("no-such-revision")
+    with pytest.raises(SystemExit, match="No such file"):
+        results.read_before(str(tmp_path / "missing.json"), ("commit",))
+    (tmp_path / "other.json").write_text(json.dumps({"report": {}}))
+    with pytest.raises(SystemExit, match="not a results file with an older commit's figures"):
+        results.read_before(str(tmp_path / "other.json"), ("commit",))
+    (tmp_path / "partial.json").write_text(json.dumps({"report": {"against": {"commit": "abc1234"}}}))
+    with pytest.raises(SystemExit, match="lack demo_seconds"):
+        results.read_before(str(tmp_path / "partial.json"), ("commit", "demo_seconds"))
+    assert results.read_before(str(tmp_path / "partial.json"), ("commit",)) == {"commit": "abc1234"}
+    # the command recorded with the figures is one that runs: the file it read, not a placeholder
+    args = parser.parse_args(["--before", "benchmarks/results/x.json"])
+    assert (
+        results.comparison_command("x", args) == "python benchmarks/x.py --before benchmarks/results/x.json"
+    )
+    assert results.comparison_command("x", parser.parse_args([])) == "python benchmarks/x.py"
+
+
+def test_a_missed_target_says_so_in_the_results_table(tmp_path, monkeypatch):
+    import json
+
+    module = _readme_table()
+    source = json.loads((REPO_ROOT / "benchmarks" / "results" / "date_translation.json").read_text())
+    monkeypatch.setattr(module, "RESULTS", tmp_path)
+    for training_ok, exact_ok in ((True, True), (False, True), (True, False)):
+        checks = {
+            **{name: True for name in source["checks"]},
+            "training_at_most_5_minutes": training_ok,
+            "exact_match_at_least_99.9": exact_ok,  # no row names this check: a row of its own says it
+        }
+        (tmp_path / "date_translation.json").write_text(json.dumps({**source, "checks": checks}))
+        rows = [row for row in module.table().splitlines() if "python benchmarks/date_translation.py" in row]
+        training = next(row for row in rows if row.startswith("| lab 2: training time"))
+        assert ("**missed**: training_at_most_5_minutes" in training) is not training_ok
+        assert any("**missed**: exact_match_at_least_99.9" in row for row in rows) is not exact_ok
+        assert sum("**missed**" in row for row in rows) == (not training_ok) + (not exact_ok)
