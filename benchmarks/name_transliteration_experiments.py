@@ -1,7 +1,7 @@
 """Homework 3.1: what makes the model spell names it never saw, within a CPU budget (measured, not guessed).
 
     python benchmarks/name_transliteration_experiments.py --list                # the settings
-    python benchmarks/name_transliteration_experiments.py --only gru --seeds 1 2  # 5 to 12 minutes a run
+    python benchmarks/name_transliteration_experiments.py --only 'demo, gru' --seeds 1 2  # 5-12 min a run
 
 Each setting is the homework's configuration as it was before issue 29 (``BEFORE``: learning rate
 0.003, eight epochs) with a few fields changed, or with another training word table
@@ -11,7 +11,8 @@ records its training time and accuracy (any accepted spelling) on ``seen`` and `
 its accuracy on every held-out word of the dev and test splits once (1,313 words, each in a name with
 a seen word: a steadier figure than the test split's unseen names, whose 676 words come up about
 three times each). Runs are merged into ``benchmarks/results/name_transliteration_experiments.json``
-by (setting, seed), so settings can be added one at a time; ``python benchmarks/readme_table.py``
+by (setting, seed): settings can be added one at a time, and a rerun replaces that seed's record (it
+says so); ``python benchmarks/readme_table.py``
 writes the README's experiments table from it. Times are comparable only within one machine and day:
 the JSON keeps each run's date.
 
@@ -26,7 +27,6 @@ four Thai word lists (``thai_words``, ``thai_orst_words``, ``thai_volubilis_word
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import random
 import subprocess
@@ -172,31 +172,35 @@ def held_out_words(seed: int = 3) -> list[dict]:
             continue
         family = "family" in lexicon.words[word].roles
         source = f"{rng.choice(givens)} {word}" if family else f"{word} {rng.choice(families)}"
-        rows.append({"word": word, "position": int(family), "source": source})
-    return rows
+        first, *others = lexicon.words[word].spellings
+        rows.append(
+            {
+                "word": word,
+                "position": int(family),
+                "source": source,
+                "target": first,
+                "alternatives": "|".join(others),
+            }
+        )
+    return rows  # a row of evaluate's, for the word alone: its target and alternatives
 
 
 def run(name: str, seed: int) -> dict:
-    import labs.name_transliteration.train as training
     from labs.name_transliteration import evaluate
     from labs.name_transliteration.config import NameTransliterationConfig
-    from labs.name_transliteration.data import load_lexicon, sample_names
+    from labs.name_transliteration.train import train
     from labs.name_transliteration.transliterate import transliterate
 
     what, fields, kind = SETTINGS[name]
     table = word_table(kind)
-    training.sample_names = functools.partial(sample_names, table=table) if table else sample_names
     config = NameTransliterationConfig(**{**BEFORE, **fields, "seed": seed})
-    trained = training.train(config, verbose=2)
+    trained = train(config, verbose=2, **({"word_table": table} if table else {}))
     test = read_csv(DATASETS_DIR / "thai-names" / "test.csv")
     beam = transliterate(trained.model, trained.vocabs, [r["source"] for r in test], beam=3)
     summary = evaluate.summary(test, [r.alternatives for r in beam])
-    words, lexicon = held_out_words(), load_lexicon()
+    words = held_out_words()
     outputs = transliterate(trained.model, trained.vocabs, [w["source"] for w in words], beam=3)
-    right = sum(
-        (r.output.split(" ") + ["", ""])[w["position"]] in lexicon.words[w["word"]].spellings
-        for w, r in zip(words, outputs)
-    )
+    written = [(r.output.split(" ") + ["", ""])[w["position"]] for w, r in zip(words, outputs)]
     seen, unseen = summary["per_stratum"]["seen"], summary["per_stratum"]["unseen"]
     return {
         "setting": name,
@@ -209,7 +213,7 @@ def run(name: str, seed: int) -> dict:
         "seen": seen["accuracy"],
         "unseen": unseen["accuracy"],
         "unseen_cer": unseen["cer"],
-        "held_out_words": right / len(words),
+        "held_out_words": evaluate.accuracy(written, words),
         "device": trained.device,
         "commit": subprocess.run(
             ["git", "-C", str(REPO_ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
@@ -221,21 +225,40 @@ def run(name: str, seed: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="+", metavar="SETTING", help="settings to run (default: all)")
-    parser.add_argument("--seeds", nargs="+", type=int, default=[1])
-    parser.add_argument("--list", action="store_true", help="list the settings and stop")
+    parser.add_argument(
+        "--seeds",
+        nargs="+",
+        type=int,
+        default=[1],
+        metavar="SEED",
+        help="the seeds to train each with (default: 1)",
+    )
+    parser.add_argument(
+        "--list",
+        action="store_true",
+        help="list the settings (those of --only) and their recorded seeds, and stop",
+    )
     args = parser.parse_args()
-    if args.list:
-        for name, (what, fields, kind) in SETTINGS.items():
-            print(f"{name!r}: {what} ({fields}, table: {kind or 'shipped'})")
-        return
     unknown = sorted(set(args.only or ()) - set(SETTINGS))
     if unknown:
         raise SystemExit(f"unknown setting(s) {unknown}; --list shows them")
+    recorded = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {"runs": []}
+    if args.list:
+        for name in args.only or SETTINGS:
+            what, fields, kind = SETTINGS[name]
+            seeds = sorted(r["seed"] for r in recorded["runs"] if r["setting"] == name)
+            print(
+                f"{name!r}: {what} ({fields}, table: {kind or 'shipped'}); "
+                + (f"recorded seeds: {', '.join(map(str, seeds))}" if seeds else "not run yet")
+            )
+        return
     for name in args.only or SETTINGS:
         for seed in args.seeds:
             started = time.perf_counter()
             record = run(name, seed)
             results = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {"runs": []}
+            for old in (r for r in results["runs"] if (r["setting"], r["seed"]) == (name, seed)):
+                print(f"replacing the record of {name!r}, seed {seed}, made {old['date']} at {old['commit']}")
             results["runs"] = [r for r in results["runs"] if (r["setting"], r["seed"]) != (name, seed)] + [
                 record
             ]

@@ -27,16 +27,17 @@ from labs.common.submission import check_layer_module, check_student_id
 
 def _add_config_flags(parser: argparse.ArgumentParser, config_class) -> None:
     """One ``--flag`` per field of a lab's config dataclass, so the CLI cannot drift from it."""
-    defaults = config_class()
+    defaults, comments = config_class(), config_class.field_comments()
     for field in dataclasses.fields(config_class):
         default = getattr(defaults, field.name)
+        what = f"{comments[field.name]} " if field.name in comments else ""
         if isinstance(default, bool):
             parser.add_argument(
                 "--" + field.name.replace("_", "-"),
                 dest=f"config_{field.name}",
                 default=None,
                 action=argparse.BooleanOptionalAction,
-                help=f"(default {'on' if default else 'off'})",
+                help=f"{what}(default {'on' if default else 'off'})",
             )
             continue
         choices = field.metadata.get("choices")
@@ -47,7 +48,7 @@ def _add_config_flags(parser: argparse.ArgumentParser, config_class) -> None:
             choices=choices,
             metavar=field.name.upper() if choices is None else None,
             default=None,
-            help=f"(default {default})",
+            help=f"{what}(default {default})".replace("%", "%%"),
         )
         for alias, value in field.metadata.get("aliases", {}).items():  # --no-attention: --attention none
             parser.add_argument(

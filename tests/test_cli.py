@@ -159,3 +159,26 @@ def test_autograder_without_a_command_lists_what_it_can_do():
     for command in ("hidden-set", "grade", "gradescope", "check"):
         assert command in helped.stdout
     assert "gradescope-run" not in helped.stdout  # internal: what the Gradescope container calls
+
+
+def test_train_help_describes_each_option_with_its_config_fields_comment():
+    """``labs train TASK --help`` says what a flag does, from the comment beside the config's field."""
+    import argparse
+    import dataclasses
+
+    from labs import cli
+    from labs.name_transliteration.config import NameTransliterationConfig
+
+    comments = NameTransliterationConfig.field_comments()
+    assert comments["cell"] == "the encoder's and the decoder's RNN"
+    assert comments["score"].startswith('"dot" (scaled dot product)')  # a comment after a field(...) call
+    assert "epochs" not in comments  # no comment, no made-up help
+    parser = argparse.ArgumentParser()
+    cli._add_config_flags(parser, NameTransliterationConfig)
+    helps = {a.dest: a.help for a in parser._actions}
+    assert helps["config_target_dropout"] == (
+        "share of the decoder's input letters' embeddings dropped in training (default 0.0)"
+    )
+    assert helps["config_epochs"] == "(default 8)"
+    assert len(comments) >= len(dataclasses.fields(NameTransliterationConfig)) - 4
+    parser.format_help()  # a % in a comment must not break argparse's formatting

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import ast
+import inspect
+import io
+import tokenize
 from dataclasses import asdict, fields
 
 from labs.common.errors import InputError
@@ -29,6 +33,27 @@ class LabConfig:
     def from_dict(cls, values: dict):
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in values.items() if k in known})
+
+    @classmethod
+    def field_comments(cls) -> dict[str, str]:
+        """Each field's end-of-line comment in the class's source (the command line's help says it too)."""
+        comments = {}
+        for klass in reversed(cls.__mro__):  # a subclass's comment wins
+            try:
+                source = inspect.getsource(klass)
+            except (OSError, TypeError):  # a built-in class, or no source file
+                continue
+            source = inspect.cleandoc("\n" + source) if source[:1].isspace() else source
+            by_line = {
+                token.start[0]: token.string.lstrip("# ").strip()
+                for token in tokenize.generate_tokens(io.StringIO(source).readline)
+                if token.type == tokenize.COMMENT
+            }
+            body = ast.parse(source).body[0].body
+            for node in body:
+                if isinstance(node, ast.AnnAssign) and node.end_lineno in by_line:
+                    comments[node.target.id] = by_line[node.end_lineno]
+        return comments
 
 
 class EncoderDecoderConfig(LabConfig):

@@ -25,7 +25,7 @@ from labs.common.training import (
     set_seed,
 )
 from labs.name_transliteration.config import NameTransliterationConfig
-from labs.name_transliteration.data import TASK, sample_names, vocabularies
+from labs.name_transliteration.data import DEFAULT_TABLE, TASK, sample_names, vocabularies
 from labs.name_transliteration.model import build_model, key_value_attention_class, load_layer
 from labs.name_transliteration.selftest import failures
 
@@ -34,8 +34,11 @@ def train(
     config: NameTransliterationConfig = NameTransliterationConfig(),
     out_dir: str | Path | None = None,
     verbose: int = 1,
+    word_table: str | Path = DEFAULT_TABLE,
 ) -> TrainedRun:
-    """Train on names from the train split (validation: the dev split); save to ``out_dir`` when given."""
+    """Train on names from the train split (validation: the dev split); save to ``out_dir`` when given.
+
+    ``word_table``: the words and spellings the training names are drawn from (the benchmarks try others)."""
     out_dir = prepare_run_folder(out_dir) if out_dir is not None else None
     set_seed(config.seed)
 
@@ -44,7 +47,11 @@ def train(
     # Batches hold names of like length, cut to their longest: no work on padding.
     vocabs = vocabularies()  # {"source": Thai letters and the space, "target": ASCII}
     train_names = sample_names(
-        config.train_size, config.seed, split="train", dictionary_share=config.dictionary_share
+        config.train_size,
+        config.seed,
+        split="train",
+        table=word_table,
+        dictionary_share=config.dictionary_share,
     )
     train_batches = translation_batches(
         train_names, vocabs, config.batch_size, shuffle_seed=config.seed, sort_window=config.sort_window
