@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import filecmp
 import html
+import os
 import secrets
 import shutil
 import tempfile
@@ -31,6 +32,7 @@ from labs.common.files import write_json, write_text
 from labs.common.paths import DATASETS_DIR, REPO_ROOT
 
 DEMO_DIR = REPO_ROOT / "runs" / "demo"
+JOBS = min(2, os.cpu_count() or 1)  # bundles graded at once (the grader's children run on the CPU)
 
 
 @dataclass
@@ -100,8 +102,8 @@ def _grade(task: str, run, out: Path, secret: Path, tiny: bool) -> dict:
     )  # a student who hands in a friend's model
     hidden = secret.parent / task
     make_hidden_set(task, secret, hidden, n=200 if tiny else None)
-    records = grade_folder(
-        folder / "submissions", load_rubric(task=task), hidden, folder / "grades", progress=False
+    records = grade_folder(  # both bundles at once, each on its share of the cores, as the README grades
+        folder / "submissions", load_rubric(task=task), hidden, folder / "grades", progress=False, jobs=JOBS
     )
     flagged = [row for row in read_csv(folder / "grades" / "similarity.csv") if row["flagged"] == "yes"]
     return {
