@@ -199,6 +199,21 @@ def _stack_attention(steps: list[np.ndarray], max_length: int) -> np.ndarray | N
     return np.concatenate([stacked, padding], axis=1)
 
 
+@dataclass
+class BeamStep:
+    """What beam search weighed at one step, for every input: the ``beam_width`` hypotheses it kept
+    and the best ``beam_width`` it pruned, best first (what :func:`labs.common.explorer.beam_view` draws)."""
+
+    # int32 (batch, 2k, step + 1): each candidate's tokens so far, its new token last
+    prefixes: np.ndarray
+    # float (batch, 2k): total log-probability; -inf for a candidate that does not exist
+    log_probs: np.ndarray
+    # float (batch, 2k): what beam search ranks by, log p / length ** length_penalty
+    scores: np.ndarray
+    # bool (batch, 2k): kept (the first k) or pruned
+    kept: np.ndarray
+
+
 def beam_search(
     step: StepFunction,
     state: Any,
@@ -209,6 +224,7 @@ def beam_search(
     length_penalty: float = 1.0,
     start_id: int = START_ID,
     end_id: int = END_ID,
+    trace: list[BeamStep] | None = None,
 ) -> list[Decoded]:
     """Batched beam search; returns one :class:`Decoded` per rank (best first), each of the whole batch.
 
@@ -216,7 +232,7 @@ def beam_search(
         (1.0: the mean log-probability per token), so that short outputs are not favoured just for
         being short. ``state`` holds batch-first arrays (in any nest of tuples, lists and dicts); each
     is repeated for every beam, and its rows follow the beams kept. With
-        ``beam_width=1`` this is greedy decoding.
+        ``beam_width=1`` this is greedy decoding. ``trace``: a list that gets a :class:`BeamStep` per step.
     """
     if beam_width < 1:
         raise InputError(f"beam width must be 1 or more, got {beam_width}")
@@ -247,8 +263,12 @@ def beam_search(
         normalised = np.where(
             np.isfinite(total), total / np.maximum(new_lengths, 1) ** length_penalty, -np.inf
         )
+        # (batch, k * vocab) best first
+        ranked = np.argsort(-normalised.reshape(batch_size, -1), axis=1, kind="stable")
+        if trace is not None:
+            trace.append(_beam_step(ranked[:, : 2 * k], history, total, normalised, k))
         # (batch, k)
-        best = np.argsort(-normalised.reshape(batch_size, -1), axis=1, kind="stable")[:, :k]
+        best = ranked[:, :k]
         parents, chosen = best // vocab, (best % vocab).astype(np.int32)
         flat_parents = (rows * k + parents).reshape(-1)  # rows of the kept beams
         scores = total.reshape(batch_size, -1)[rows, best]
@@ -287,6 +307,67 @@ def beam_search(
             Decoded(padded[np.arange(batch_size), pick], scores[np.arange(batch_size), pick], attention_rank)
         )
     return results
+
+
+def _beam_step(candidates, history, total, normalised, k: int) -> BeamStep:
+    """The :class:`BeamStep` of ``candidates`` (batch, 2k): indices into each input's k * vocab choices."""
+    batch_size, _, vocab = total.shape
+    rows = np.arange(batch_size)[:, None]
+    parents, tokens = candidates // vocab, (candidates % vocab).astype(np.int32)
+    # (batch, 2k, steps so far): the parent beam's tokens, then the candidate's new token
+    before = history.reshape(batch_size, k, -1)[rows, parents]
+    prefixes = np.concatenate([before, tokens[..., None]], axis=-1)
+    kept = np.broadcast_to(np.arange(candidates.shape[1]) < k, candidates.shape)
+    return BeamStep(
+        prefixes,
+        total.reshape(batch_size, -1)[rows, candidates],
+        normalised.reshape(batch_size, -1)[rows, candidates],
+        kept.copy(),
+    )
+
+
+@dataclass
+class BeamTrace:
+    """One text's beam search, step by step, beside its greedy decoding (:func:`beam_trace`)."""
+
+    source: str
+    beam_width: int
+    # per step: [(text so far, log p, score, kept, ended with </s>), ...] best first: kept, then pruned
+    steps: list[list[tuple[str, float, float, bool, bool]]]
+    # beam search's outputs, best first, with their log-probabilities: what beam_search returned
+    outputs: list[tuple[str, float]]
+    # greedy decoding's output and its log-probability
+    greedy: tuple[str, float]
+
+
+def beam_trace(
+    text: str, vocabs: dict[str, Vocabulary], make_step: Callable, *, beam: int, max_length: int
+) -> BeamTrace:
+    """Beam search on one ``text`` with its trace, and greedy decoding of the same text (the path beam search
+    may leave): the record that :func:`labs.common.explorer.beam_view` draws."""
+    if beam < 2:
+        raise InputError(f"a beam search view needs a beam of 2 or more, got {beam}")
+    trace: list[BeamStep] = []
+    step, state = make_step(vocabs["source"].encode_batch([text], unknown="unk"))
+    ranked = beam_search(step, state, 1, beam_width=beam, max_length=max_length, trace=trace)
+    step, state = make_step(vocabs["source"].encode_batch([text], unknown="unk"))
+    greedy = decode_steps(step, state, 1, max_length=max_length, greedy=True)
+    decode = vocabs["target"].decode
+    steps = [
+        [
+            (decode(prefix), float(log_p), float(score), bool(kept), bool((prefix == END_ID).any()))
+            for prefix, log_p, score, kept in zip(s.prefixes[0], s.log_probs[0], s.scores[0], s.kept[0])
+            if np.isfinite(log_p)
+        ]
+        for s in trace
+    ]
+    return BeamTrace(
+        text,
+        beam,
+        steps,
+        [(decode(d.tokens[0]), float(d.log_probs[0])) for d in ranked],
+        (decode(greedy.tokens[0]), float(greedy.log_probs[0])),
+    )
 
 
 def full_model_step(model, source: np.ndarray) -> tuple[StepFunction, list[np.ndarray]]:

@@ -190,6 +190,13 @@ class AttentionView:
 
         # no Python control flow on tensors: nothing for autograph to convert
         self._run = tf.function(run, reduce_retracing=True, autograph=False)
+        self._heads = None
+        if "heads" in decoder.output:  # several heads (multi-head, Transformer): each head's weights too
+            # (B, H, T, S)
+            def heads(source, target_in):
+                return connect(encode, decoder, source, target_in, steps)["heads"]
+
+            self._heads = tf.function(heads, reduce_retracing=True, autograph=False)
 
     def __call__(self, inputs):
         """``[source (B, S), target_in (B, T)]`` -> ``[probabilities (B, T, V), weights (B, T, S)]``."""
@@ -199,6 +206,13 @@ class AttentionView:
     def predict_on_batch(self, inputs):
         """The same as NumPy arrays (what :func:`labs.common.decoding.full_model_step` calls)."""
         return [np.asarray(x) for x in self(inputs)]
+
+    def heads(self, inputs) -> np.ndarray | None:
+        """``[source (B, S), target_in (B, T)]`` -> each head's weights (B, H, T, S); None for one head."""
+        if self._heads is None:
+            return None
+        source, target_in = (tf.convert_to_tensor(np.asarray(x), dtype=tf.int32) for x in inputs)
+        return np.asarray(self._heads(source, target_in))
 
 
 class DecoderState(NamedTuple):

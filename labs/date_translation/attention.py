@@ -82,5 +82,5 @@ def multi_head_score(config, s, memory):
     )
     # c (B, T, 2u); a (B, H, T, S): one map per head
     c, a = heads(s, h, value_mask=memory["source_mask"], return_attention_scores=True)
-    # (B, T, S): the heads' maps averaged, for the heatmaps
-    return c, keras.ops.mean(a, axis=1)
+    # (B, T, S): the heads' maps averaged, for the heatmaps; and each head's, for the explorer's head picker
+    return c, keras.ops.mean(a, axis=1), a

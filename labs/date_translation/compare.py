@@ -13,9 +13,9 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-import keras
 import numpy as np
 
+from labs.date_translation.task import TASK
 from labs.date_translation.variants import VARIANTS
 
 
@@ -107,22 +107,11 @@ def step_cost(
     return result
 
 
-def head_maps(run, text: str) -> np.ndarray:
-    """Each head's cross-attention for ``text`` (a Transformer's last decoder layer): (H, len(output) + 1,
-    len(text))."""
-    from labs.common.seq2seq import connect
+def head_maps(run, text: str) -> np.ndarray | None:
+    """Each head's attention for ``text`` (multi-head's; the Transformer's last decoder layer's
+    cross-attention): (H, len(output) + 1, len(text)); None for a variant with one attention."""
+    from labs.common.explorer import head_weights
     from labs.date_translation.translate import translate
 
     output = translate(run.model, run.vocabs, [text])[0].output
-    # (1, S)
-    source = run.vocabs["source"].encode_batch([text], unknown="unk")
-    # <s> + output: (1, len(output) + 1)
-    target_in = run.vocabs["target"].encode_batch([output], add_start=True)
-
-    outputs = connect(
-        run.model.get_layer("encoder"),
-        run.model.get_layer("decoder"),
-        keras.ops.convert_to_tensor(source),
-        keras.ops.convert_to_tensor(target_in),
-    )
-    return np.asarray(outputs["heads"])[0, :, : len(output) + 1, : len(text)]
+    return head_weights(run.model, run.vocabs, text, output, steps=TASK.max_output_length)

@@ -116,12 +116,17 @@ def luong_decoder(config: DateTranslationConfig, variant: variants.Variant, targ
         )
     # {h (B, S, 2u), keys (B, S, k), source_mask (B, S)}: what the encoder computed once
     memory = seq2seq.inputs_like(encoder.output["memory"])
-    # c_t (B, T, 2u), a_t (B, T, S)
-    c, a = variant.score(config, s, memory)
+    # c_t (B, T, 2u), a_t (B, T, S); with several heads, also each head's a_t^i (B, H, T, S)
+    c, a, *heads = variant.score(config, s, memory)
     # (B, T, V)
     probabilities = W_o(W_c(keras.layers.Concatenate()([s, c])))
     return keras.Model(
         {"target_in": y, "memory": memory, "state": s_0},
-        {"probabilities": probabilities, "attention": a, "state": s_T},
+        {
+            "probabilities": probabilities,
+            "attention": a,
+            "state": s_T,
+            **({"heads": heads[0]} if heads else {}),
+        },
         name="decoder",
     )
