@@ -267,12 +267,13 @@ def run_notebook(path: Path, bundle: Path, exported: str | None) -> dict:
 
 def probe_models() -> dict:
     """Every lab 2 variant and the homework model on this Keras: build, run, attention view, decode both ways,
-    save, load."""
+    save, load, the explorer's views (heads included)."""
     import keras
     import numpy as np
 
     from labs import tasks
     from labs.common.decoding import translate_texts
+    from labs.common.explorer import attended, attention_explorer, beam_search_view
     from labs.common.pipeline import translation_arrays
     from labs.common.seq2seq import attention_model, stepper
     from labs.date_translation import model as lab2
@@ -307,6 +308,18 @@ def probe_models() -> dict:
                 full = translate_texts(texts, vocabs, rerun, max_length=steps)
                 if [t.output for t in step] != [t.output for t in full]:
                     return f"{stage}: the step decoder and the full re-run disagree"
+                # the explorer's views (the notebooks show them): each head's weights average to the decoder's
+                shown = attended(subject, vocabs, step[0], steps=steps)
+                if shown.heads is not None and not np.allclose(
+                    shown.heads.mean(0), step[0].attention, atol=1e-4
+                ):
+                    return f"{stage}: the explorer's heads do not average to the attention"
+                views = (
+                    attention_explorer(shown).html
+                    + beam_search_view(subject, vocabs, texts[0], steps=steps).html
+                )
+                if "al-explorer" not in views or "al-hyp" not in views:
+                    return f"{stage}: the explorer's views came out empty"
             return "ok"
         except Exception as failure:
             return f"{stage}: {type(failure).__name__}: {str(failure).strip().splitlines()[0][:200]}"
@@ -494,6 +507,7 @@ def main() -> None:
         "venv_python": venv_python,
         "grader_python": platform.python_version(),
         "kit_commit": commit,
+        "probes_explorer": True,  # probe_models draws each model's explorer and beam search view
         **inside_result,
         "grades": grades,
         "seconds": round(time.perf_counter() - started, 1),

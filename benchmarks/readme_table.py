@@ -402,7 +402,7 @@ def _colab_stack(r: dict) -> list[tuple[str, str, str]]:
             f"works, "
             f"not what a model learns)",
             f"{ran}; lab 2's variants and the homework model (build, attention view, both decoders, save, "
-            f"load): "
+            f"load{', the explorer' if m.get('probes_explorer') else ''}): "
             f"{len(models) - len(failing)} / {len(models)} ok"
             + (f" (failing: {', '.join(failing)})" if failing else ""),
             "all run, all graded",

@@ -155,6 +155,22 @@ for result in translate(run.model, run.vocabs, examples):
     plot_attention(result.source, result.output, result.attention)
 
 # %% [markdown]
+# ### Point at a character
+#
+# The same attention, to explore: point at (or tap) an output character and the source characters it
+# read light up, with their weights; point at a source character to see which outputs read it. Start
+# with the year: point at `2`, `0`, `1` and `8` in turn. To write 2018 from `๒๕๖๑` (2561), the model
+# must read the Buddhist-era digits: which does each output digit read, and does `๒๗` (the day) ever
+# light up while the year is written?
+
+# %%
+from labs.common.explorer import beam_search_view, explore
+from labs.date_translation.task import TASK
+
+thai_date = translate(run.model, run.vocabs, ["๒๗ ม.ค. ๒๕๖๑"])[0]
+explore(run.model, run.vocabs, thai_date, steps=TASK.max_output_length)
+
+# %% [markdown]
 # ## Try your own
 #
 # Beam search keeps the `k` best partial outputs at every step; the top three are shown.
@@ -163,6 +179,15 @@ for result in translate(run.model, run.vocabs, examples):
 typed = ["1 April 1990", "december 25th, 2024", "3/5/07", "๑ เม.ย. ๒๕๓๓", "14.02.2001"]
 for result in translate(run.model, run.vocabs, typed, beam=3):
     print(f"{result.source:24} -> {result.output}    beams: {', '.join(result.alternatives)}")
+
+# %% [markdown]
+# And one of them step by step: the hypotheses beam search kept at each step, the best it pruned
+# (struck through), each with its log-probability, the greedy path shaded. Point at a hypothesis to
+# see the ones it grew from. A date the model is sure of keeps one strong hypothesis all the way;
+# try a harder one (`3/5/07`, or a typo of your own).
+
+# %%
+beam_search_view(run.model, run.vocabs, "3/5/07", beam=3, steps=TASK.max_output_length)
 
 # %% [markdown]
 # ## Things to try

@@ -142,6 +142,22 @@ examples = ["Saturday, 27 January 2018", "วันเสาร์ที่ 27 �
 plot_attention_grid({name: translate(run.model, run.vocabs, examples) for name, run in runs.items()});
 
 # %% [markdown]
+# ### Side by side, to explore
+#
+# `bahdanau` and `luong-additive` on the Thai date: point at the same output character in each (the
+# year's `2`, say) and compare what they read. Then look at another pair: change `pair`.
+
+# %%
+from labs.common.explorer import attended, compare_attention, explore
+from labs.date_translation.task import TASK
+
+pair = [name for name in ("bahdanau", "luong-additive") if name in runs]
+compare_attention({name: attended(runs[name].model, runs[name].vocabs,
+                                  translate(runs[name].model, runs[name].vocabs, examples[1:])[0],
+                                  steps=TASK.max_output_length)
+                   for name in pair}, title=examples[1])
+
+# %% [markdown]
 # ## What do different heads look at?
 #
 # The Transformer's last cross-attention layer has several heads, each with its own projections;
@@ -152,6 +168,17 @@ heads = compare.head_maps(runs["transformer"], examples[0])            # (H, T +
 translation = translate(runs["transformer"].model, runs["transformer"].vocabs, examples[:1])[0]
 for i, head in enumerate(heads):
     plot_attention(translation.source, translation.output, head, title=f"head {i + 1}")
+
+# %% [markdown]
+# The same, to explore, for `multi-head` (heads over the LSTM's states) and the `transformer`: pick a
+# head (or their average) above each map, and point at the output characters. Does one head follow
+# the year while another follows the day?
+
+# %%
+compare_attention({name: attended(runs[name].model, runs[name].vocabs,
+                                  translate(runs[name].model, runs[name].vocabs, examples[:1])[0],
+                                  steps=TASK.max_output_length)
+                   for name in ("multi-head", "transformer") if name in runs}, title=examples[0])
 
 # %% [markdown]
 # ## The cost of attention as the source grows

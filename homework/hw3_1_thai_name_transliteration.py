@@ -202,6 +202,30 @@ for i in right_ones + wrong_ones:
     plot_attention(result.source, result.output, result.attention, title=f"{result.source} → {result.output}{label}")
 
 # %% [markdown]
+# ### Why did it write that? Explore the wrong name
+#
+# The first name the model got wrong (or, when it got none wrong, the first name), to explore: point
+# at (or tap) an English letter to light up the Thai characters it read, with their weights; point at
+# a Thai character to see which letters read it. Marks above and below a consonant (`ิ`, `ุ`, `่`) show
+# on a dotted circle (`◌ิ`). Find the letter where the output leaves the expected spelling: what did
+# the model read there?
+#
+# Below it, beam search on the same name, step by step: the spellings it kept at each step and the
+# best it pruned (struck through), with their log-probabilities. Was the right spelling among them,
+# and at which step was it dropped?
+
+# %%
+from labs.common.explorer import beam_search_view, explore
+from labs.name_transliteration.task import TASK
+
+look_at = (wrong_ones or [0])[0]
+print(f"{results[look_at].source} → {results[look_at].output}; accepted: {', '.join(evaluate.accepted_spellings(test[look_at]))}")
+explore(run.model, run.vocabs, results[look_at], steps=TASK.max_output_length)
+
+# %%
+beam_search_view(run.model, run.vocabs, results[look_at].source, beam=3, steps=TASK.max_output_length)
+
+# %% [markdown]
 # ## The decoding loop, written out
 #
 # `transliterate` runs many names at once, with beam search, in the decoding engine. Here is its

@@ -51,6 +51,11 @@ def test_tiny_demo_writes_the_report_and_grades_all_three_models(out_in_the_kit,
         assert (out / lab["class_report"]).is_file() and lab["class_report"] in report
     html = (out / "report.html").read_text(encoding="utf-8")
     assert html.count("data:image/png;base64,") >= 7  # 3 training curves and 4 heatmaps
+    # lab 2 and the homework: an explorer per heatmap and a beam search view; their assets once, the font inside
+    assert html.count("<div class='al-explorer'>") == 4 and html.count("<div class='al-beam'>") == 2
+    assert html.count("<script>") == 1 and html.count("@font-face") <= 1
+    assert "http://" not in html and "https://" not in html  # offline: nothing to fetch
+    assert "@media print{.live{display:none}}" in html and html.count("<figure class='still'>") == 4
     (tmp_path / "notes.txt").write_text("a folder of the user's own")
     again = run_cli("demo", "--tiny", "--out", str(tmp_path))  # not empty, not a demo folder
     assert again.returncode == 2 and "was not written by a demo" in again.stderr

@@ -18,6 +18,13 @@ FINAL_OUTPUT = {
     "demo3_attention_variants.py": "compared: none, bahdanau",
     "hw3_1_thai_name_transliteration.py": "submission.zip",
 }
+# The explorers and beam search views each notebook shows (labs/common/explorer.py): class -> how many
+VIEWS = {
+    "demo1_date_generation.py": {"al-explorer": 0, "al-beam": 0},
+    "demo2_date_translation.py": {"al-explorer": 1, "al-beam": 1},
+    "demo3_attention_variants.py": {"al-explorer": 4, "al-beam": 0},  # two variants, then two with heads
+    "hw3_1_thai_name_transliteration.py": {"al-explorer": 1, "al-beam": 1},
+}
 
 
 def _cells(notebook):
@@ -59,4 +66,13 @@ def test_notebook_runs_top_to_bottom_in_the_tiny_configuration(source, monkeypat
     )
     assert "Running on the" in text
     assert FINAL_OUTPUT[source.name] in text
+    shown = "\n".join(
+        output.get("data", {}).get("text/html", "")
+        for cell in notebook.cells
+        if cell.cell_type == "code"
+        for output in cell.get("outputs", [])
+    )
+    assert {view: shown.count(f"<div class='{view}'>") for view in VIEWS[source.name]} == VIEWS[source.name]
+    if VIEWS[source.name]["al-explorer"]:  # one per output, each with what it needs to run on its own
+        assert "@font-face" in shown and "<script>" in shown
     print(f"{source.name}: {time.perf_counter() - started:.1f} s")

@@ -36,14 +36,14 @@ NOTEBOOKS = {
     "sampling at several temperatures, lab 1's metrics",
     "demos/demo2_date_translation.ipynb": "the attention model and its baseline, exact match per format and "
     "locale, the bottleneck at 16 units, "
-    "heatmaps, beam search",
+    "heatmaps, an attention explorer on the Buddhist-era year, beam search step by step",
     "demos/demo3_attention_variants.ipynb": "the lecture's attentions side by side (Bahdanau, Luong's "
     "scores, scaled dot-product, multi-head, a small "
-    "Transformer): each score in code, a comparison table, heatmaps per variant and per head, the cost per "
-    "step",
+    "Transformer): each score in code, a comparison table, heatmaps per variant and per head, explorers "
+    "side by side with a head picker, the cost per step",
     "homework/hw3_1_thai_name_transliteration.ipynb": "the self-test of the student's layer, training, the "
-    "NEWS metrics per stratum, heatmaps (a wrong name too), "
-    "the submission",
+    "NEWS metrics per stratum, heatmaps, the wrong name in the attention explorer and beam search step by "
+    "step, the submission",
 }
 START, END = "<!-- colab:start -->", "<!-- colab:end -->"
 BADGE = "https://colab.research.google.com/assets/colab-badge.svg"

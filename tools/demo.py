@@ -9,7 +9,9 @@
    under another id (``reference-copy``), so that the class report
    (``grading/TASK/grades/class-report.html``) shows a pair that model similarity flags.
 5. Write ``runs/demo/report.html`` and ``report.md``: metrics per lab, samples, attention heatmaps,
-   training curves and the gradebook; and ``summary.json``, the times and grades for scripts.
+   training curves and the gradebook; the page (one file, offline) also has attention explorers and a
+   beam search view (:mod:`labs.common.explorer`), and prints the still heatmaps in their place; and
+   ``summary.json``, the times and grades for scripts.
 
 The demo configurations are smaller than the defaults (so that all of it fits in 15 minutes on a 2-core CPU);
 the figures the README reports come from the benchmarks' default configurations."""
@@ -43,6 +45,7 @@ class LabResult:
     lines: list[str]  # metrics, one per line
     images: dict[str, Path] = field(default_factory=dict)  # caption -> PNG
     samples: list[str] = field(default_factory=list)
+    views: list[str] = field(default_factory=list)  # the attention explorers and a beam search view (HTML)
 
 
 def _datasets(out: Path, log) -> None:
@@ -81,7 +84,24 @@ def _lab(task: tasks.Task, out: Path, tiny: bool):
         plt.close(plot_attention(translation.source, translation.output, translation.attention, path=path))
         images[f"attention: {translation.source} → {translation.output}"] = path
     samples = shown.samples + [f"{t.source} → {t.output}" for t in shown.translations]
-    return LabResult(task.name, task.title, run.seconds, shown.lines, images, samples), run
+    return LabResult(
+        task.name, task.title, run.seconds, shown.lines, images, samples, _views(task, run, shown)
+    ), run
+
+
+def _views(task: tasks.Task, run, shown) -> list[str]:
+    """A translation lab's views for the report: an attention explorer per example, beam search on one."""
+    from labs.common.explorer import attended, attention_explorer, beam_search_view
+
+    steps = task.max_output_length
+    views = [
+        attention_explorer(attended(run.model, run.vocabs, t, steps=steps)).body
+        for t in shown.translations
+        if t.attention is not None
+    ]
+    if shown.translations:
+        views.append(beam_search_view(run.model, run.vocabs, shown.translations[0].source, steps=steps).body)
+    return views
 
 
 def _grade(task: str, run, out: Path, secret: Path, tiny: bool) -> dict:
@@ -122,6 +142,8 @@ def _image_tag(path: Path) -> str:
 def _write_report(
     out: Path, labs: list[LabResult], grades: dict[str, dict], seconds: float, device: str
 ) -> None:
+    from labs.common.explorer import assets
+
     md = [
         "# Attention Lab demo",
         "",
@@ -148,7 +170,17 @@ def _write_report(
             )
         for caption, path in lab.images.items():
             md += ["", f"![{caption}]({path.relative_to(out).as_posix()})"]
-            page.append(f"<figure>{_image_tag(path)}<figcaption>{html.escape(caption)}</figcaption></figure>")
+            still = " class='still'" if caption.startswith("attention:") and lab.views else ""
+            page.append(
+                f"<figure{still}>{_image_tag(path)}<figcaption>{html.escape(caption)}</figcaption></figure>"
+            )
+        if lab.views:
+            page.append(
+                "<div class='live'><p>Point at (or tap) a character to see the attention behind it; beam "
+                "search, step by step (printed, the page shows the still heatmaps instead).</p>"
+                + "".join(lab.views)
+                + "</div>"
+            )
         if lab.task in grades:
             record, report = (
                 grades[lab.task]["record"],
@@ -178,8 +210,13 @@ def _write_report(
     write_text(
         out / "report.html",
         "<!doctype html><html><head><meta charset='utf-8'><title>Attention Lab demo</title>"
-        "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto}img{max-width:100%}</style>"
-        "</head><body>" + "".join(page) + "</body></html>\n",
+        "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto}img{max-width:100%}"
+        # on screen the explorers, on paper the still heatmaps
+        "@media screen{figure.still{display:none}}@media print{.live{display:none}}</style>"
+        "</head><body>"
+        + "".join(page)
+        + (assets() if any(lab.views for lab in labs) else "")
+        + "</body></html>\n",
     )
 
 
