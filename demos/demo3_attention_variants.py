@@ -148,7 +148,7 @@ plot_attention_grid({name: translate(run.model, run.vocabs, examples) for name, 
 # year's `2`, say) and compare what they read. Then look at another pair: change `pair`.
 
 # %%
-from labs.common.explorer import attended, compare_attention, explore
+from labs.common.explorer import attended, compare_attention
 from labs.date_translation.task import TASK
 
 pair = [name for name in ("bahdanau", "luong-additive") if name in runs]
