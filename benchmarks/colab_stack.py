@@ -72,6 +72,7 @@ NOTEBOOKS = {
     "demo1": ("demos/demo1_date_generation.ipynb", "date-generation", None),
     "demo2": ("demos/demo2_date_translation.ipynb", "date-translation", None),
     "homework": ("homework/hw3_1_thai_name_transliteration.ipynb", "name-transliteration", "submission.zip"),
+    "demo3": ("demos/demo3_attention_variants.ipynb", None, None),  # compares variants: nothing to hand in
 }
 HIDDEN_ROWS = 500  # per throwaway hidden set: the bundles are tiny models
 
@@ -221,15 +222,16 @@ print("COLAB_STACK " + json.dumps({{"python": sys.version.split()[0], "tensorflo
       "matplotlib": matplotlib.__version__}}))"""
 
 
-def run_notebook(path: Path, bundle: Path, exported: str | None) -> dict:
+def run_notebook(path: Path, bundle: Path | None, exported: str | None) -> dict:
     """Execute one notebook (tiny), then a cell that reports the versions it ran on and exports its model to
-    ``bundle`` (or takes the bundle the notebook ``exported`` itself, a file beside it)."""
+    ``bundle`` (or takes the bundle the notebook ``exported`` itself, a file beside it; no bundle: none).
+    Counts the attention explorers and beam search views it showed."""
     import nbformat
     from nbclient import NotebookClient
 
     notebook = nbformat.read(path, as_version=4)
     notebook.cells.append(
-        nbformat.v4.new_code_cell(EXPORT_CELL.format(export=exported is None, bundle=str(bundle)))
+        nbformat.v4.new_code_cell(EXPORT_CELL.format(export=bundle and exported is None, bundle=str(bundle)))
     )
     started = time.perf_counter()
     try:
@@ -256,12 +258,19 @@ def run_notebook(path: Path, bundle: Path, exported: str | None) -> dict:
     )
     if exported is not None and (path.parent / exported).is_file():
         shutil.move(path.parent / exported, bundle)
+    shown = "".join(
+        output.get("data", {}).get("text/html", "")
+        for cell in notebook.cells
+        if cell.cell_type == "code"
+        for output in cell.get("outputs", [])
+    )
     return {
         "ran": not error,
         "error": error,
         "seconds": round(seconds, 1),
         "kernel_versions": versions,
-        "bundle": bundle.is_file(),
+        "bundle": bool(bundle) and bundle.is_file(),
+        "views": {view: shown.count(f"<div class='{view}'>") for view in ("al-explorer", "al-beam")},
     }
 
 
@@ -357,8 +366,8 @@ def inside(kit: Path, bundles: Path, out: Path) -> None:
     sys.path.insert(0, str(kit))
     os.chdir(kit)
     notebooks = {
-        name: run_notebook(kit / path, bundles / f"{name}.zip", exported)
-        for name, (path, _, exported) in NOTEBOOKS.items()
+        name: run_notebook(kit / path, bundles / f"{name}.zip" if task else None, exported)
+        for name, (path, task, exported) in NOTEBOOKS.items()
     }
     out.write_text(json.dumps({"notebooks": notebooks, "models": probe_models()}, indent=2), encoding="utf-8")
 
@@ -381,6 +390,8 @@ def grade_bundles(bundles: Path, scratch: Path) -> dict:
     grades = {"grader_keras": keras.__version__}
     for name, (_, task, _) in NOTEBOOKS.items():
         bundle = bundles / f"{name}.zip"
+        if task is None:
+            continue  # a notebook with nothing to hand in
         if not bundle.is_file():
             grades[name] = {"status": "no bundle", "score": 0.0, "max_score": None, "message": ""}
             continue
@@ -478,7 +489,7 @@ def main() -> None:
             print(f"   {name}: {verdict}")
         print(f"4. grading the bundles with this environment's grader ({sys.executable}) ...")
         grades = grade_bundles(bundles, work)
-        for name in NOTEBOOKS:
+        for name in (name for name, (_, task, _) in NOTEBOOKS.items() if task):
             g = grades[name]
             print(f"   {name}: {g['status']} {g['score']:g} / {g['max_score']}")
     finally:
@@ -497,7 +508,14 @@ def main() -> None:
         ),
         "models_on_colab_keras": bool(inside_result["models"])
         and all(v == "ok" for v in inside_result["models"].values()),
-        "bundles_graded": all(grades[name]["status"] == "graded" for name in NOTEBOOKS),
+        "bundles_graded": all(
+            grades[name]["status"] == "graded" for name, (_, t, _) in NOTEBOOKS.items() if t
+        ),
+        # the notebooks that explore attention drew their explorers (tests/test_notebooks.py counts them)
+        "views_shown": all(
+            n.get("views", {}).get("al-explorer", 0) >= (name != "demo1")
+            for name, n in inside_result["notebooks"].items()
+        ),
     }
     checks["passed"] = all(checks.values())
     report = {

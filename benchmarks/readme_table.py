@@ -375,6 +375,8 @@ def _colab_stack(r: dict) -> list[tuple[str, str, str]]:
     )
 
     def graded(name: str) -> str:
+        if name not in m["grades"]:
+            return "nothing to hand in"
         g = m["grades"][name]
         return (
             f"graded {g['score']:g} / {g['max_score']:g}"
@@ -382,8 +384,12 @@ def _colab_stack(r: dict) -> list[tuple[str, str, str]]:
             else f"grading: {g['status']}"
         )
 
+    def views(n: dict) -> str:
+        shown = n.get("views")
+        return f", {shown['al-explorer']} explorers, {shown['al-beam']} beam views" if shown else ""
+
     ran = "; ".join(
-        f"{name} {'ran' if n['ran'] else 'FAILED'} ({n['seconds']:.0f} s), {graded(name)}"
+        f"{name} {'ran' if n['ran'] else 'FAILED'} ({n['seconds']:.0f} s{views(n)}), {graded(name)}"
         for name, n in m["notebooks"].items()
     )
     models = m["models"]
