@@ -55,7 +55,10 @@ def test_tiny_demo_writes_the_report_and_grades_all_three_models(out_in_the_kit,
     assert html.count("<div class='al-explorer'>") == 4 and html.count("<div class='al-beam'>") == 2
     assert html.count("<script>") == 1 and html.count("@font-face") <= 1
     assert "http://" not in html and "https://" not in html  # offline: nothing to fetch
-    assert "@media print{.live{display:none}}" in html and html.count("<figure class='still'>") == 4
+    assert (
+        "@media print{.live>p,.live .al-explorer{display:none}}" in html
+        and html.count("<figure class='still'>") == 4
+    )
     (tmp_path / "notes.txt").write_text("a folder of the user's own")
     again = run_cli("demo", "--tiny", "--out", str(tmp_path))  # not empty, not a demo folder
     assert again.returncode == 2 and "was not written by a demo" in again.stderr

@@ -19,11 +19,13 @@ from labs.common.explorer import (
     Attended,
     attended,
     attention_explorer,
+    beam_search_view,
     beam_view,
     character_label,
     compare_attention,
     explore,
 )
+from labs.date_translation.translate import translate
 from tests.browser import Browser
 from tests.test_class_report import chromium
 
@@ -50,6 +52,21 @@ def lab2():
         config = DateTranslationConfig.tiny(attention=attention)
         models[attention] = _peaked(build_model(config, len(vocabs["source"]), len(vocabs["target"])))
     return models, vocabs
+
+
+@pytest.fixture(scope="module")
+def transformer():
+    """A tiny Transformer: its position table limits the source it reads (256 characters)."""
+    import keras
+
+    from labs.date_translation.config import DateTranslationConfig
+    from labs.date_translation.data import vocabularies
+    from labs.date_translation.model import build_model
+
+    vocabs = vocabularies()
+    keras.utils.set_random_seed(0)
+    config = DateTranslationConfig.tiny(attention="transformer")
+    return build_model(config, len(vocabs["source"]), len(vocabs["target"])), vocabs
 
 
 @pytest.fixture(scope="module")
@@ -271,3 +288,87 @@ def test_an_explorer_without_attention_says_so(lab2):
     translation = decoding.Translation("1/2/03", "2003-01-02", None, ["2003-01-02"])
     with pytest.raises(ValueError, match="no attention"):
         explore(models["luong-additive"], vocabs, translation, steps=TASK.max_output_length)
+
+
+def test_a_flat_row_still_lists_the_heaviest_weights_and_leaving_clears_the_readout(tmp_path):
+    source, output = "abcdefghijklmnopqrstuvwxy", "0"
+    flat = np.full((2, len(source)), 1 / len(source))  # 0.04 each: none lit, the three heaviest listed
+    flat[0, 7] += 0.001
+    page = attention_explorer(Attended(source, output, flat)).save(tmp_path / "flat.html")
+    assert page == tmp_path / "flat.html" and page.is_file()  # save says where it wrote
+    readout = "document.querySelector('.al-readout').textContent"
+    with Browser(chromium(), tmp_path / "profile") as browser:
+        browser.open(page.as_uri())
+        hint = browser.evaluate(readout)
+        assert hint.startswith("Point at")
+        browser.move_to(".al-text .al-out[data-t='0']")
+        read = browser.evaluate(readout)
+        assert read == "Writing \u201c0\u201d, the model read: h 0.04, a 0.04, b 0.04"
+        assert browser.evaluate(READ_SOURCES % 0)[7][2] is False  # nothing reaches 0.05: nothing lit
+        browser.move(1200, 1200)  # off the explorer (it is as wide as its grid, not the page)
+        assert browser.evaluate(readout) == hint
+        assert browser.evaluate("document.querySelectorAll('.al-explorer [data-weight]').length") == 0
+        # a tapped character stays, says so, and lets go on a second tap
+        browser.click(".al-text .al-out[data-t='0']")
+        browser.move(1200, 1200)
+        assert browser.evaluate(readout).endswith("(pinned: tap it again to let go)")
+        browser.click(".al-text .al-out[data-t='0']")
+        browser.move(1200, 1200)
+        assert browser.evaluate(readout) == hint
+
+
+def test_pointing_at_a_hypothesis_outlines_only_the_ones_it_grew_from(tmp_path):
+    # "a </s>" ended at step 2 and stays in the beam; "abc" grew from "a" (step 1) and "ab" (step 2), never
+    # from the finished "a"
+    trace = decoding.BeamTrace(
+        "x",
+        2,
+        [
+            [("a", -0.1, -0.1, True, False), ("b", -1.0, -1.0, True, False)],
+            [("a", -0.3, -0.15, True, True), ("ab", -0.4, -0.2, True, False), ("bc", -2.0, -1.0, False, False)],
+            [("a", -0.3, -0.15, True, True), ("ab c", -0.8, -0.2, True, True), ("ab d", -3.0, -0.75, False, False)],
+        ],
+        [("a", -0.3), ("ab c", -0.8)],
+        ("a", -0.3),
+    )  # fmt: skip
+    page = beam_view(trace)
+    assert ">ab␣c &lt;/s&gt; <small>" in page.html  # a space is seen, not a gap
+    assert "log p -0.800, score -0.200" in page.html  # the outputs with what they were ranked by
+    path = page.save(tmp_path / "beam.html")
+    outlined = "[...document.querySelectorAll('.al-path')].map(h => h.dataset.step + ':' + h.dataset.text)"
+    with Browser(chromium(), tmp_path / "profile") as browser:
+        browser.open(path.as_uri())
+        browser.move_to(".al-hyp[data-step='2'][data-text='ab c']")
+        assert sorted(browser.evaluate(outlined)) == ["0:a", "1:ab", "2:ab c"]
+        browser.move_to(".al-hyp[data-step='2'][data-text='a']")  # finished at step 2: not "a" ended at 1
+        assert sorted(browser.evaluate(outlined)) == ["0:a", "2:a"]
+
+
+@pytest.mark.parametrize(
+    "call, says",
+    [
+        (lambda m, v, t: explore(m, v, [t, t], steps=11), "one translation, got a list of 2"),
+        (lambda m, v, t: explore(m, v, t.source, steps=11), "got str"),
+        (lambda m, v, t: explore(m, v, t, steps=0), "steps must be"),
+        (lambda m, v, t: explore(m, v, t, steps="11"), "steps must be"),
+        (lambda m, v, t: explore(m, v, t, steps=3), "shorter than the output"),
+        (lambda m, v, t: beam_search_view(m, v, t, steps=11), "pass its .source"),
+        (lambda m, v, t: beam_search_view(m, v, [t.source], steps=11), "one text to decode"),
+        (lambda m, v, t: beam_search_view(m, v, "", steps=11), "empty"),
+        (lambda m, v, t: beam_search_view(m, v, t.source, beam=2.5, steps=11), "beam must be"),
+        (lambda m, v, t: beam_search_view(m, v, t.source, beam=1, steps=11), "beam of 2 or more"),
+        (lambda m, v, t: beam_search_view(m, v, t.source, steps=None), "steps must be"),
+        (lambda m, v, t: beam_search_view(m, v, "1" * 300, steps=11), "reads at most 256"),
+        (lambda m, v, t: translate(m, v, [""]), "text 1 of 1 is ''"),
+        (lambda m, v, t: translate(m, v, "3/5/07"), "give a list of texts"),
+        (lambda m, v, t: translate(m, v, ["3/5/07"], beam=0), "beam must be"),
+    ],
+)
+def test_a_students_mistake_in_the_views_is_one_sentence(call, says, transformer):
+    from labs.common.errors import InputError
+
+    model, vocabs = transformer
+    translation = translate(model, vocabs, ["3/5/07"])[0]
+    assert len(translation.output) > 3
+    with pytest.raises(InputError, match=re.escape(says)):
+        call(model, vocabs, translation)

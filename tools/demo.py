@@ -142,7 +142,7 @@ def _image_tag(path: Path) -> str:
 def _write_report(
     out: Path, labs: list[LabResult], grades: dict[str, dict], seconds: float, device: str
 ) -> None:
-    from labs.common.explorer import assets
+    from labs.common.explorer import FONT_FAMILY, assets
 
     md = [
         "# Attention Lab demo",
@@ -210,9 +210,12 @@ def _write_report(
     write_text(
         out / "report.html",
         "<!doctype html><html><head><meta charset='utf-8'><title>Attention Lab demo</title>"
-        "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto}img{max-width:100%}"
-        # on screen the explorers, on paper the still heatmaps
-        "@media screen{figure.still{display:none}}@media print{.live{display:none}}</style>"
+        # the Thai font the views carry (assets) writes the report's Thai too (samples of lab 2)
+        f"<style>body{{font-family:{FONT_FAMILY},sans-serif;max-width:60em;margin:2em auto}}"
+        "img{max-width:100%}"
+        # on screen the explorers, on paper the still heatmaps (and the beam search, a table)
+        "@media screen{figure.still{display:none}}"
+        "@media print{.live>p,.live .al-explorer{display:none}}</style>"
         "</head><body>"
         + "".join(page)
         + (assets() if any(lab.views for lab in labs) else "")

@@ -434,6 +434,15 @@ def translate_texts(
     ``make_step(source)`` gives a step function and its first state for one batch of encoded
     sources (B, S). Characters outside the source vocabulary become ``<unk>``.
     """
+    if isinstance(texts, str):
+        raise InputError(f"give a list of texts, e.g. [{texts!r}], not one text")
+    blank = next((i for i, text in enumerate(texts) if not isinstance(text, str) or not text.strip()), None)
+    if blank is not None:
+        raise InputError(
+            f"text {blank + 1} of {len(texts)} is {texts[blank]!r}: give each a non-empty string to decode"
+        )
+    if isinstance(beam, bool) or not isinstance(beam, (int, np.integer)) or beam < 1:
+        raise InputError(f"beam must be a whole number of 1 or more (1: greedy), got {beam!r}")
     results: list[Translation] = []
     for first in range(0, len(texts), batch_size):
         batch = texts[first : first + batch_size]

@@ -34,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
+from labs.common.errors import InputError
 from labs.common.files import write_text
 
 FONT_FAMILY = "AttentionLabThai"
@@ -66,12 +67,14 @@ class Page:
         return self.html
 
     def save(self, path: str | Path) -> Path:
-        """Write a whole page (the font and script inside it: it needs nothing else) to ``path``."""
-        return write_text(
-            Path(path),
+        """Write a whole page (the font and script inside it: it needs nothing else) to ``path``; the path."""
+        path = Path(path)
+        write_text(
+            path,
             f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(self.title)}</title>"
             f"</head><body>{self.html}</body></html>\n",
         )
+        return path
 
 
 def _font_face() -> str:
@@ -123,7 +126,7 @@ def _explorer(source: str, output: str, weights, heads, title: str) -> str:
         + "</table>"
     )
     picker = (
-        "<label>show <select class='al-head'>"
+        "<label class='al-live'>show <select class='al-head'>"
         + "".join(f"<option>{html.escape(name)}</option>" for name in maps)
         + "</select></label>"
         if len(maps) > 1
@@ -141,14 +144,20 @@ def _explorer(source: str, output: str, weights, heads, title: str) -> str:
         + "".join(
             f"<span class='al-ch al-out' data-t='{t}'>{html.escape(o)}</span>" for t, o in enumerate(outputs)
         )
-        + f"</div>{grid}<div class='al-readout'>Point at (or tap) an output character to see where the model "
-        "looked while writing it; at a source character to see which outputs read it.</div>"
+        + f"</div>{grid}<div class='al-readout al-live'>{HINT}</div>"
         f"<script type='application/json' class='al-data'>{data}</script></div>"
     )
 
 
+HINT = (
+    "Point at (or tap) an output character to see where the model looked while writing it; at a source "
+    "character to see which outputs read it."
+)
+
 STYLE = """
-.al-explorer,.al-beam{font-family:%(font)s,system-ui,sans-serif;margin:0.5em 0;color:#222}
+.al-explorer,.al-beam,.al-heading{font-family:%(font)s,system-ui,sans-serif;margin:0.5em 0;color:#222}
+.al-explorer{width:max-content;max-width:100%%}
+.al-explorer:not([data-ready]) .al-live{display:none}
 .al-row{display:flex;flex-wrap:wrap;gap:1.5em;align-items:flex-start}
 .al-title{font-weight:bold;margin-bottom:0.2em}
 .al-text{font-size:1.25em;margin:0.15em 0}
@@ -158,6 +167,7 @@ STYLE = """
 .al-grid td{width:1.3em;height:1.3em;border:1px solid #eee;padding:0}
 .al-grid th{font-weight:normal;padding:0 0.2em;font-size:0.95em}
 .al-on{outline:2px solid #d95f02}
+.al-pinned{text-decoration:underline}
 .al-readout{font-size:0.9em;color:#444;margin-top:0.3em;min-height:2.4em;max-width:40em}
 .al-beam table{border-collapse:collapse;font-size:0.92em}
 .al-beam td,.al-beam th{padding:0.15em 0.5em;border-bottom:1px solid #eee;text-align:left;vertical-align:top}
@@ -168,6 +178,10 @@ STYLE = """
 .al-hyp.al-greedy{background:#fff3c4}
 .al-hyp.al-path{outline:2px solid #7570b3}
 .al-hyp small{color:#666}
+@media print{
+  .al-grid td,.al-text .al-ch,.al-hyp{-webkit-print-color-adjust:exact;print-color-adjust:exact}
+  .al-live{display:none}
+}
 """
 
 SCRIPT = """
@@ -186,20 +200,23 @@ SCRIPT = """
     const sources = [...root.querySelectorAll('.al-text .al-src')];
     const outputs = [...root.querySelectorAll('.al-text .al-out')];
     const cells = [...root.querySelectorAll('.al-grid td')];
-    const readout = root.querySelector('.al-readout');
+    const readout = root.querySelector('.al-readout'), hint = readout.textContent;
     const label = el => el.textContent;
+    // the weights listed: every one of 0.05 or more, and at least the three heaviest (a flat row lights none)
+    const listed = pairs => pairs.sort((a, b) => b[0] - a[0]).filter((p, i) => i < 3 || p[0] >= 0.05);
     function clear() {
       for (const el of [...sources, ...outputs]) {
-        el.style.backgroundColor = ''; delete el.dataset.weight; el.classList.remove('al-on');
+        el.style.backgroundColor = ''; delete el.dataset.weight; el.classList.remove('al-on', 'al-pinned');
       }
       for (const td of cells) td.classList.remove('al-on');
+      readout.textContent = hint;
     }
     function showOutput(t) {
       clear();
       map[t].forEach((w, j) => paint(sources[j], w));
       outputs[t].classList.add('al-on');
       for (const td of cells) if (+td.dataset.t === t) td.classList.add('al-on');
-      const lit = map[t].map((w, j) => [w, j]).filter(p => p[0] >= 0.05).sort((a, b) => b[0] - a[0]);
+      const lit = listed(map[t].map((w, j) => [w, j]));
       readout.textContent = 'Writing \\u201c' + label(outputs[t]) + '\\u201d, the model read: ' +
         lit.map(p => label(sources[p[1]]) + ' ' + p[0].toFixed(2)).join(', ');
     }
@@ -208,7 +225,7 @@ SCRIPT = """
       map.forEach((row, t) => paint(outputs[t], row[j]));
       sources[j].classList.add('al-on');
       for (const td of cells) if (+td.dataset.j === j) td.classList.add('al-on');
-      const lit = map.map((row, t) => [row[j], t]).filter(p => p[0] >= 0.05).sort((a, b) => b[0] - a[0]);
+      const lit = listed(map.map((row, t) => [row[j], t]));
       readout.textContent = 'Source \\u201c' + label(sources[j]) + '\\u201d was read while writing: ' +
         lit.map(p => label(outputs[p[1]]) + ' ' + p[0].toFixed(2)).join(', ');
     }
@@ -217,14 +234,21 @@ SCRIPT = """
       if (!el || !root.contains(el)) return null;
       return el.dataset.t !== undefined ? ['t', +el.dataset.t] : ['j', +el.dataset.j];
     }
-    function show(at) { if (at) (at[0] === 't' ? showOutput : showSource)(at[1]); }
+    function show(at) {
+      if (!at) return;
+      (at[0] === 't' ? showOutput : showSource)(at[1]);
+      if (pinned && at === pinned) {  // a tapped character stays until it is tapped again: say so
+        (at[0] === 't' ? outputs : sources)[at[1]].classList.add('al-pinned');
+        readout.textContent += ' (pinned: tap it again to let go)';
+      }
+    }
     root.addEventListener('pointerover', e => { if (!pinned) show(point(e.target)); });
     root.addEventListener('pointerleave', () => { if (!pinned) clear(); });
     root.addEventListener('click', e => {  // a tap pins the choice; tapping it again lets go
       const at = point(e.target);
       if (!at) return;
       pinned = pinned && pinned[0] === at[0] && pinned[1] === at[1] ? null : at;
-      show(at);
+      show(pinned || at);
     });
     if (picker) picker.addEventListener('change', () => {
       map = maps[picker.value];
@@ -243,10 +267,12 @@ SCRIPT = """
     root.addEventListener('pointerover', e => {
       const hyp = e.target.closest('.al-hyp');
       if (!hyp) return;
-      const text = hyp.dataset.text;  // its ancestors: the hypotheses of earlier steps it grew from
+      // itself and its ancestors: the kept, unfinished hypotheses of earlier steps it grew from
+      const text = hyp.dataset.text, step = +hyp.dataset.step;
       for (const h of hyps) {
-        const before = +h.dataset.step <= +hyp.dataset.step && h.dataset.kept === '1';
-        h.classList.toggle('al-path', before && text.startsWith(h.dataset.text));
+        const ancestor = +h.dataset.step < step && h.dataset.kept === '1' && h.dataset.ended === '0' &&
+          text.startsWith(h.dataset.text);
+        h.classList.toggle('al-path', h === hyp || ancestor);
       }
     });
     root.addEventListener('pointerleave', () => hyps.forEach(h => h.classList.remove('al-path')));
@@ -286,7 +312,7 @@ def attention_explorer(attended: Attended, *, title: str | None = None) -> Page:
 def compare_attention(panels: dict[str, Attended], *, title: str | None = None) -> Page:
     """Explorers side by side, one per model (``{name: Attended}``), on the same input."""
     fragments = [_explorer(a.source, a.output, a.weights, a.heads, name) for name, a in panels.items()]
-    heading = f"<div class='al-title'>{html.escape(title)}</div>" if title else ""
+    heading = f"<div class='al-title al-heading'>{html.escape(title)}</div>" if title else ""
     return Page(heading + "<div class='al-row'>" + "".join(fragments) + "</div>", title=title or "")
 
 
@@ -326,16 +352,18 @@ def beam_view(trace, *, title: str | None = None) -> Page:
             classes = ["al-hyp"] + ([] if kept else ["al-pruned"])
             classes += ["al-best"] if kept and on_best(text, ended) else []
             classes += ["al-greedy"] if on_greedy(text, ended) else []
-            shown = html.escape(text) + (" &lt;/s&gt;" if ended else "")
+            shown = html.escape(_spaces_shown(text)) + (" &lt;/s&gt;" if ended else "")
             cells.append(
                 f"<span class='{' '.join(classes)}' data-step='{step}' data-text='{html.escape(text)}' "
                 f"data-kept='{int(kept)}' data-ended='{int(ended)}' data-log-p='{log_p!r}'>"
                 f"{shown} <small>{log_p:.2f} ({score:.2f})</small></span>"
             )
         rows.append(f"<tr><th>{step + 1}</th><td>{''.join(cells)}</td></tr>")
+    # the score each output was ranked by: the last step's, where every output is a kept hypothesis
+    final_score = {text: score for text, _, score, kept, _ in trace.steps[-1] if kept}
     outputs = "".join(
-        f"<li data-text='{html.escape(text)}' data-log-p='{log_p!r}'>{html.escape(text)} <small>log p "
-        f"{log_p:.3f}</small></li>"
+        f"<li data-text='{html.escape(text)}' data-log-p='{log_p!r}'>{html.escape(_spaces_shown(text))} "
+        f"<small>log p {log_p:.3f}, score {final_score.get(text, float('nan')):.3f}</small></li>"
         for text, log_p in trace.outputs
     )
     heading = title or f"Beam search on {trace.source}"
@@ -346,9 +374,15 @@ def beam_view(trace, *, title: str | None = None) -> Page:
         "path) and the best pruned (struck through), best first; log p (score = log p per character, what "
         "the beam ranks by).</small></p>"
         f"<table><tr><th>step</th><th>hypotheses</th></tr>{''.join(rows)}</table>"
-        f"<p>Outputs, best first:</p><ol class='al-outputs'>{outputs}</ol></div>"
+        "<p>Outputs, best first by score (log p per character):</p>"
+        f"<ol class='al-outputs'>{outputs}</ol></div>"
     )
     return Page(fragment, title=heading)
+
+
+def _spaces_shown(text: str) -> str:
+    """``text`` with its spaces as ``␣``: ``"somchai "`` and ``"somchai"`` must look different."""
+    return text.replace(" ", "␣")
 
 
 def head_weights(model, vocabs, source: str, output: str, *, steps: int) -> np.ndarray | None:
@@ -368,11 +402,42 @@ def head_weights(model, vocabs, source: str, output: str, *, steps: int) -> np.n
     return None if heads is None else heads[0, :, : len(output) + 1, : len(source)]
 
 
+def _check_steps(steps) -> int:
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1:
+        raise InputError(
+            f"steps must be the task's longest output, a whole number of 1 or more (TASK.max_output_length), "
+            f"got {steps!r}"
+        )
+    return int(steps)
+
+
 def attended(model, vocabs, translation, *, steps: int) -> Attended:
     """What the explorer draws for a :class:`labs.common.decoding.Translation` of ``model``: its weights, and
     its heads' where it has several. ``steps``: the task's longest output (``TASK.max_output_length``)."""
+    from labs.common.decoding import Translation
+
+    if isinstance(translation, (list, tuple)):
+        raise InputError(
+            f"the explorer shows one translation, got a {type(translation).__name__} of {len(translation)}: "
+            "pass one of them, e.g. results[0]"
+        )
+    if not isinstance(translation, Translation):
+        raise InputError(
+            f"the explorer shows a translation (what translate or transliterate returns), got "
+            f"{type(translation).__name__} {translation!r:.60}"
+        )
+    steps = _check_steps(steps)
     if translation.attention is None:
-        raise ValueError("this model has no attention to explore (the baseline?)")
+        raise InputError(
+            "this model has no attention to explore (the baseline?): explore a model with attention"
+        )
+    if not translation.source:
+        raise InputError("the translation's source is empty: there is no attention to show")
+    if len(translation.output) > steps:
+        raise InputError(
+            f"steps={steps} is shorter than the output ({len(translation.output)} characters): pass the "
+            "task's longest output, TASK.max_output_length"
+        )
     heads = head_weights(model, vocabs, translation.source, translation.output, steps=steps)
     return Attended(translation.source, translation.output, translation.attention, heads)
 
@@ -389,7 +454,20 @@ def beam_search_view(
     and ``transliterate`` run) on ``text`` with ``model``, beside its greedy decoding."""
     from labs.common import decoding, seq2seq
 
+    if not isinstance(text, str):
+        hint = " (a translation: pass its .source)" if isinstance(text, decoding.Translation) else ""
+        raise InputError(
+            f'beam_search_view takes one text to decode, e.g. "สมชาย ใจดี"; got {type(text).__name__}{hint}'
+        )
+    if not text:
+        raise InputError("the text is empty: give beam search something to decode")
+    limit = seq2seq.max_source_length(model)
+    if limit is not None and len(text) > limit:
+        raise InputError(f"{text[:40]!r}... has {len(text):,} characters; this model reads at most {limit}")
+    if isinstance(beam, bool) or not isinstance(beam, (int, np.integer)):
+        raise InputError(f"beam must be a whole number of 2 or more, got {beam!r}")
+    steps = _check_steps(steps)
     trace = decoding.beam_trace(
-        text, vocabs, seq2seq.stepper(model, steps=steps), beam=beam, max_length=steps
+        text, vocabs, seq2seq.stepper(model, steps=steps), beam=int(beam), max_length=steps
     )
     return beam_view(trace, title=title)

@@ -155,6 +155,15 @@ def is_two_part(model) -> bool:
     return {"encoder", "decoder"} <= {layer.name for layer in model.layers}
 
 
+def max_source_length(model) -> int | None:
+    """The longest source ``model`` reads: a Transformer's position table; None (any length) otherwise."""
+    if not is_two_part(model):
+        return None
+    encoder = model.get_layer("encoder")
+    names = {layer.name for layer in encoder.layers}
+    return encoder.get_layer("source_positions").input_dim if "source_positions" in names else None
+
+
 def attention_model(model, steps: int | None = None):
     """``model`` with its attention weights: ``(source, target_in) -> [probabilities, weights[B, T, S]]``, or
     None.

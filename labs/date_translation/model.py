@@ -63,15 +63,6 @@ def attention_model(model):
     return seq2seq.attention_model(model, steps=TASK.max_output_length)
 
 
-def max_source_length(model) -> int | None:
-    """The longest source ``model`` reads: a Transformer's position table; None (any length) otherwise."""
-    if not seq2seq.is_two_part(model):
-        return None
-    encoder = model.get_layer("encoder")
-    names = {layer.name for layer in encoder.layers}
-    return encoder.get_layer("source_positions").input_dim if "source_positions" in names else None
-
-
 def rnn_encoder(config: DateTranslationConfig, variant: variants.Variant, source_vocab_size: int):
     """source (B, S) -> {"memory": {h, keys?, source_mask}, "state": the decoder's first state}."""
     # (B, S)

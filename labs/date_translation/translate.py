@@ -13,7 +13,6 @@ from labs.common import decoding, seq2seq
 from labs.common.decoding import Translation
 from labs.common.errors import InputError
 from labs.common.vocab import END_ID, START_ID, Vocabulary
-from labs.date_translation.model import max_source_length
 from labs.date_translation.task import TASK
 
 __all__ = ["Translation", "greedy_translate", "translate"]
@@ -50,7 +49,7 @@ def translate(
 
     ``step_decoding=False`` re-runs the whole model on every prefix instead (the generic decoder the
     autograder uses on any model with the translation signature); the outputs are the same."""
-    limit = max_source_length(model)
+    limit = seq2seq.max_source_length(model)
     too_long = next((text for text in texts if limit is not None and len(text) > limit), None)
     if too_long is not None:
         raise InputError(

@@ -14,7 +14,7 @@ The model (:mod:`labs.date_translation.model`), the configuration's check and th
   (Bahdanau's), or in every layer (the Transformer);
 - ``max_source_length``: the longest source it reads (None: any length); a variant with a limit
   builds a position table of that many rows named ``source_positions``, which is what a loaded
-  model's limit is read from (:func:`labs.date_translation.model.max_source_length`).
+  model's limit is read from (:func:`labs.common.seq2seq.max_source_length`).
 
 The functions are named, not imported (:class:`labs.tasks.Ref`), so that reading the table, as
 ``python -m labs --help`` does, loads no TensorFlow. Adding a variant is one record:
