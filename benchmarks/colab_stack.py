@@ -15,10 +15,11 @@ Colab's GPU runtime ships its own TensorFlow, Keras, numpy, pandas and matplotli
 2. **The install, as Colab does it.** A throwaway venv on this machine's Python gets Colab's
    pins (and nbclient + ipykernel, Colab's Jupyter), then ``pip install -r requirements.txt`` on
    top; the check fails if pip changed a pinned package, and lists every other package it changed.
-3. **The notebooks on that stack.** Demo 1, demo 2 and the homework notebook run top to bottom in
+3. **The notebooks on that stack.** Demos 1, 2 and 3 and the homework notebook run top to bottom in
    their tiny configuration (``ATTENTION_LAB_TINY=1``, as ``tests/test_notebooks.py`` runs them) in
-   that venv, on a copy of the kit at HEAD (uncommitted changes are not measured), and export
-   their bundles there; every variant of lab 2 (``--attention ...``) and the homework model are
+   that venv, on a copy of the kit at HEAD (uncommitted changes are not measured), draw their attention
+   explorers and beam search views (counted), and export their bundles there (demo 3 compares variants:
+   nothing to hand in); every variant of lab 2 (``--attention ...``) and the homework model are
    built, run, viewed with their attention, decoded both ways, saved and loaded there too.
 4. **Graded by the kit's grader.** This script's own interpreter (the kit's ``.venv``, with the
    grader's Keras floor) grades those bundles against throwaway hidden sets: saved under Colab's
