@@ -386,7 +386,10 @@ def _colab_stack(r: dict) -> list[tuple[str, str, str]]:
 
     def views(n: dict) -> str:
         shown = n.get("views")
-        return f", {shown['al-explorer']} explorers, {shown['al-beam']} beam views" if shown else ""
+        if not shown:
+            return ""
+        counted = [(shown["al-explorer"], "explorer"), (shown["al-beam"], "beam view")]
+        return ", " + ", ".join(f"{n} {what}{'s' if n != 1 else ''}" for n, what in counted)
 
     ran = "; ".join(
         f"{name} {'ran' if n['ran'] else 'FAILED'} ({n['seconds']:.0f} s{views(n)}), {graded(name)}"
