@@ -151,3 +151,13 @@ class Browser:
         )
         for kind in ("mousePressed", "mouseReleased"):
             self.send("Input.dispatchMouseEvent", type=kind, x=box[0], y=box[1], button="left", clickCount=1)
+
+    def tap(self, selector: str) -> None:
+        """A finger's tap on ``selector`` (touch emulated: no hover before it, the pointer leaves after it)."""
+        self.send("Emulation.setTouchEmulationEnabled", enabled=True, maxTouchPoints=1)
+        box = self.evaluate(
+            f"(() => {{ const e = document.querySelector({json.dumps(selector)}); e.scrollIntoView({{block: "
+            "'center'}); const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()"
+        )
+        self.send("Input.dispatchTouchEvent", type="touchStart", touchPoints=[{"x": box[0], "y": box[1]}])
+        self.send("Input.dispatchTouchEvent", type="touchEnd", touchPoints=[])

@@ -54,6 +54,8 @@ def test_tiny_demo_writes_the_report_and_grades_all_three_models(out_in_the_kit,
     # lab 2 and the homework: an explorer per heatmap and a beam search view; their assets once, the font inside
     assert html.count("<div class='al-explorer'>") == 4 and html.count("<div class='al-beam'>") == 2
     assert html.count("<script>") == 1 and html.count("@font-face") <= 1
+    # the samples' Thai (in <code>, monospace) is written in the font the page carries, not left to the system
+    assert "code{font-family:AttentionLabThai,monospace}" in html
     assert "http://" not in html and "https://" not in html  # offline: nothing to fetch
     assert (
         "@media print{.live>p,.live .al-explorer{display:none}}" in html

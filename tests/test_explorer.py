@@ -315,6 +315,14 @@ def test_a_flat_row_still_lists_the_heaviest_weights_and_leaving_clears_the_read
         browser.click(".al-text .al-out[data-t='0']")
         browser.move(1200, 1200)
         assert browser.evaluate(readout) == hint
+        # a finger: the first tap pins, the second lets go and the explorer is back to its hint
+        lit = "document.querySelectorAll('.al-explorer [data-weight]').length"
+        browser.tap(".al-text .al-out[data-t='1']")
+        assert browser.evaluate(readout).endswith("(pinned: tap it again to let go)") and browser.evaluate(
+            lit
+        )
+        browser.tap(".al-text .al-out[data-t='1']")
+        assert browser.evaluate(readout) == hint and browser.evaluate(lit) == 0
 
 
 def test_pointing_at_a_hypothesis_outlines_only_the_ones_it_grew_from(tmp_path):
@@ -355,6 +363,7 @@ def test_pointing_at_a_hypothesis_outlines_only_the_ones_it_grew_from(tmp_path):
         (lambda m, v, t: beam_search_view(m, v, t, steps=11), "pass its .source"),
         (lambda m, v, t: beam_search_view(m, v, [t.source], steps=11), "one text to decode"),
         (lambda m, v, t: beam_search_view(m, v, "", steps=11), "empty"),
+        (lambda m, v, t: beam_search_view(m, v, "   ", steps=11), "empty"),
         (lambda m, v, t: beam_search_view(m, v, t.source, beam=2.5, steps=11), "beam must be"),
         (lambda m, v, t: beam_search_view(m, v, t.source, beam=1, steps=11), "beam of 2 or more"),
         (lambda m, v, t: beam_search_view(m, v, t.source, steps=None), "steps must be"),

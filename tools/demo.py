@@ -212,6 +212,7 @@ def _write_report(
         "<!doctype html><html><head><meta charset='utf-8'><title>Attention Lab demo</title>"
         # the Thai font the views carry (assets) writes the report's Thai too (samples of lab 2)
         f"<style>body{{font-family:{FONT_FAMILY},sans-serif;max-width:60em;margin:2em auto}}"
+        f"code{{font-family:{FONT_FAMILY},monospace}}"
         "img{max-width:100%}"
         # on screen the explorers, on paper the still heatmaps (and the beam search, a table)
         "@media screen{figure.still{display:none}}"

@@ -59,6 +59,9 @@ class Page:
     body: str
     title: str = "Attention Lab"
 
+    def __repr__(self) -> str:  # print(page): what it is, not its HTML
+        return f"<Attention Lab view {self.title!r}: {len(self.body):,} characters of HTML>"
+
     @property
     def html(self) -> str:
         return self.body + assets()
@@ -68,7 +71,7 @@ class Page:
 
     def save(self, path: str | Path) -> Path:
         """Write a whole page (the font and script inside it: it needs nothing else) to ``path``; the path."""
-        path = Path(path)
+        path = Path(path).expanduser()
         write_text(
             path,
             f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(self.title)}</title>"
@@ -248,7 +251,9 @@ SCRIPT = """
       const at = point(e.target);
       if (!at) return;
       pinned = pinned && pinned[0] === at[0] && pinned[1] === at[1] ? null : at;
-      show(pinned || at);
+      if (pinned) return show(pinned);
+      clear();  // let go: a mouse still points at it, a finger has left (touch has no hover)
+      if (e.pointerType === 'mouse') show(at);
     });
     if (picker) picker.addEventListener('change', () => {
       map = maps[picker.value];
@@ -459,8 +464,8 @@ def beam_search_view(
         raise InputError(
             f'beam_search_view takes one text to decode, e.g. "สมชาย ใจดี"; got {type(text).__name__}{hint}'
         )
-    if not text:
-        raise InputError("the text is empty: give beam search something to decode")
+    if not text.strip():
+        raise InputError(f"the text {text!r} is empty: give beam search something to decode")
     limit = seq2seq.max_source_length(model)
     if limit is not None and len(text) > limit:
         raise InputError(f"{text[:40]!r}... has {len(text):,} characters; this model reads at most {limit}")
