@@ -365,7 +365,7 @@ def test_pointing_at_a_hypothesis_outlines_only_the_ones_it_grew_from(tmp_path):
         (lambda m, v, t: beam_search_view(m, v, "", steps=11), "empty"),
         (lambda m, v, t: beam_search_view(m, v, "   ", steps=11), "empty"),
         (lambda m, v, t: beam_search_view(m, v, t.source, beam=2.5, steps=11), "beam must be"),
-        (lambda m, v, t: beam_search_view(m, v, t.source, beam=1, steps=11), "beam of 2 or more"),
+        (lambda m, v, t: beam_search_view(m, v, t.source, beam=1, steps=11), "whole number of 2 or more"),
         (lambda m, v, t: beam_search_view(m, v, t.source, steps=None), "steps must be"),
         (lambda m, v, t: beam_search_view(m, v, "1" * 300, steps=11), "reads at most 256"),
         (lambda m, v, t: translate(m, v, [""]), "text 1 of 1 is ''"),

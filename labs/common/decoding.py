@@ -38,6 +38,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from labs.common.errors import InputError
+from labs.common.validation import check_whole_number
 from labs.common.vocab import END_ID, PAD_ID, START_ID, UNK_ID, Vocabulary
 
 StepFunction = Callable[[np.ndarray, Any], tuple[np.ndarray, Any, "np.ndarray | None"]]
@@ -441,8 +442,7 @@ def translate_texts(
         raise InputError(
             f"text {blank + 1} of {len(texts)} is {texts[blank]!r}: give each a non-empty string to decode"
         )
-    if isinstance(beam, bool) or not isinstance(beam, (int, np.integer)) or beam < 1:
-        raise InputError(f"beam must be a whole number of 1 or more (1: greedy), got {beam!r}")
+    beam = check_whole_number(beam, "beam", 1, " (1: greedy)")
     results: list[Translation] = []
     for first in range(0, len(texts), batch_size):
         batch = texts[first : first + batch_size]

@@ -36,6 +36,7 @@ import numpy as np
 
 from labs.common.errors import InputError
 from labs.common.files import write_text
+from labs.common.validation import check_whole_number
 
 FONT_FAMILY = "AttentionLabThai"
 
@@ -408,12 +409,7 @@ def head_weights(model, vocabs, source: str, output: str, *, steps: int) -> np.n
 
 
 def _check_steps(steps) -> int:
-    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1:
-        raise InputError(
-            f"steps must be the task's longest output, a whole number of 1 or more (TASK.max_output_length), "
-            f"got {steps!r}"
-        )
-    return int(steps)
+    return check_whole_number(steps, "steps", 1, " (the task's longest output, TASK.max_output_length)")
 
 
 def attended(model, vocabs, translation, *, steps: int) -> Attended:
@@ -466,13 +462,10 @@ def beam_search_view(
         )
     if not text.strip():
         raise InputError(f"the text {text!r} is empty: give beam search something to decode")
-    limit = seq2seq.max_source_length(model)
-    if limit is not None and len(text) > limit:
-        raise InputError(f"{text[:40]!r}... has {len(text):,} characters; this model reads at most {limit}")
-    if isinstance(beam, bool) or not isinstance(beam, (int, np.integer)):
-        raise InputError(f"beam must be a whole number of 2 or more, got {beam!r}")
+    seq2seq.check_source_length(model, [text])
+    beam = check_whole_number(beam, "beam", 2)
     steps = _check_steps(steps)
     trace = decoding.beam_trace(
-        text, vocabs, seq2seq.stepper(model, steps=steps), beam=int(beam), max_length=steps
+        text, vocabs, seq2seq.stepper(model, steps=steps), beam=beam, max_length=steps
     )
     return beam_view(trace, title=title)

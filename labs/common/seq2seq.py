@@ -43,6 +43,7 @@ import numpy as np
 import tensorflow as tf
 
 from labs.common import decoding
+from labs.common.errors import InputError
 
 
 def inputs():
@@ -162,6 +163,16 @@ def max_source_length(model) -> int | None:
     encoder = model.get_layer("encoder")
     names = {layer.name for layer in encoder.layers}
     return encoder.get_layer("source_positions").input_dim if "source_positions" in names else None
+
+
+def check_source_length(model, texts) -> None:
+    """Raise InputError naming the first of ``texts`` longer than ``model`` reads (a Transformer's limit)."""
+    limit = max_source_length(model)
+    too_long = next((t for t in texts if limit is not None and isinstance(t, str) and len(t) > limit), None)
+    if too_long is not None:
+        raise InputError(
+            f"{too_long[:40]!r}... has {len(too_long):,} characters; this model reads at most {limit}"
+        )
 
 
 def attention_model(model, steps: int | None = None):

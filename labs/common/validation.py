@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from numbers import Integral
 from typing import Iterable, Sequence
 
 from labs.common.errors import InputError
@@ -19,6 +20,15 @@ def check_row_count(n: int) -> None:
         raise InputError(
             f"n={n:,} is more than the {MAX_ROWS:,} rows a generator writes at once; use a smaller n"
         )
+
+
+def check_whole_number(value, what: str, minimum: int, note: str = "") -> int:
+    """``value`` as an int; InputError unless it is a whole number (not a bool) of ``minimum`` or more.
+
+    ``note`` follows the rule in the message, e.g. " (1: greedy)"."""
+    if isinstance(value, bool) or not isinstance(value, Integral) or value < minimum:
+        raise InputError(f"{what} must be a whole number of {minimum} or more{note}, got {value!r}")
+    return int(value)
 
 
 def check_choices(values: Iterable[str], allowed: Sequence[str], what: str) -> list[str]:

@@ -11,7 +11,6 @@ import numpy as np
 
 from labs.common import decoding, seq2seq
 from labs.common.decoding import Translation
-from labs.common.errors import InputError
 from labs.common.vocab import END_ID, START_ID, Vocabulary
 from labs.date_translation.task import TASK
 
@@ -49,12 +48,7 @@ def translate(
 
     ``step_decoding=False`` re-runs the whole model on every prefix instead (the generic decoder the
     autograder uses on any model with the translation signature); the outputs are the same."""
-    limit = seq2seq.max_source_length(model)
-    too_long = next((text for text in texts if limit is not None and len(text) > limit), None)
-    if too_long is not None:
-        raise InputError(
-            f"{too_long[:40]!r}... has {len(too_long):,} characters; this model reads at most {limit}"
-        )
+    seq2seq.check_source_length(model, texts)
     make_step = seq2seq.stepper(model, steps=TASK.max_output_length, step_decoding=step_decoding)
     return decoding.translate_texts(
         texts, vocabs, make_step, max_length=TASK.max_output_length, beam=beam, batch_size=batch_size
