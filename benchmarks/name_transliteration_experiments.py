@@ -79,6 +79,14 @@ SETTINGS: dict[str, tuple[str, dict, str | None]] = {
         {"batch_size": 512, "epochs": 6, "learning_rate": 0.01, "dropout": 0.1},
         None,
     ),
+    # A second decoder RNN over what the first read, querying the attention again (it knows what it read
+    # before: the first query knows only the letters written).
+    "default, second read": ("8 epochs; a second read", {"second_read": True}, None),
+    "3 epochs, learning rate 0.01, dropout 0.1, second read": (
+        "3 epochs; learning rate 0.01, dropout 0.1; a second read",
+        {"epochs": 3, "learning_rate": 0.01, "dropout": 0.1, "second_read": True},
+        None,
+    ),
 }
 # Half the rows with a word from another word table, at the default budget, make demo's old one and in the
 # short screen.

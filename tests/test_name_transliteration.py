@@ -2,6 +2,7 @@
 
 import importlib.util
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -135,6 +136,34 @@ def test_a_gru_model_with_target_dropout_decodes_step_by_step_as_a_whole_and_rel
         NameTransliterationConfig(cell="rnn")
     with pytest.raises(InputError, match="target_dropout must be at least 0 and below 1, got 1.0"):
         NameTransliterationConfig(target_dropout=1.0)
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+def test_a_second_read_decodes_step_by_step_as_a_whole_and_reloads(cell, tmp_path):
+    """Issue 29's second read: twice the states to carry, the second read's weights are the ones shown."""
+    import keras
+
+    keras.utils.set_random_seed(0)
+    config = NameTransliterationConfig.tiny(cell=cell, second_read=True)
+    twice = build_model(config, len(VOCABS["source"]), len(VOCABS["target"]))
+    decoder = twice.get_layer("decoder")
+    assert {layer.name for layer in decoder.layers} >= {"attention", "second_attention", f"second_{cell}"}
+    assert len(twice.get_layer("encoder").output["state"]) == (4 if cell == "lstm" else 2)
+    once = build_model(replace(config, second_read=False), len(VOCABS["source"]), len(VOCABS["target"]))
+    assert twice.count_params() > once.count_params()
+    full = _steps_agree_with_the_whole(twice)
+    source, target_in, _ = _arrays(NAMES)
+    _, shown = build_attention_model(twice)([source, target_in])
+    second = keras.Model(decoder.input, decoder.get_layer("second_attention").output[1])
+    encoded = twice.get_layer("encoder")(source)
+    np.testing.assert_allclose(
+        np.asarray(shown),
+        np.asarray(second({"target_in": keras.ops.convert_to_tensor(target_in), **encoded})),
+        atol=1e-6,
+    )
+    twice.save(tmp_path / "twice.keras")
+    again = keras.saving.load_model(tmp_path / "twice.keras")
+    np.testing.assert_allclose(np.asarray(again([source, target_in])), full, atol=1e-6)
 
 
 def test_the_greedy_loop_written_out_writes_what_the_engine_writes(model, tiny_run):

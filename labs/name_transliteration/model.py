@@ -12,6 +12,15 @@ which only build the context (``homework/kv_attention.py``, the layer the homewo
     c_t  = sum_j a_tj v_j                       (value_dim)
     p_t  = softmax(W_o tanh(W_c [s_t; c_t]))    the next character's probabilities
 
+With ``second_read``, the decoder reads twice. The first query s_t knows only the letters written so far,
+not what was read for them; a second RNN over what the first read does, and its states query again,
+each read with its own W_q, W_k, W_v (Luong's "input feeding", in a form that trains on the whole
+target at once):
+
+    r_t  = RNN_2([s_t; c_t])                    knows every earlier read
+    c'_t = sum_j a'_tj v'_j,  a'_t from q'_t = W'_q r_t
+    p_t  = softmax(W_o tanh(W_c [r_t; c'_t]))   (a'_t is the attention the model shows)
+
 Everything but the attention is lab 2's network (:mod:`labs.common.seq2seq`, and
 :mod:`labs.date_translation.model` for the same layout), so the two labs differ exactly where the
 lecture says they do; the layer is the homework's own, ``homework/kv_attention.py``. Dropout on the
@@ -77,6 +86,10 @@ def build_encoder(config: NameTransliterationConfig, source_vocab_size: int):
         dropout=config.dropout,
         cell=config.cell,
     )
+    if config.second_read:
+        # the second RNN's first state: zeros, [r_0, c_0] (B, u) each for an LSTM, r_0 for a GRU
+        zeros = keras.ops.zeros_like(state[0][:, : config.units])
+        state = [*state, *[zeros] * len(state)]
     return keras.Model(
         source, {"memory": {"h": h, "source_mask": source_mask}, "state": state}, name="encoder"
     )
@@ -85,10 +98,16 @@ def build_encoder(config: NameTransliterationConfig, source_vocab_size: int):
 def build_decoder(config: NameTransliterationConfig, target_vocab_size: int, encoder):
     """{target_in (B, T), memory, state} -> {probabilities (B, T, V), attention a (B, T, S), state}."""
     units = config.decoder_units
+    RNN = keras.layers.GRU if config.cell == "gru" else keras.layers.LSTM
     # (B, T): <s>, then the previous letters
     y = keras.Input(shape=(None,), dtype="int32", name="target_in")
-    # the decoder's first state: s_0 and c_0 (B, 2u) each for an LSTM, s_0 alone for a GRU
-    s_0 = seq2seq.inputs_like(encoder.output["state"], ("s_0", "c_0"))
+    # the decoder's first state: s_0 and c_0 (B, 2u) each for an LSTM, s_0 alone for a GRU (then the second
+    # RNN's, with second_read)
+    names = ("s_0", "c_0") if config.cell == "lstm" else ("s_0",)
+    if config.second_read:
+        names += tuple(name.replace("_0", "2_0") for name in names)
+    s_0 = seq2seq.inputs_like(encoder.output["state"], names)
+    first_state = s_0[: len(s_0) // 2] if config.second_read else s_0
     # {h (B, S, 2u) the encoder states h_j, source_mask (B, S)}
     memory = seq2seq.inputs_like(encoder.output["memory"])
     # (B, T, e)
@@ -98,17 +117,25 @@ def build_decoder(config: NameTransliterationConfig, target_vocab_size: int, enc
     if config.target_dropout:
         # the decoder cannot lean on the letters it wrote alone: it must read the source
         embedded = keras.layers.Dropout(config.target_dropout, name="target_dropout")(embedded)
-    rnn = (keras.layers.GRU if config.cell == "gru" else keras.layers.LSTM)(
-        units, return_sequences=True, return_state=True, name=f"decoder_{config.cell}"
-    )
+    rnn = RNN(units, return_sequences=True, return_state=True, name=f"decoder_{config.cell}")
     # s_t (B, T, 2u): the queries
-    s, *s_T = rnn(embedded, initial_state=s_0)
+    s, *s_T = rnn(embedded, initial_state=first_state)
     attention = key_value_attention_class()(
         config.key_dim, config.value_dim, score=config.score, name="attention"
     )
     # c_t (B, T, value_dim), a_t (B, T, S)
     c, a = attention(s, memory["h"], memory_mask=memory["source_mask"], return_attention_scores=True)
-    # [s_t; c_t]
+    if config.second_read:
+        rnn_2 = RNN(config.units, return_sequences=True, return_state=True, name=f"second_{config.cell}")
+        # r_t (B, T, u): what the model has read so far, as it reads again
+        r, *r_T = rnn_2(keras.layers.Concatenate()([s, c]), initial_state=s_0[len(s_0) // 2 :])
+        second = key_value_attention_class()(
+            config.key_dim, config.value_dim, score=config.score, name="second_attention"
+        )
+        # c'_t (B, T, value_dim), a'_t (B, T, S)
+        c, a = second(r, memory["h"], memory_mask=memory["source_mask"], return_attention_scores=True)
+        s, s_T = r, [*s_T, *r_T]
+    # [s_t; c_t] (with second_read: [r_t; c'_t])
     features = keras.layers.Concatenate()([s, c])
     if config.dropout:
         features = keras.layers.Dropout(config.dropout, name="feature_dropout")(features)
