@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from labs.common import decoding, seq2seq
+from labs.common.errors import InputError
 from labs.common.explorer import (
     Attended,
     attended,
@@ -249,7 +250,7 @@ def test_beam_search_with_a_trace_decodes_what_it_decodes_without_one(homework):
         np.testing.assert_array_equal(a.tokens, b.tokens)
         np.testing.assert_allclose(a.log_probs, b.log_probs)
     assert trace and trace[0].prefixes.shape == (3, 6, 1)
-    with pytest.raises(Exception, match="beam of 2 or more"):
+    with pytest.raises(InputError, match="beam must be a whole number of 2 or more"):
         decoding.beam_trace("ก", vocabs, make, beam=1, max_length=TASK.max_output_length)
 
 
@@ -374,7 +375,6 @@ def test_pointing_at_a_hypothesis_outlines_only_the_ones_it_grew_from(tmp_path):
     ],
 )
 def test_a_students_mistake_in_the_views_is_one_sentence(call, says, transformer):
-    from labs.common.errors import InputError
 
     model, vocabs = transformer
     translation = translate(model, vocabs, ["3/5/07"])[0]

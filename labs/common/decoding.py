@@ -346,8 +346,7 @@ def beam_trace(
 ) -> BeamTrace:
     """Beam search on one ``text`` with its trace, and greedy decoding of the same text (the path beam search
     may leave): the record that :func:`labs.common.explorer.beam_view` draws."""
-    if beam < 2:
-        raise InputError(f"a beam search view needs a beam of 2 or more, got {beam}")
+    beam = check_whole_number(beam, "a beam search view's beam", 2)
     trace: list[BeamStep] = []
     step, state = make_step(vocabs["source"].encode_batch([text], unknown="unk"))
     ranked = beam_search(step, state, 1, beam_width=beam, max_length=max_length, trace=trace)

@@ -463,8 +463,8 @@ def beam_search_view(
     if not text.strip():
         raise InputError(f"the text {text!r} is empty: give beam search something to decode")
     seq2seq.check_source_length(model, [text])
-    beam = check_whole_number(beam, "beam", 2)
     steps = _check_steps(steps)
+    beam = check_whole_number(beam, "a beam search view's beam", 2)
     trace = decoding.beam_trace(
         text, vocabs, seq2seq.stepper(model, steps=steps), beam=beam, max_length=steps
     )

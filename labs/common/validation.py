@@ -1,4 +1,4 @@
-"""Checks on user-supplied arguments shared by the generators and the command line."""
+"""Checks on arguments a user gives, for the generators, the command line, decoding and the explorer."""
 
 from __future__ import annotations
 

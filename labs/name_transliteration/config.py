@@ -24,7 +24,7 @@ class NameTransliterationConfig(EncoderDecoderConfig):
     score: str = field(
         default="dot", metadata={"choices": SCORES}
     )  # "dot" (scaled dot product) or "additive"
-    second_read: bool = False  # a second decoder RNN over [s_t; c_t] queries the attention again
+    second_read: bool = False  # a second decoder RNN (units wide) over [s_t; c_t] queries the attention again
     dropout: float = 0.25  # share of embeddings and output features dropped in training
     target_dropout: float = 0.0  # share of the decoder's input letters' embeddings dropped in training
     train_size: int = 100_000  # names drawn from the train split

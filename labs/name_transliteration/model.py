@@ -13,11 +13,12 @@ which only build the context (``homework/kv_attention.py``, the layer the homewo
     p_t  = softmax(W_o tanh(W_c [s_t; c_t]))    the next character's probabilities
 
 With ``second_read``, the decoder reads twice. The first query s_t knows only the letters written so far,
-not what was read for them; a second RNN over what the first read does, and its states query again,
-each read with its own W_q, W_k, W_v (Luong's "input feeding", in a form that trains on the whole
-target at once):
+not which source characters were read for them. A second RNN, u wide, runs over each step's query and
+what it read, so its state r_t knows every earlier read; r_t queries the source again, through a second
+layer with its own W_q, W_k, W_v. (Like Luong's input feeding, which feeds what was read back into the
+one RNN, but the whole target still trains at once: Nematus' conditional GRU has the same two reads.)
 
-    r_t  = RNN_2([s_t; c_t])                    knows every earlier read
+    r_t  = RNN_2([s_t; c_t])                    (B, T, u)
     c'_t = sum_j a'_tj v'_j,  a'_t from q'_t = W'_q r_t
     p_t  = softmax(W_o tanh(W_c [r_t; c'_t]))   (a'_t is the attention the model shows)
 
@@ -34,6 +35,8 @@ import keras
 from labs.common import seq2seq
 from labs.common.errors import InputError
 from labs.name_transliteration.config import NameTransliterationConfig
+
+RNN = {"lstm": keras.layers.LSTM, "gru": keras.layers.GRU}
 
 
 def key_value_attention_class():
@@ -75,7 +78,9 @@ def build_model(config: NameTransliterationConfig, source_vocab_size: int, targe
 
 
 def build_encoder(config: NameTransliterationConfig, source_vocab_size: int):
-    """source (B, S) -> {"memory": {h (B, S, 2u), source_mask (B, S)}, "state": [h, c] or [h], (B, 2u)}."""
+    """source (B, S) -> {"memory": {h (B, S, 2u), source_mask (B, S)}, "state": [h, c] or [h], (B, 2u)}.
+
+    With ``second_read``, the state goes on with the second RNN's first state: zeros, (B, u) each."""
     # (B, S)
     source = keras.Input(shape=(None,), dtype="int32", name="source")
     h, state, source_mask = seq2seq.encode_source(
@@ -98,16 +103,14 @@ def build_encoder(config: NameTransliterationConfig, source_vocab_size: int):
 def build_decoder(config: NameTransliterationConfig, target_vocab_size: int, encoder):
     """{target_in (B, T), memory, state} -> {probabilities (B, T, V), attention a (B, T, S), state}."""
     units = config.decoder_units
-    RNN = keras.layers.GRU if config.cell == "gru" else keras.layers.LSTM
     # (B, T): <s>, then the previous letters
     y = keras.Input(shape=(None,), dtype="int32", name="target_in")
-    # the decoder's first state: s_0 and c_0 (B, 2u) each for an LSTM, s_0 alone for a GRU (then the second
-    # RNN's, with second_read)
+    # the decoder's first state: s_0 and c_0 (B, 2u) each for an LSTM, s_0 alone for a GRU; with second_read,
+    # then the second RNN's: r_0 and its cell state rc_0 (B, u) each, or r_0 alone
     names = ("s_0", "c_0") if config.cell == "lstm" else ("s_0",)
-    if config.second_read:
-        names += tuple(name.replace("_0", "2_0") for name in names)
-    s_0 = seq2seq.inputs_like(encoder.output["state"], names)
-    first_state = s_0[: len(s_0) // 2] if config.second_read else s_0
+    second_names = ("r_0", "rc_0") if config.cell == "lstm" else ("r_0",)
+    state_0 = seq2seq.inputs_like(encoder.output["state"], names + second_names * config.second_read)
+    s_0, r_0 = state_0[: len(names)], state_0[len(names) :]
     # {h (B, S, 2u) the encoder states h_j, source_mask (B, S)}
     memory = seq2seq.inputs_like(encoder.output["memory"])
     # (B, T, e)
@@ -117,26 +120,31 @@ def build_decoder(config: NameTransliterationConfig, target_vocab_size: int, enc
     if config.target_dropout:
         # the decoder cannot lean on the letters it wrote alone: it must read the source
         embedded = keras.layers.Dropout(config.target_dropout, name="target_dropout")(embedded)
-    rnn = RNN(units, return_sequences=True, return_state=True, name=f"decoder_{config.cell}")
+    rnn = RNN[config.cell](units, return_sequences=True, return_state=True, name=f"decoder_{config.cell}")
     # s_t (B, T, 2u): the queries
-    s, *s_T = rnn(embedded, initial_state=first_state)
+    s, *s_T = rnn(embedded, initial_state=s_0)
     attention = key_value_attention_class()(
         config.key_dim, config.value_dim, score=config.score, name="attention"
     )
     # c_t (B, T, value_dim), a_t (B, T, S)
     c, a = attention(s, memory["h"], memory_mask=memory["source_mask"], return_attention_scores=True)
+    # [s_t; c_t]
+    features = keras.layers.Concatenate()([s, c])
+    state_T = s_T
     if config.second_read:
-        rnn_2 = RNN(config.units, return_sequences=True, return_state=True, name=f"second_{config.cell}")
-        # r_t (B, T, u): what the model has read so far, as it reads again
-        r, *r_T = rnn_2(keras.layers.Concatenate()([s, c]), initial_state=s_0[len(s_0) // 2 :])
+        rnn_2 = RNN[config.cell](
+            config.units, return_sequences=True, return_state=True, name=f"second_{config.cell}"
+        )
+        # r_t (B, T, u): it has seen every query and what was read for it
+        r, *r_T = rnn_2(features, initial_state=r_0)
         second = key_value_attention_class()(
             config.key_dim, config.value_dim, score=config.score, name="second_attention"
         )
-        # c'_t (B, T, value_dim), a'_t (B, T, S)
-        c, a = second(r, memory["h"], memory_mask=memory["source_mask"], return_attention_scores=True)
-        s, s_T = r, [*s_T, *r_T]
-    # [s_t; c_t] (with second_read: [r_t; c'_t])
-    features = keras.layers.Concatenate()([s, c])
+        # c'_t (B, T, value_dim), a'_t (B, T, S): the second read, the one the model shows
+        c_2, a = second(r, memory["h"], memory_mask=memory["source_mask"], return_attention_scores=True)
+        # [r_t; c'_t]
+        features = keras.layers.Concatenate()([r, c_2])
+        state_T = [*s_T, *r_T]
     if config.dropout:
         features = keras.layers.Dropout(config.dropout, name="feature_dropout")(features)
     W_c = keras.layers.Dense(units, activation="tanh", name="W_c")
@@ -145,7 +153,7 @@ def build_decoder(config: NameTransliterationConfig, target_vocab_size: int, enc
     # (B, T, V)
     probabilities = W_o(W_c(features))
     return keras.Model(
-        {"target_in": y, "memory": memory, "state": s_0},
-        {"probabilities": probabilities, "attention": a, "state": s_T},
+        {"target_in": y, "memory": memory, "state": state_0},
+        {"probabilities": probabilities, "attention": a, "state": state_T},
         name="decoder",
     )
