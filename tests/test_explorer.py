@@ -375,7 +375,6 @@ def test_pointing_at_a_hypothesis_outlines_only_the_ones_it_grew_from(tmp_path):
     ],
 )
 def test_a_students_mistake_in_the_views_is_one_sentence(call, says, transformer):
-
     model, vocabs = transformer
     translation = translate(model, vocabs, ["3/5/07"])[0]
     assert len(translation.output) > 3

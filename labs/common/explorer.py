@@ -464,8 +464,7 @@ def beam_search_view(
         raise InputError(f"the text {text!r} is empty: give beam search something to decode")
     seq2seq.check_source_length(model, [text])
     steps = _check_steps(steps)
-    beam = check_whole_number(beam, "a beam search view's beam", 2)
-    trace = decoding.beam_trace(
+    trace = decoding.beam_trace(  # it checks beam
         text, vocabs, seq2seq.stepper(model, steps=steps), beam=beam, max_length=steps
     )
     return beam_view(trace, title=title)
