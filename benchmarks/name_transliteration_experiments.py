@@ -87,6 +87,12 @@ SETTINGS: dict[str, tuple[str, dict, str | None]] = {
         {"epochs": 6, "second_read": True},
         None,
     ),
+    # The one-read model at the same budget and step: which of the two made the difference?
+    "6 epochs, learning rate 0.005": (
+        "6 epochs; learning rate 0.005",
+        {"epochs": 6, "learning_rate": 0.005},
+        None,
+    ),
     # A short run gains from bigger steps (5 epochs: 0.005 and 0.01 above 0.003): the deeper decoder too?
     "6 epochs, learning rate 0.005, second read": (
         "6 epochs; learning rate 0.005; a second read (about the default's time)",
