@@ -179,6 +179,6 @@ def test_train_help_describes_each_option_with_its_config_fields_comment():
     assert helps["config_target_dropout"] == (
         "share of the decoder's input letters' embeddings dropped in training (default 0.0)"
     )
-    assert helps["config_epochs"] == "(default 8)"
+    assert helps["config_epochs"] == "(default 6)"
     assert len(comments) >= len(dataclasses.fields(NameTransliterationConfig)) - 4
     parser.format_help()  # a % in a comment must not break argparse's formatting
