@@ -133,8 +133,8 @@ selftest();
 # ## The model and its training
 #
 # The encoder and decoder are lab 2's (a bidirectional LSTM and an LSTM, teacher forcing); only the
-# attention is new. See `labs/name_transliteration/model.py`. With the defaults, training takes
-# about 10 minutes on a 2-core CPU (measured: 605 s), less on a Colab GPU. A quarter of the training
+# attention is new. See `labs/name_transliteration/model.py`. With the defaults (6 epochs), training
+# takes about 13 minutes on a 2-core CPU (measured: 779 s), less on a Colab GPU. A quarter of the training
 # names carry a Thai dictionary word in place of one name: more letter patterns to learn from.
 
 # %% [markdown]

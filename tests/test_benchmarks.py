@@ -117,3 +117,14 @@ def test_a_missed_target_says_so_in_the_results_table(tmp_path, monkeypatch):
         assert ("**missed**: training_at_most_5_minutes" in training) is not training_ok
         assert any("**missed**: exact_match_at_least_99.9" in row for row in rows) is not exact_ok
         assert sum("**missed**" in row for row in rows) == (not training_ok) + (not exact_ok)
+
+
+def test_the_xla_probe_pads_a_batch_up_to_a_multiple_with_padding_only():
+    import numpy as np
+
+    experiments = load_benchmark("name_transliteration_experiments")
+    source = np.arange(1, 11, dtype=np.int32).reshape(2, 5)  # 5 letters: up to 8
+    target = np.ones((2, 8), dtype=np.int32)  # already a multiple: unchanged
+    (padded, target_in), target_out = experiments.padded_up(source, target, target, 8)
+    assert padded.shape == (2, 8) and target_in.shape == target_out.shape == (2, 8)
+    assert (padded.numpy()[:, :5] == source).all() and not padded.numpy()[:, 5:].any()
