@@ -52,7 +52,7 @@ SHORT = {"train_size": 50_000, "epochs": 4}
 
 # name -> (what it tries, configuration fields, word table or None for the shipped one)
 SETTINGS: dict[str, tuple[str, dict, str | None]] = {
-    "default": ("the default configuration (learning rate 0.003, 8 epochs)", {}, None),
+    "default": ("the default configuration before 2026-11-26 (learning rate 0.003, 8 epochs)", {}, None),
     "default, learning rate 0.01": ("8 epochs; learning rate 0.01", {"learning_rate": 0.01}, None),
     "demo": ("make demo's configuration before issue 29 (5 epochs)", DEMO, None),
     "short": ("50,000 names, 4 epochs (a quick screen)", SHORT, None),
@@ -251,6 +251,13 @@ def run(name: str, seed: int) -> dict:
         "unseen_cer": unseen["cer"],
         "held_out_words": evaluate.accuracy(written, words),
         "device": trained.device,
+        **provenance(),
+    }
+
+
+def provenance() -> dict:
+    """The kit's commit and the time (UTC) of a record."""
+    return {
         "commit": subprocess.run(
             ["git", "-C", str(REPO_ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
         ).stdout.strip(),
@@ -258,8 +265,19 @@ def run(name: str, seed: int) -> dict:
     }
 
 
+def save(part: str, record: dict, key: tuple[str, ...]) -> list[dict]:
+    """Merge ``record`` into the results file's ``part`` ("runs", "throughput"), replacing any record with
+    the same ``key`` fields; returns those it replaced."""
+    results = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {"runs": []}
+    same = [r for r in results.get(part, []) if all(r.get(k) == record[k] for k in key)]
+    results[part] = [r for r in results.get(part, []) if r not in same] + [record]
+    RESULTS.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+    return same
+
+
 def throughput(batch_sizes: list[int], jit: bool, round_to: int = 1, names: int = 16_384) -> None:
-    """Names per second of training, for each batch size, in one process: an epoch to trace, then one timed.
+    """Names per second of training, for each batch size, in one process: an epoch to trace, then one timed;
+    each figure is saved in the results file's ``throughput`` part.
 
     With ``jit``, Keras compiles the training step with XLA (``jit_compile=True``). XLA compiles the step anew
     for each shape, and length-sorted batches come in dozens of shapes: ``round_to`` pads each batch's
@@ -280,6 +298,7 @@ def throughput(batch_sizes: list[int], jit: bool, round_to: int = 1, names: int 
         )
         if round_to > 1:
             batches = batches.map(lambda inputs, target_out: padded_up(*inputs, target_out, round_to))
+        shapes = {(int(s.shape[1]), int(t.shape[1])) for (s, t), _ in batches}  # (source, target) lengths
         model = build_model(config, len(vocabs["source"]), len(vocabs["target"]))
         model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", jit_compile=jit)
         seconds = []
@@ -287,10 +306,22 @@ def throughput(batch_sizes: list[int], jit: bool, round_to: int = 1, names: int 
             started = time.perf_counter()
             model.fit(batches, epochs=1, verbose=0)
             seconds.append(time.perf_counter() - started)
-        shapes = f", lengths rounded up to {round_to}s" if round_to > 1 else ""
+        record = {
+            "batch_size": batch_size,
+            "jit": jit,
+            "round_to": round_to,
+            "names": names,
+            "shapes": len(shapes),
+            "first_epoch_seconds": round(seconds[0], 1),
+            "second_epoch_seconds": round(seconds[1], 1),
+            "names_per_second": round(names / seconds[1]),
+            **provenance(),
+        }
+        save("throughput", record, ("batch_size", "jit", "round_to"))
+        rounded = f", lengths rounded up to {round_to}s" if round_to > 1 else ""
         print(
-            f"batch {batch_size}{', XLA' if jit else ''}{shapes}: first epoch (tracing) {seconds[0]:.0f} s, "
-            f"second {seconds[1]:.0f} s: {names / seconds[1]:,.0f} names/s",
+            f"batch {batch_size}{', XLA' if jit else ''}{rounded} ({len(shapes)} batch shapes): first epoch "
+            f"(tracing) {seconds[0]:.0f} s, second {seconds[1]:.0f} s: {names / seconds[1]:,.0f} names/s",
             flush=True,
         )
 
@@ -358,13 +389,8 @@ def main() -> None:
         for seed in args.seeds:
             started = time.perf_counter()
             record = run(name, seed)
-            results = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {"runs": []}
-            for old in (r for r in results["runs"] if (r["setting"], r["seed"]) == (name, seed)):
+            for old in save("runs", record, ("setting", "seed")):
                 print(f"replacing the record of {name!r}, seed {seed}, made {old['date']} at {old['commit']}")
-            results["runs"] = [r for r in results["runs"] if (r["setting"], r["seed"]) != (name, seed)] + [
-                record
-            ]
-            RESULTS.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
             print(
                 f"{name} (seed {seed}): trained {record['training_seconds']:.0f} s; beam 3 seen "
                 f"{record['seen']:.2%}, unseen {record['unseen']:.2%}, held-out words "

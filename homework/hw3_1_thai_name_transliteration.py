@@ -134,8 +134,9 @@ selftest();
 #
 # The encoder and decoder are lab 2's (a bidirectional LSTM and an LSTM, teacher forcing); only the
 # attention is new. See `labs/name_transliteration/model.py`. With the defaults (6 epochs), training
-# takes about 13 minutes on a 2-core CPU (measured: 779 s), less on a Colab GPU. A quarter of the training
-# names carry a Thai dictionary word in place of one name: more letter patterns to learn from.
+# takes up to about 13 minutes on a 2-core CPU (695-779 s on a slow day), less on a Colab GPU. A quarter
+# of the training names carry a Thai dictionary word in place of one name: more letter patterns to learn
+# from.
 
 # %% [markdown]
 # **On a GPU: mixed precision.** On a Colab GPU with tensor cores (T4, L4, A100), run

@@ -123,8 +123,30 @@ def test_the_xla_probe_pads_a_batch_up_to_a_multiple_with_padding_only():
     import numpy as np
 
     experiments = load_benchmark("name_transliteration_experiments")
-    source = np.arange(1, 11, dtype=np.int32).reshape(2, 5)  # 5 letters: up to 8
-    target = np.ones((2, 8), dtype=np.int32)  # already a multiple: unchanged
-    (padded, target_in), target_out = experiments.padded_up(source, target, target, 8)
-    assert padded.shape == (2, 8) and target_in.shape == target_out.shape == (2, 8)
-    assert (padded.numpy()[:, :5] == source).all() and not padded.numpy()[:, 5:].any()
+    source = np.arange(1, 14, dtype=np.int32).reshape(1, 13)  # 13 letters: up to 16 (not 8)
+    target_in = np.full((1, 5), 7, dtype=np.int32)  # 5: up to 8
+    target_out = np.full((1, 8), 9, dtype=np.int32)  # already a multiple: unchanged
+    for multiple, widths in ((8, (16, 8, 8)), (4, (16, 8, 8)), (3, (15, 6, 9))):
+        (s, t_in), t_out = experiments.padded_up(source, target_in, target_out, multiple)
+        assert (s.shape[1], t_in.shape[1], t_out.shape[1]) == widths, multiple
+        for padded, given in ((s, source), (t_in, target_in), (t_out, target_out)):
+            width = given.shape[1]
+            assert padded.dtype == given.dtype
+            assert (padded.numpy()[:, :width] == given).all() and not padded.numpy()[:, width:].any()
+
+
+def test_the_experiments_file_replaces_a_record_with_the_same_key_and_keeps_the_rest(tmp_path, monkeypatch):
+    import json
+
+    experiments = load_benchmark("name_transliteration_experiments")
+    monkeypatch.setattr(experiments, "RESULTS", tmp_path / "experiments.json")
+    run = {"setting": "default", "seed": 1, "unseen": 0.89}
+    assert experiments.save("runs", run, ("setting", "seed")) == []
+    fast = {"batch_size": 128, "jit": False, "round_to": 1, "names_per_second": 800}
+    experiments.save("throughput", fast, ("batch_size", "jit", "round_to"))
+    xla = {**fast, "jit": True, "names_per_second": 200}
+    experiments.save("throughput", xla, ("batch_size", "jit", "round_to"))
+    again = {**fast, "names_per_second": 790}
+    assert experiments.save("throughput", again, ("batch_size", "jit", "round_to")) == [fast]
+    saved = json.loads((tmp_path / "experiments.json").read_text())
+    assert saved == {"runs": [run], "throughput": [xla, again]}
