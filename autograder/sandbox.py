@@ -484,15 +484,24 @@ def _environment(work: Path, kit: Path = KIT_ROOT) -> dict[str, str]:
 def _before_exec(
     limits: Limits, cgroup_files: list[str], uid: int | None, cut_network, cores: set[int] | None = None
 ) -> None:
-    """In the new process, before it execs: join the cgroup, keep to ``cores`` (where no CPU quota holds it),
-    set the limits, become the sandbox user, cut the network (``cut_network``: a prepared
-    :class:`autograder.seccomp.Filter`, or None)."""
+    """In the new process, before it execs: join the cgroup, be the kernel's first choice to kill for memory,
+    keep to ``cores`` (where no CPU quota holds it), set the limits, become the sandbox user, cut the network
+    (``cut_network``: a prepared :class:`autograder.seccomp.Filter`, or None)."""
     import resource
 
     for path in cgroup_files:  # os-level calls only: this runs between fork and exec
         fd = os.open(path, os.O_WRONLY)
         try:
             os.write(fd, str(os.getpid()).encode())
+        finally:
+            os.close(fd)
+    # Out of memory, the kernel kills this tree first, never the grader that would report it (in a
+    # container of 300 MB it once chose the grader). Written by root, the score is also its floor: the
+    # child cannot lower it.
+    with contextlib.suppress(OSError):
+        fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
+        try:
+            os.write(fd, b"1000")
         finally:
             os.close(fd)
     if cores:

@@ -4,9 +4,10 @@ one line.
 The container is a memory cgroup with a limit, made here below the test's own cgroup (skipped
 where this machine lets the test make none). As in Gradescope's container, the sandbox makes no
 cgroup of its own there, so the grader and its child share the limit, and the kernel kills the
-larger of them, the child, when they need more.
+child when they need more: the sandbox makes it the kernel's first choice.
 """
 
+import functools
 import json
 import os
 import subprocess
@@ -100,3 +101,19 @@ def test_a_grader_killed_before_it_wrote_results_gets_the_same_line(container, t
     line = "out of memory: raise the autograder's memory to 1536 MB"
     assert ran.returncode == 0 and ran.stdout.strip() == line, ran.stderr
     assert json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))["output"] == line
+
+
+def test_the_child_is_the_kernels_first_choice_for_memory_and_the_grader_is_not():
+    """Without this the kernel once killed the grader (70 MB) instead of its child in a 300 MB container."""
+    from autograder import sandbox
+
+    child = subprocess.run(
+        [sys.executable, "-c", "print(open('/proc/self/oom_score_adj').read().strip())"],
+        preexec_fn=functools.partial(sandbox._before_exec, sandbox.Limits(), [], None, None),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert child.stdout.strip() == "1000", child.stderr
+    with open("/proc/self/oom_score_adj") as grader:
+        assert int(grader.read()) < 1000
