@@ -489,21 +489,20 @@ def _before_exec(
     (``cut_network``: a prepared :class:`autograder.seccomp.Filter`, or None)."""
     import resource
 
-    for path in cgroup_files:  # os-level calls only: this runs between fork and exec
+    def write(path: str, data: bytes) -> None:  # os-level calls only: this runs between fork and exec
         fd = os.open(path, os.O_WRONLY)
         try:
-            os.write(fd, str(os.getpid()).encode())
+            os.write(fd, data)
         finally:
             os.close(fd)
+
+    for path in cgroup_files:
+        write(path, str(os.getpid()).encode())
     # Out of memory, the kernel kills this tree first, never the grader that would report it (in a
     # container of 300 MB it once chose the grader). Written by root, the score is also its floor: the
     # child cannot lower it.
     with contextlib.suppress(OSError):
-        fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
-        try:
-            os.write(fd, b"1000")
-        finally:
-            os.close(fd)
+        write("/proc/self/oom_score_adj", b"1000")
     if cores:
         os.sched_setaffinity(0, cores)  # inherited by every process and thread it starts
     memory = limits.memory_mb << 20
