@@ -137,6 +137,18 @@ def test_a_gru_model_with_target_dropout_decodes_step_by_step_as_a_whole_and_rel
         NameTransliterationConfig(target_dropout=1.0)
 
 
+def test_the_weights_average_changes_where_training_ends_not_how_it_trains():
+    """Issue 29's weight average: the same steps (the same losses per epoch), another end point."""
+    plain = train(NameTransliterationConfig.tiny(epochs=2), verbose=0)
+    averaged = train(NameTransliterationConfig.tiny(epochs=2, weight_average=0.9), verbose=0)
+    assert averaged.history == plain.history  # the average takes no part in the steps
+    ends = list(zip(plain.model.get_weights(), averaged.model.get_weights()))
+    assert all(a.shape == b.shape for a, b in ends) and any(not np.array_equal(a, b) for a, b in ends)
+    assert len(transliterate(averaged.model, averaged.vocabs, NAMES)) == len(NAMES)
+    with pytest.raises(InputError, match="weight_average must be at least 0 and below 1, got 1.0"):
+        NameTransliterationConfig(weight_average=1.0)
+
+
 @pytest.mark.parametrize("cell", ["lstm", "gru"])
 def test_a_second_read_decodes_step_by_step_as_a_whole_and_reloads(cell, tmp_path):
     """Issue 29's second read: twice the states to carry, the second read's weights are the ones shown."""

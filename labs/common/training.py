@@ -83,17 +83,21 @@ def set_seed(seed: int) -> None:
     tf.config.experimental.enable_op_determinism()
 
 
-def compile_for_training(model, config, train_batches, *, metrics: list[str] | None = None) -> None:
+def compile_for_training(
+    model, config, train_batches, *, metrics: list[str] | None = None, average: float = 0.0
+) -> None:
     """Compile with Adam whose learning rate decays to zero along a cosine over the whole run.
 
     ``config`` gives ``learning_rate`` and ``epochs``; the run is ``epochs`` passes over ``train_batches``.
     Late, small steps stop the gradient noise from blurring the fine detail of what the model has learned (lab
-    1: how often September comes up; lab 2: the last digit of a year)."""
+    1: how often September comes up; lab 2: the last digit of a year). With ``average`` above 0, Adam also
+    keeps a moving average of the weights (each step, average * old + (1 - average) * new) and the model
+    ends training with it: ``fit``'s last step."""
 
     steps = config.epochs * int(train_batches.cardinality())
     schedule = keras.optimizers.schedules.CosineDecay(config.learning_rate, decay_steps=steps)
     model.compile(
-        optimizer=keras.optimizers.Adam(schedule),
+        optimizer=keras.optimizers.Adam(schedule, use_ema=average > 0, ema_momentum=average or 0.99),
         loss="sparse_categorical_crossentropy",
         metrics=metrics or [],
     )
