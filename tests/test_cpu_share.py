@@ -22,6 +22,9 @@ from tests.conftest import REPO_ROOT
 from tests.test_autograder import _rubric, tiny_model_and_hidden_set
 from tests.test_grader_attacks import PRELUDE, needs_namespaces
 
+# Run alone, after the rest (make test): it measures CPU time charged under load it makes itself.
+pytestmark = pytest.mark.serial
+
 # The attack that worked: busy processes, each in a session of its own (the scheduler shares the
 # CPU per session), while the module goes on to load the model as an honest one does. Its run is
 # kept alive so that the burners outlast its neighbour's.

@@ -34,6 +34,9 @@ from labs.common.submission import export
 from tests.conftest import REPO_ROOT
 from tests.test_autograder import SECRET, _rubric
 
+# Run alone, after the rest (make test): it puts a secret in the kit, which stops any other grading.
+pytestmark = pytest.mark.serial
+
 # Imports spelled so that a static read does not see them (the audit refuses plain `import os` and any named
 # `__import__`; it lists `__builtins__` and `getattr` for the instructor).
 PRELUDE = r"""

@@ -18,6 +18,9 @@ import pytest
 from autograder.hidden import make_hidden_set
 from tests.conftest import REPO_ROOT, load_benchmark
 
+# Run alone, after the rest (make test): it fills a container's memory.
+pytestmark = pytest.mark.serial
+
 gradescope_limits = load_benchmark("gradescope_limits")
 
 
