@@ -263,7 +263,7 @@ def test_a_killed_graders_leftovers_are_removed_at_the_next_start(tmp_path):
     if os.geteuid() == 0:
         os.chown(planted, 54321, 54321, follow_symlinks=False)
     try:
-        assert clean_stale_folders() >= 1
+        clean_stale_folders()  # (a grader in another test process may clean it first: make test runs two)
         assert not stale.exists() and alive.exists()
         assert oct((tmp_path / "target").stat().st_mode & 0o777) == "0o600"
         assert planted.exists() == (os.geteuid() == 0)  # not the grader's own: left alone

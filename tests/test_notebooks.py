@@ -1,8 +1,9 @@
 """Notebooks: each .ipynb matches its jupytext source, and runs top to bottom in the tiny configuration."""
 
-import os
 import shutil
+import tempfile
 import time
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -51,8 +52,8 @@ def test_notebook_runs_top_to_bottom_in_the_tiny_configuration(source, monkeypat
     # Run from a folder of its own inside the kit (the setup cell finds the kit above it), so that what the
     # notebook writes where it runs (runs/, submission.zip) lands there, not beside the sources that other
     # tests read meanwhile (make test runs files in parallel).
-    folder = REPO_ROOT / "runs" / f"test-notebook-{os.getpid()}-{source.stem}"
-    folder.mkdir(parents=True)
+    (REPO_ROOT / "runs").mkdir(exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix=f"test-notebook-{source.stem}-", dir=REPO_ROOT / "runs"))
     try:
         NotebookClient(
             notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(folder)}}
