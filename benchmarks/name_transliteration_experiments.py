@@ -107,8 +107,8 @@ SETTINGS: dict[str, tuple[str, dict, str | None]] = {
         {"epochs": 6, "learning_rate": 0.005, "units": 96},
         None,
     ),
-    # The weights' moving average (over about the last 1,000 steps, where the cosine's steps are already
-    # small): a smoother end point, the same training.
+    # The weights' moving average (momentum 0.999: about the last 1,000 steps; Keras starts it at the first
+    # step's weights and does not correct for that start): a smoother end point, the same training.
     "6 epochs, learning rate 0.005, weight average": (
         "6 epochs; learning rate 0.005; weights averaged, momentum 0.999 (the new default)",
         {"epochs": 6, "learning_rate": 0.005, "weight_average": 0.999},

@@ -92,7 +92,8 @@ def compile_for_training(
     Late, small steps stop the gradient noise from blurring the fine detail of what the model has learned (lab
     1: how often September comes up; lab 2: the last digit of a year). With ``average`` above 0, Adam also
     keeps a moving average of the weights (each step, average * old + (1 - average) * new) and the model
-    ends training with it: ``fit``'s last step."""
+    ends a finished run with it (``fit``'s last step); what :func:`fit` saves after each epoch, and an
+    interrupted run, keep the plain weights."""
 
     steps = config.epochs * int(train_batches.cardinality())
     schedule = keras.optimizers.schedules.CosineDecay(config.learning_rate, decay_steps=steps)
