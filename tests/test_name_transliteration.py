@@ -149,6 +149,48 @@ def test_the_weights_average_changes_where_training_ends_not_how_it_trains():
         NameTransliterationConfig(weight_average=1.0)
 
 
+def test_label_smoothing_is_keras_own_smoothed_crossentropy_over_the_real_letters_only():
+    """Issue 29's label smoothing: the smoothed target's cross-entropy, padded steps left out, as without it."""
+    import keras
+
+    from labs.common.training import compile_for_training, smoothed_crossentropy
+
+    rng = np.random.default_rng(0)
+    p = keras.ops.softmax(rng.normal(size=(3, 5, 7)).astype("float32"))
+    y = rng.integers(0, 7, size=(3, 5))
+    ours = smoothed_crossentropy(0.1)(y, p)
+    keras_own = keras.losses.CategoricalCrossentropy(label_smoothing=0.1, reduction=None)(
+        keras.ops.one_hot(y, 7), p
+    )
+    np.testing.assert_allclose(np.asarray(ours), np.asarray(keras_own), rtol=1e-5)
+
+    targets = ["Somchai Jaidee", "Pawina Rattanaphong", "Thanakon Sisuk", "Itsamae Butphrom"]
+    source, target_in, target_out = translation_arrays(
+        [{"source": n, "target": t} for n, t in zip(NAMES, targets)], VOCABS
+    )
+    real = target_out != 0  # (B, T): the padded steps of the shorter names are 0
+    assert not real.all()
+    config = NameTransliterationConfig.tiny()
+    batches = tf_batches(source, target_in, target_out)
+    for epsilon, loss in (
+        (0.0, keras.losses.sparse_categorical_crossentropy),
+        (0.2, smoothed_crossentropy(0.2)),
+    ):
+        model = build_model(config, len(VOCABS["source"]), len(VOCABS["target"]))
+        compile_for_training(model, config, batches, smoothing=epsilon)
+        per_step = np.asarray(loss(target_out, model([source, target_in])))  # (B, T)
+        by_hand = per_step[real].mean()  # the mean over the real letters only
+        assert model.evaluate([source, target_in], target_out, verbose=0) == pytest.approx(by_hand, rel=1e-5)
+    with pytest.raises(InputError, match="label_smoothing must be at least 0 and below 1, got 1.0"):
+        NameTransliterationConfig(label_smoothing=1.0)
+
+
+def tf_batches(source, target_in, target_out):
+    import tensorflow as tf
+
+    return tf.data.Dataset.from_tensor_slices(((source, target_in), target_out)).batch(len(source))
+
+
 @pytest.mark.parametrize("cell", ["lstm", "gru"])
 def test_a_second_read_decodes_step_by_step_as_a_whole_and_reloads(cell, tmp_path):
     """Issue 29's second read: twice the states to carry, the second read's weights are the ones shown."""

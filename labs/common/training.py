@@ -84,7 +84,13 @@ def set_seed(seed: int) -> None:
 
 
 def compile_for_training(
-    model, config, train_batches, *, metrics: list[str] | None = None, average: float = 0.0
+    model,
+    config,
+    train_batches,
+    *,
+    metrics: list[str] | None = None,
+    average: float = 0.0,
+    smoothing: float = 0.0,
 ) -> None:
     """Compile with Adam whose learning rate decays to zero along a cosine over the whole run.
 
@@ -93,15 +99,31 @@ def compile_for_training(
     1: how often September comes up; lab 2: the last digit of a year). With ``average`` above 0, Adam also
     keeps a moving average of the weights (each step, average * old + (1 - average) * new) and the model
     ends a finished run with it (``fit``'s last step); what :func:`fit` saves after each epoch, and an
-    interrupted run, keep the plain weights."""
+    interrupted run, keep the plain weights. With ``smoothing`` (epsilon) above 0, the target is smoothed:
+    the loss is (1 - epsilon) * -log p(y) + epsilon * the mean of -log p over all K outputs, the cross-entropy
+    against 1 - epsilon + epsilon / K for y and epsilon / K for the rest (so the loss per epoch is that
+    smoothed one)."""
 
     steps = config.epochs * int(train_batches.cardinality())
     schedule = keras.optimizers.schedules.CosineDecay(config.learning_rate, decay_steps=steps)
+    averaging = {"use_ema": True, "ema_momentum": average} if average > 0 else {}
     model.compile(
-        optimizer=keras.optimizers.Adam(schedule, use_ema=average > 0, ema_momentum=average or 0.99),
-        loss="sparse_categorical_crossentropy",
+        optimizer=keras.optimizers.Adam(schedule, **averaging),
+        loss=smoothed_crossentropy(smoothing) if smoothing > 0 else "sparse_categorical_crossentropy",
         metrics=metrics or [],
     )
+
+
+def smoothed_crossentropy(epsilon: float):
+    """The loss of a softmax p (..., K) against the index y with a smoothed target: (1 - epsilon) * -log p_y
+    + epsilon * mean_k(-log p_k). Keras masks padded steps as it does for its own losses."""
+
+    def loss(y, p):
+        nll = keras.losses.sparse_categorical_crossentropy(y, p)  # -log p_y, (...)
+        spread = -keras.ops.mean(keras.ops.log(keras.ops.clip(p, 1e-7, 1.0)), axis=-1)  # (...)
+        return (1 - epsilon) * nll + epsilon * spread
+
+    return loss
 
 
 def fit(

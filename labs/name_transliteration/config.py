@@ -35,6 +35,7 @@ class NameTransliterationConfig(EncoderDecoderConfig):
     sort_window: int = 32  # batches whose names are sorted by length together (0: plain shuffled batches)
     learning_rate: float = 5e-3  # Adam's first step size, decaying to zero along a cosine
     weight_average: float = 0.0  # momentum of the weights' moving average, which the model ends with (0: off)
+    label_smoothing: float = 0.0  # share epsilon of the target spread over all letters (0: off)
     seed: int = 1
 
     def __post_init__(self):
@@ -56,7 +57,7 @@ class NameTransliterationConfig(EncoderDecoderConfig):
             raise InputError(f"sort_window must be 0 (off) or more, got {self.sort_window}")
         if not 0 <= self.dictionary_share < 1:
             raise InputError(f"dictionary_share must be at least 0 and below 1, got {self.dictionary_share}")
-        for name in ("dropout", "target_dropout", "weight_average"):
+        for name in ("dropout", "target_dropout", "weight_average", "label_smoothing"):
             if not 0 <= getattr(self, name) < 1:
                 raise InputError(f"{name} must be at least 0 and below 1, got {getattr(self, name)}")
 

@@ -76,7 +76,14 @@ def train(
     model = build_model(config, len(vocabs["source"]), len(vocabs["target"]))
 
     # Compile and fit: Adam with a cosine-decaying learning rate; teacher forcing.
-    compile_for_training(model, config, train_batches, metrics=["accuracy"], average=config.weight_average)
+    compile_for_training(
+        model,
+        config,
+        train_batches,
+        metrics=["accuracy"],
+        average=config.weight_average,
+        smoothing=config.label_smoothing,
+    )
 
     # Save, after every whole epoch and at the end: the model, its vocabularies, the losses per epoch and the
     # training curve.
