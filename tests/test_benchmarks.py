@@ -150,3 +150,15 @@ def test_the_experiments_file_replaces_a_record_with_the_same_key_and_keeps_the_
     assert experiments.save("throughput", again, ("batch_size", "jit", "round_to")) == [fast]
     saved = json.loads((tmp_path / "experiments.json").read_text())
     assert saved == {"runs": [run], "throughput": [xla, again]}
+
+
+def test_the_error_sorter_knows_rtgs_syllables_and_spells_the_rule_reading_as_the_kit_does():
+    module = load_benchmark("name_transliteration_errors")
+    for spelling in ("somchai", "chaidi", "natthaphong", "la-o", "phrasoet", "kritsana", "ai"):
+        assert module.is_rtgs(spelling), spelling
+    # thai2rom_onnx's faults: a syllable cut short, a doubled or unread final, a space, no vowel
+    for spelling in ("bunr", "sombatmm", "kitphotnyan", "wannhot", "charuphat t", "phrt", ""):
+        assert not module.is_rtgs(spelling), spelling
+    # royin reads ดลลดา's every consonant; the kit's rules then write the name spelling and its variants
+    assert "Donlada" in module.rule_reading("ดลลดา", {"royin": "donlada"})
+    assert module.rule_reading("ดลลดา", {"royin": "dสnlada"}) == set()  # royin's own fault: no reading

@@ -1,0 +1,171 @@
+"""Homework 3.1: the names a trained model never saw and writes wrong, sorted by why (issue 29).
+
+    python -m labs train name-transliteration --out runs/default    # the default configuration, 10-15 min
+    python benchmarks/name_transliteration_errors.py runs/default [--show 12]
+
+Decodes the public test split's ``unseen`` names with beam 3, as the benchmark and the experiments do, and
+sorts each name it writes wrong by its first wrong word:
+
+- ``malformed target``: the base spelling that the word's spellings come from (pythainlp's neural
+  ``thai2rom_onnx``, or its ``royin`` where the neural output is unusable) is no string of RTGS
+  syllables (``บุญเรือง`` bunr, ``ธรรมสรณ์`` thamm): a model that learned to spell cannot write it.
+- ``rule reading``: the model wrote one of the spellings of pythainlp's rule-based ``royin`` (RTGS)
+  reading of the word, through the kit's own repairs and name rules, where the neural reading differs
+  (``ยลรดี`` Yonradee against Yondee, ``ดลลดา`` Donlada against Donda): which syllables an unwritten vowel
+  makes is the neural romanizer's habit word by word, which letters alone do not settle.
+- ``in the top 3``: a right spelling is among the beam's three.
+- ``other``.
+
+It also grades the same outputs as if every spelling of the rule reading were accepted too, and counts the
+accepted spellings per name word with and without them: what accepting that reading would buy, and what it
+would cost in leniency (``royin`` misreads words the neural romanizer gets right: ``กกกอด`` kakakot).
+
+Prints the counts and a few names of each kind; writes benchmarks/results/name_transliteration_errors.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import re
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from results_file import write_results  # noqa: E402
+
+from labs.common.files import read_csv  # noqa: E402
+from labs.common.paths import DATASETS_DIR  # noqa: E402
+
+KINDS = ("malformed target", "rule reading", "in the top 3", "other")
+
+# RTGS syllables: an onset (or none, before a first vowel), vowel letters, a final (or none).
+ONSETS = set("k kh ng ch s y d t th n b p ph f m r l w h".split()) | set(
+    "kr kl kw khr khl khw pr pl phr phl tr thr br bl dr fr fl".split()
+)
+FINALS = ("", "k", "t", "p", "n", "m", "ng")
+
+
+def is_rtgs(spelling: str) -> bool:
+    """True if ``spelling`` (lowercase, hyphens allowed) splits into RTGS syllables: each run of consonants
+    between vowels is a final and an onset, the first an onset, the last a final."""
+    letters = spelling.replace("-", "")
+    if not re.fullmatch("[a-z]+", letters) or not re.search("[aeiou]", letters):
+        return False
+    first, *middle, last = re.split("[aeiou]+", letters)
+    return (
+        (first == "" or first in ONSETS)
+        and last in FINALS
+        and all(any(run.startswith(f) and run[len(f) :] in ONSETS for f in FINALS) for run in middle)
+    )
+
+
+def rule_reading(word: str, raw: dict) -> set[str]:
+    """Every accepted spelling of ``royin``'s reading of ``word``, through the kit's repairs and rules."""
+    from labs.name_transliteration.romanization import base_spelling, spelling_variants
+
+    base = base_spelling({"royin": raw["royin"]})
+    return set(spelling_variants(word, base)) if base else set()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "run", type=Path, help="a homework run folder (python -m labs train name-transliteration)"
+    )
+    parser.add_argument(
+        "--show", type=int, default=12, help="names of each kind to print and keep (default 12)"
+    )
+    args = parser.parse_args()
+
+    from labs.name_transliteration import evaluate
+    from labs.name_transliteration.data import load_lexicon
+    from labs.name_transliteration.romanization import base_spelling
+    from labs.name_transliteration.train import load_run
+    from labs.name_transliteration.transliterate import transliterate
+
+    model, vocabs, config = load_run(args.run)
+    rows = [r for r in read_csv(DATASETS_DIR / "thai-names" / "test.csv") if r["stratum"] == "unseen"]
+    raw = {r["word"]: r for r in read_csv(DATASETS_DIR / "thai-names" / "romanization.csv")}
+    lexicon = load_lexicon()
+    beams = transliterate(model, vocabs, [r["source"] for r in rows], beam=3)
+
+    wrong = {kind: [] for kind in KINDS}
+    right = right_if_rule_readings = 0
+    for row, beam in zip(rows, beams):
+        words, written = row["source"].split(" "), beam.output.split(" ")
+        accepted = [set(lexicon.words[w].spellings) for w in words]
+        readings = [rule_reading(w, raw[w]) for w in words]
+        if len(written) == len(words) and all(s in a for s, a in zip(written, accepted)):
+            right += 1
+            right_if_rule_readings += 1
+            continue
+        if len(written) == len(words) and all(s in a | r for s, a, r in zip(written, accepted, readings)):
+            right_if_rule_readings += 1
+        # the first word written wrong (the whole name when the model wrote another number of words)
+        i = next((i for i, (s, a) in enumerate(zip(written, accepted)) if s not in a), 0)
+        word = words[i]
+        if not is_rtgs(base_spelling(raw[word]) or ""):
+            kind = "malformed target"
+        elif len(written) == len(words) and written[i] in readings[i]:
+            kind = "rule reading"
+        elif set(beam.alternatives) & set(evaluate.accepted_spellings(row)):
+            kind = "in the top 3"
+        else:
+            kind = "other"
+        wrong[kind].append(
+            {
+                "source": row["source"],
+                "written": beam.output,
+                "target": row["target"],
+                "word": word,
+                "thai2rom_onnx": raw[word]["thai2rom_onnx"],
+                "royin": raw[word]["royin"],
+            }
+        )
+
+    n = len(rows)
+    name_words = [w for w in lexicon.words if not lexicon.is_dictionary_word(w)]
+    per_word = sum(len(lexicon.words[w].spellings) for w in name_words) / len(name_words)
+    per_word_with = sum(
+        len(set(lexicon.words[w].spellings) | rule_reading(w, raw[w])) for w in name_words
+    ) / len(name_words)
+    malformed = sum(not is_rtgs(base_spelling(raw[w]) or "") for w in name_words)
+    print(f"{args.run}: {n:,} unseen names of the test split, beam 3: {right:,} right ({right / n:.2%})")
+    for kind in KINDS:
+        print(f"  wrong, {kind}: {len(wrong[kind]):,} ({len(wrong[kind]) / n:.2%} of the names)")
+        for example in wrong[kind][: args.show]:
+            print(
+                f"    {example['source']}: wrote {example['written']}, target {example['target']} "
+                f"(thai2rom_onnx {example['thai2rom_onnx']!r}, royin {example['royin']!r})"
+            )
+    print(
+        f"If the rule reading's spellings were accepted too: {right_if_rule_readings / n:.2%}, with "
+        f"{per_word_with:.2f} accepted spellings per name word instead of {per_word:.2f}."
+    )
+    print(f"Name words whose base spelling is not RTGS syllables: {malformed:,} of {len(name_words):,}.")
+    write_results(
+        "name_transliteration_errors",
+        {"run": str(args.run), "run_config": dataclasses.asdict(config), "beam": 3},
+        {
+            "unseen_names": n,
+            "right": right,
+            "accuracy": right / n,
+            "wrong": {kind: len(examples) for kind, examples in wrong.items()},
+            "examples": {kind: examples[: args.show] for kind, examples in wrong.items()},
+            "accuracy_if_rule_readings_accepted": right_if_rule_readings / n,
+            "accepted_spellings_per_name_word": per_word,
+            "accepted_spellings_per_name_word_with_rule_readings": per_word_with,
+            "name_words_with_malformed_base_spelling": malformed,
+            "name_words": len(name_words),
+        },
+        {},
+        "CPU",
+        command=f"python benchmarks/name_transliteration_errors.py {args.run}",
+    )
+
+
+if __name__ == "__main__":
+    main()
