@@ -13,8 +13,8 @@ sorts each name it writes wrong by its first wrong word:
   reading of the word, through the kit's own repairs and name rules, where the neural reading differs
   (``ยลรดี`` Yonradee against Yondee, ``ดลลดา`` Donlada against Donda): which syllables an unwritten vowel
   makes is the neural romanizer's habit word by word, which letters alone do not settle.
-- ``in the top 3``: a right spelling is among the beam's three.
-- ``other``.
+- ``in the top 3``: none of those, and a right spelling is among the beam's three.
+- ``other``: the rest, a name written with another number of words among them.
 
 It also grades the same outputs as if every spelling of the rule reading were accepted too, and counts the
 accepted spellings per name word with and without them: what accepting that reading would buy, and what it
@@ -26,7 +26,7 @@ Prints the counts and a few names of each kind; writes benchmarks/results/name_t
 from __future__ import annotations
 
 import argparse
-import dataclasses
+import itertools
 import re
 import sys
 from pathlib import Path
@@ -70,6 +70,36 @@ def rule_reading(word: str, raw: dict) -> set[str]:
     return set(spelling_variants(word, base)) if base else set()
 
 
+def malformed(raw: dict) -> bool:
+    """True if a word's base spelling (its table row ``raw``: the neural reading, or royin's where that is
+    unusable) is no string of RTGS syllables."""
+    from labs.name_transliteration.romanization import base_spelling
+
+    return not is_rtgs(base_spelling(raw) or "")
+
+
+def sort_error(words: list[str], written: str, top_3: list[str], accepted: list[set[str]], raw: dict) -> dict:
+    """Why a name of Thai ``words`` is written wrong as ``written`` (``top_3``: the beam's three spellings):
+    its first wrong word and the kind of error (one of ``KINDS``). ``accepted``: each word's accepted
+    spellings; ``raw``: the table rows by word. A name written with another number of words is ``other``,
+    with no word to blame."""
+    parts = written.split(" ")
+    if len(parts) != len(words):
+        return {"word": None, "kind": "other"}
+    i = next(i for i, (part, spellings) in enumerate(zip(parts, accepted)) if part not in spellings)
+    word = words[i]
+    right = {" ".join(name) for name in itertools.product(*accepted)}
+    if malformed(raw[word]):
+        kind = "malformed target"
+    elif parts[i] in rule_reading(word, raw[word]):
+        kind = "rule reading"
+    elif right & set(top_3):
+        kind = "in the top 3"
+    else:
+        kind = "other"
+    return {"word": word, "kind": kind}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -80,49 +110,38 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    from labs.name_transliteration import evaluate
-    from labs.name_transliteration.data import load_lexicon
-    from labs.name_transliteration.romanization import base_spelling
+    from labs.name_transliteration.data import DEFAULT_TABLE, load_lexicon
     from labs.name_transliteration.train import load_run
     from labs.name_transliteration.transliterate import transliterate
 
     model, vocabs, config = load_run(args.run)
     rows = [r for r in read_csv(DATASETS_DIR / "thai-names" / "test.csv") if r["stratum"] == "unseen"]
-    raw = {r["word"]: r for r in read_csv(DATASETS_DIR / "thai-names" / "romanization.csv")}
+    raw = {r["word"]: r for r in read_csv(DEFAULT_TABLE)}
     lexicon = load_lexicon()
     beams = transliterate(model, vocabs, [r["source"] for r in rows], beam=3)
 
     wrong = {kind: [] for kind in KINDS}
     right = right_if_rule_readings = 0
     for row, beam in zip(rows, beams):
-        words, written = row["source"].split(" "), beam.output.split(" ")
+        words, parts = row["source"].split(" "), beam.output.split(" ")
         accepted = [set(lexicon.words[w].spellings) for w in words]
-        readings = [rule_reading(w, raw[w]) for w in words]
-        if len(written) == len(words) and all(s in a for s, a in zip(written, accepted)):
+        if len(parts) == len(words) and all(part in a for part, a in zip(parts, accepted)):
             right += 1
             right_if_rule_readings += 1
             continue
-        if len(written) == len(words) and all(s in a | r for s, a, r in zip(written, accepted, readings)):
+        readings = [a | rule_reading(w, raw[w]) for w, a in zip(words, accepted)]
+        if len(parts) == len(words) and all(part in r for part, r in zip(parts, readings)):
             right_if_rule_readings += 1
-        # the first word written wrong (the whole name when the model wrote another number of words)
-        i = next((i for i, (s, a) in enumerate(zip(written, accepted)) if s not in a), 0)
-        word = words[i]
-        if not is_rtgs(base_spelling(raw[word]) or ""):
-            kind = "malformed target"
-        elif len(written) == len(words) and written[i] in readings[i]:
-            kind = "rule reading"
-        elif set(beam.alternatives) & set(evaluate.accepted_spellings(row)):
-            kind = "in the top 3"
-        else:
-            kind = "other"
-        wrong[kind].append(
+        error = sort_error(words, beam.output, list(beam.alternatives), accepted, raw)
+        word = error["word"]
+        wrong[error["kind"]].append(
             {
                 "source": row["source"],
                 "written": beam.output,
                 "target": row["target"],
                 "word": word,
-                "thai2rom_onnx": raw[word]["thai2rom_onnx"],
-                "royin": raw[word]["royin"],
+                "thai2rom_onnx": raw[word]["thai2rom_onnx"] if word else None,
+                "royin": raw[word]["royin"] if word else None,
             }
         )
 
@@ -132,7 +151,7 @@ def main() -> None:
     per_word_with = sum(
         len(set(lexicon.words[w].spellings) | rule_reading(w, raw[w])) for w in name_words
     ) / len(name_words)
-    malformed = sum(not is_rtgs(base_spelling(raw[w]) or "") for w in name_words)
+    malformed_words = sum(malformed(raw[w]) for w in name_words)
     print(f"{args.run}: {n:,} unseen names of the test split, beam 3: {right:,} right ({right / n:.2%})")
     for kind in KINDS:
         print(f"  wrong, {kind}: {len(wrong[kind]):,} ({len(wrong[kind]) / n:.2%} of the names)")
@@ -145,10 +164,12 @@ def main() -> None:
         f"If the rule reading's spellings were accepted too: {right_if_rule_readings / n:.2%}, with "
         f"{per_word_with:.2f} accepted spellings per name word instead of {per_word:.2f}."
     )
-    print(f"Name words whose base spelling is not RTGS syllables: {malformed:,} of {len(name_words):,}.")
+    print(
+        f"Name words whose base spelling is not RTGS syllables: {malformed_words:,} of {len(name_words):,}."
+    )
     write_results(
         "name_transliteration_errors",
-        {"run": str(args.run), "run_config": dataclasses.asdict(config), "beam": 3},
+        {"run": str(args.run), "run_config": config.to_dict(), "beam": 3, "show": args.show},
         {
             "unseen_names": n,
             "right": right,
@@ -158,12 +179,12 @@ def main() -> None:
             "accuracy_if_rule_readings_accepted": right_if_rule_readings / n,
             "accepted_spellings_per_name_word": per_word,
             "accepted_spellings_per_name_word_with_rule_readings": per_word_with,
-            "name_words_with_malformed_base_spelling": malformed,
+            "name_words_with_malformed_base_spelling": malformed_words,
             "name_words": len(name_words),
         },
         {},
         "CPU",
-        command=f"python benchmarks/name_transliteration_errors.py {args.run}",
+        command=f"python benchmarks/name_transliteration_errors.py {args.run} --show {args.show}",
     )
 
 

@@ -162,3 +162,28 @@ def test_the_error_sorter_knows_rtgs_syllables_and_spells_the_rule_reading_as_th
     # royin reads ดลลดา's every consonant; the kit's rules then write the name spelling and its variants
     assert "Donlada" in module.rule_reading("ดลลดา", {"royin": "donlada"})
     assert module.rule_reading("ดลลดา", {"royin": "dสnlada"}) == set()  # royin's own fault: no reading
+
+
+def test_the_error_sorter_blames_the_first_wrong_word_and_names_why():
+    sort = load_benchmark("name_transliteration_errors").sort_error
+    raw = {  # pythainlp's two readings, as in the table (the neural one drops ดลลดา's second ล)
+        "ดลลดา": {"thai2rom_onnx": "donda", "royin": "donlada"},
+        "ใจดี": {"thai2rom_onnx": "chaidi", "royin": "chaidi"},
+        "สมบัติมล": {"thai2rom_onnx": "sombatmm", "royin": "samabatimon"},
+    }
+    donda, jaidee = ["ดลลดา", "ใจดี"], [{"Donda"}, {"Jaidee"}]
+    assert sort(donda, "Donlada Jaidee", [], jaidee, raw) == {"word": "ดลลดา", "kind": "rule reading"}
+    assert sort(donda, "Donda Jaidi", ["Donda Jaidi", "Donda Jaidee"], jaidee, raw) == {
+        "word": "ใจดี",
+        "kind": "in the top 3",
+    }
+    assert sort(donda, "Dolda Jaidee", ["Dolda Jaidee", "Dolda Chaidi"], jaidee, raw) == {
+        "word": "ดลลดา",
+        "kind": "other",
+    }
+    sombat = ["ใจดี", "สมบัติมล"]
+    assert sort(sombat, "Jaidee Sombatmon", [], [{"Jaidee"}, {"Sombatmm"}], raw) == {
+        "word": "สมบัติมล",
+        "kind": "malformed target",
+    }
+    assert sort(donda, "Donlada", ["Donlada"], jaidee, raw) == {"word": None, "kind": "other"}

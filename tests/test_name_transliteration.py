@@ -149,16 +149,17 @@ def test_the_weights_average_changes_where_training_ends_not_how_it_trains():
         NameTransliterationConfig(weight_average=1.0)
 
 
-def test_label_smoothing_is_keras_own_smoothed_crossentropy_over_the_real_letters_only():
-    """Issue 29's label smoothing: the smoothed target's cross-entropy, padded steps left out, as without it."""
+def test_label_smoothing_is_keras_own_smoothed_crossentropy_over_the_real_letters_only(tmp_path):
+    """Issue 29's label smoothing: the smoothed target's cross-entropy, padded steps left out, as without it;
+    a run trained with it loads back from its folder."""
     import keras
 
-    from labs.common.training import compile_for_training, smoothed_crossentropy
+    from labs.common.training import SmoothedCrossentropy, compile_for_training
 
     rng = np.random.default_rng(0)
     p = keras.ops.softmax(rng.normal(size=(3, 5, 7)).astype("float32"))
     y = rng.integers(0, 7, size=(3, 5))
-    ours = smoothed_crossentropy(0.1)(y, p)
+    ours = SmoothedCrossentropy(0.1, reduction=None)(y, p)
     keras_own = keras.losses.CategoricalCrossentropy(label_smoothing=0.1, reduction=None)(
         keras.ops.one_hot(y, 7), p
     )
@@ -174,13 +175,18 @@ def test_label_smoothing_is_keras_own_smoothed_crossentropy_over_the_real_letter
     batches = tf_batches(source, target_in, target_out)
     for epsilon, loss in (
         (0.0, keras.losses.sparse_categorical_crossentropy),
-        (0.2, smoothed_crossentropy(0.2)),
+        (0.2, SmoothedCrossentropy(0.2, reduction=None)),
     ):
         model = build_model(config, len(VOCABS["source"]), len(VOCABS["target"]))
         compile_for_training(model, config, batches, smoothing=epsilon)
         per_step = np.asarray(loss(target_out, model([source, target_in])))  # (B, T)
         by_hand = per_step[real].mean()  # the mean over the real letters only
         assert model.evaluate([source, target_in], target_out, verbose=0) == pytest.approx(by_hand, rel=1e-5)
+    smoothed = train(NameTransliterationConfig.tiny(label_smoothing=0.1), out_dir=tmp_path / "run", verbose=0)
+    model, vocabs, again = load_run(tmp_path / "run")
+    assert again.label_smoothing == 0.1 and model.loss.get_config()["epsilon"] == 0.1
+    written = [r.output for r in transliterate(smoothed.model, smoothed.vocabs, NAMES)]
+    assert [r.output for r in transliterate(model, vocabs, NAMES)] == written
     with pytest.raises(InputError, match="label_smoothing must be at least 0 and below 1, got 1.0"):
         NameTransliterationConfig(label_smoothing=1.0)
 

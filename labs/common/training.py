@@ -99,31 +99,42 @@ def compile_for_training(
     1: how often September comes up; lab 2: the last digit of a year). With ``average`` above 0, Adam also
     keeps a moving average of the weights (each step, average * old + (1 - average) * new) and the model
     ends a finished run with it (``fit``'s last step); what :func:`fit` saves after each epoch, and an
-    interrupted run, keep the plain weights. With ``smoothing`` (epsilon) above 0, the target is smoothed:
-    the loss is (1 - epsilon) * -log p(y) + epsilon * the mean of -log p over all K outputs, the cross-entropy
-    against 1 - epsilon + epsilon / K for y and epsilon / K for the rest (so the loss per epoch is that
-    smoothed one)."""
+    interrupted run, keep the plain weights. With ``smoothing`` (epsilon) above 0, the target is smoothed
+    (:class:`SmoothedCrossentropy`): the cross-entropy against 1 - epsilon + epsilon / K for the right token
+    and epsilon / K for each of the K - 1 others (padding and the start and end tokens included, as in
+    Keras' own smoothing). The losses per epoch and the training curve are then that smoothed loss, higher
+    than a plain run's for the same model."""
 
     steps = config.epochs * int(train_batches.cardinality())
     schedule = keras.optimizers.schedules.CosineDecay(config.learning_rate, decay_steps=steps)
     averaging = {"use_ema": True, "ema_momentum": average} if average > 0 else {}
     model.compile(
         optimizer=keras.optimizers.Adam(schedule, **averaging),
-        loss=smoothed_crossentropy(smoothing) if smoothing > 0 else "sparse_categorical_crossentropy",
+        loss=SmoothedCrossentropy(smoothing) if smoothing > 0 else "sparse_categorical_crossentropy",
         metrics=metrics or [],
     )
 
 
-def smoothed_crossentropy(epsilon: float):
-    """The loss of a softmax p (..., K) against the index y with a smoothed target: (1 - epsilon) * -log p_y
-    + epsilon * mean_k(-log p_k). Keras masks padded steps as it does for its own losses."""
+@keras.saving.register_keras_serializable(package="attention_lab")
+class SmoothedCrossentropy(keras.losses.Loss):
+    """The loss of a softmax p (..., K) against the index y with a smoothed target:
 
-    def loss(y, p):
+        loss = (1 - epsilon) * -log p_y + epsilon * mean_k(-log p_k)
+
+    Keras masks padded steps as it does for its own losses. Registered, so that a run folder's model.keras
+    trained with it loads back."""
+
+    def __init__(self, epsilon: float, name: str = "smoothed_crossentropy", **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.epsilon = float(epsilon)
+
+    def call(self, y, p):
         nll = keras.losses.sparse_categorical_crossentropy(y, p)  # -log p_y, (...)
         spread = -keras.ops.mean(keras.ops.log(keras.ops.clip(p, 1e-7, 1.0)), axis=-1)  # (...)
-        return (1 - epsilon) * nll + epsilon * spread
+        return (1 - self.epsilon) * nll + self.epsilon * spread
 
-    return loss
+    def get_config(self) -> dict:
+        return {**super().get_config(), "epsilon": self.epsilon}
 
 
 def fit(

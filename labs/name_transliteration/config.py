@@ -35,7 +35,7 @@ class NameTransliterationConfig(EncoderDecoderConfig):
     sort_window: int = 32  # batches whose names are sorted by length together (0: plain shuffled batches)
     learning_rate: float = 5e-3  # Adam's first step size, decaying to zero along a cosine
     weight_average: float = 0.0  # momentum of the weights' moving average, which the model ends with (0: off)
-    label_smoothing: float = 0.0  # share epsilon of the target spread over all letters (0: off)
+    label_smoothing: float = 0.0  # share of the target moved off the right token, spread over all (0: off)
     seed: int = 1
 
     def __post_init__(self):
