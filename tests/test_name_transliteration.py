@@ -152,8 +152,14 @@ def test_the_weights_average_changes_where_training_ends_not_how_it_trains():
 def test_label_smoothing_is_keras_own_smoothed_crossentropy_over_the_real_letters_only(tmp_path):
     """Issue 29's label smoothing: the smoothed target's cross-entropy, padded steps left out, as without it;
     a run trained with it loads back from its folder."""
+    import zipfile
+
+    import h5py
     import keras
 
+    from autograder.allowlist import check_config
+    from autograder.rubric import load_rubric
+    from labs.common.submission import export
     from labs.common.training import SmoothedCrossentropy, compile_for_training
 
     rng = np.random.default_rng(0)
@@ -187,6 +193,20 @@ def test_label_smoothing_is_keras_own_smoothed_crossentropy_over_the_real_letter
     assert again.label_smoothing == 0.1 and model.loss.get_config()["epsilon"] == 0.1
     written = [r.output for r in transliterate(smoothed.model, smoothed.vocabs, NAMES)]
     assert [r.output for r in transliterate(model, vocabs, NAMES)] == written
+    # Its bundle holds the model for inference only: no loss the grader would refuse, no optimizer state.
+    bundle = export(model, vocabs, task=TASK.name, student_id="smooth", out=tmp_path / "bundle")
+    with zipfile.ZipFile(bundle / "model.keras") as saved:
+        config = json.loads(saved.read("config.json"))
+        (tmp_path / "weights.h5").write_bytes(saved.read("model.weights.h5"))
+    assert not config.get("compile_config")  # {}: no loss, optimizer or metrics
+    verdict = check_config(
+        config, allowed_custom=load_rubric(task=TASK.name).custom_layers, custom_layers_present=True
+    )
+    assert verdict.allowed, verdict.message
+    with h5py.File(tmp_path / "weights.h5") as weights:
+        assert "optimizer" not in weights
+    again = keras.saving.load_model(bundle / "model.keras", compile=False)
+    assert [r.output for r in transliterate(again, vocabs, NAMES)] == written
     with pytest.raises(InputError, match="label_smoothing must be at least 0 and below 1, got 1.0"):
         NameTransliterationConfig(label_smoothing=1.0)
 

@@ -244,7 +244,7 @@ def _check_outputs(model, task: tasks.Task, vocabs: dict[str, Vocabulary], rows:
 def _write_bundle(folder: Path, model, vocabs, task, student_id, predictions, device, layer_module) -> None:
     from labs.common.training import device_description, save_model_atomically
 
-    save_model_atomically(model, folder / "model.keras")
+    save_model_atomically(model, folder / "model.keras", for_inference=True)
     save_vocabularies(
         folder / "vocab.json", task, {name: vocabs[name] for name in tasks.get(task).vocabulary_names}
     )

@@ -266,12 +266,22 @@ def prepare_run_folder(out_dir: str | Path) -> Path:
     return out_dir
 
 
-def save_model_atomically(model, path: str | Path) -> None:
-    """Save a Keras model to ``path`` (``.keras``) so that the file is complete or absent."""
+def save_model_atomically(model, path: str | Path, *, for_inference: bool = False) -> None:
+    """Save a Keras model to ``path`` (``.keras``) so that the file is complete or absent.
+
+    With ``for_inference`` (a bundle's model), what only training uses is left out: the optimizer's state
+    (two numbers per weight, with Adam) and the loss and metrics it was compiled with (a custom loss, such
+    as :class:`SmoothedCrossentropy`, is no object the grader loads). The saved file is read back without
+    them and saved again."""
     path = Path(path)
     scratch = Path(tempfile.mkdtemp(prefix=".saving-", dir=path.parent))
     try:
         model.save(scratch / path.name)
+        if for_inference and (
+            getattr(model, "optimizer", None) is not None or getattr(model, "compiled", False)
+        ):
+            bare = keras.saving.load_model(scratch / path.name, compile=False, safe_mode=True)
+            bare.save(scratch / path.name)
         os.replace(scratch / path.name, path)
     finally:
         with contextlib.suppress(FileNotFoundError):
