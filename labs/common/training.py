@@ -272,7 +272,8 @@ def save_model_atomically(model, path: str | Path, *, for_inference: bool = Fals
     With ``for_inference`` (a bundle's model), what only training uses is left out: the optimizer's state
     (two numbers per weight, with Adam) and the loss and metrics it was compiled with (a custom loss, such
     as :class:`SmoothedCrossentropy`, is no object the grader loads). The saved file is read back without
-    them and saved again."""
+    them and saved again. A model that Keras will not read back (a Lambda layer, a layer class it cannot
+    find) is saved whole, as before: the grader's check then says what it refuses, and why."""
     path = Path(path)
     scratch = Path(tempfile.mkdtemp(prefix=".saving-", dir=path.parent))
     try:
@@ -280,8 +281,12 @@ def save_model_atomically(model, path: str | Path, *, for_inference: bool = Fals
         if for_inference and (
             getattr(model, "optimizer", None) is not None or getattr(model, "compiled", False)
         ):
-            bare = keras.saving.load_model(scratch / path.name, compile=False, safe_mode=True)
-            bare.save(scratch / path.name)
+            try:
+                bare = keras.saving.load_model(scratch / path.name, compile=False, safe_mode=True)
+            except Exception:  # noqa: BLE001 (whatever Keras raises, the whole model is a bundle as before)
+                bare = None
+            if bare is not None:
+                bare.save(scratch / path.name)
         os.replace(scratch / path.name, path)
     finally:
         with contextlib.suppress(FileNotFoundError):
