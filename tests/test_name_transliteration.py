@@ -10,7 +10,7 @@ from homework.kv_attention import KeyValueAttention
 from labs.common import seq2seq
 from labs.common.errors import InputError
 from labs.common.files import read_csv
-from labs.common.pipeline import translation_arrays
+from labs.common.pipeline import translation_arrays, translation_batches
 from labs.common.seq2seq import attention_model as build_attention_model
 from labs.name_transliteration import evaluate, selftest
 from labs.name_transliteration.config import NameTransliterationConfig
@@ -172,13 +172,12 @@ def test_label_smoothing_is_keras_own_smoothed_crossentropy_over_the_real_letter
     np.testing.assert_allclose(np.asarray(ours), np.asarray(keras_own), rtol=1e-5)
 
     targets = ["Somchai Jaidee", "Pawina Rattanaphong", "Thanakon Sisuk", "Itsamae Butphrom"]
-    source, target_in, target_out = translation_arrays(
-        [{"source": n, "target": t} for n, t in zip(NAMES, targets)], VOCABS
-    )
+    pairs = [{"source": n, "target": t} for n, t in zip(NAMES, targets)]
+    source, target_in, target_out = translation_arrays(pairs, VOCABS)
     real = target_out != 0  # (B, T): the padded steps of the shorter names are 0
     assert not real.all()
     config = NameTransliterationConfig.tiny()
-    batches = tf_batches(source, target_in, target_out)
+    batches = translation_batches(pairs, VOCABS, len(pairs))
     for epsilon, loss in (
         (0.0, keras.losses.sparse_categorical_crossentropy),
         (0.2, SmoothedCrossentropy(0.2, reduction=None)),
@@ -189,6 +188,7 @@ def test_label_smoothing_is_keras_own_smoothed_crossentropy_over_the_real_letter
         by_hand = per_step[real].mean()  # the mean over the real letters only
         assert model.evaluate([source, target_in], target_out, verbose=0) == pytest.approx(by_hand, rel=1e-5)
     smoothed = train(NameTransliterationConfig.tiny(label_smoothing=0.1), out_dir=tmp_path / "run", verbose=0)
+    assert "nats per character, smoothed target (0.1)." in smoothed.summary()  # not read as a plain loss
     model, vocabs, again = load_run(tmp_path / "run")
     assert again.label_smoothing == 0.1 and model.loss.get_config()["epsilon"] == 0.1
     written = [r.output for r in transliterate(smoothed.model, smoothed.vocabs, NAMES)]
@@ -209,12 +209,6 @@ def test_label_smoothing_is_keras_own_smoothed_crossentropy_over_the_real_letter
     assert [r.output for r in transliterate(again, vocabs, NAMES)] == written
     with pytest.raises(InputError, match="label_smoothing must be at least 0 and below 1, got 1.0"):
         NameTransliterationConfig(label_smoothing=1.0)
-
-
-def tf_batches(source, target_in, target_out):
-    import tensorflow as tf
-
-    return tf.data.Dataset.from_tensor_slices(((source, target_in), target_out)).batch(len(source))
 
 
 @pytest.mark.parametrize("cell", ["lstm", "gru"])

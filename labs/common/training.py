@@ -280,9 +280,7 @@ def save_model_atomically(model, path: str | Path, *, for_inference: bool = Fals
     try:
         saved = scratch / path.name
         model.save(saved)
-        if for_inference and (
-            getattr(model, "optimizer", None) is not None or getattr(model, "compiled", False)
-        ):
+        if for_inference and getattr(model, "compiled", False):  # compile() gave it an optimizer and a loss
             try:
                 bare = keras.saving.load_model(saved, compile=False, safe_mode=True)
                 bare.save(scratch / f"inference-{path.name}")

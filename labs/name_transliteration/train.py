@@ -86,7 +86,9 @@ def train(
     )
 
     # Save, after every whole epoch and at the end: the model, its vocabularies, the losses per epoch and the
-    # training curve.
+    # training curve (with label smoothing, the loss against the smoothed target, higher than a plain run's).
+    smoothed = f", smoothed target ({config.label_smoothing:g})" if config.label_smoothing else ""
+
     def save(history: dict, seconds: float) -> TrainedRun:
         run = TrainedRun(
             TASK.name,
@@ -94,7 +96,7 @@ def train(
             vocabs,
             config,
             history,
-            "nats per character",
+            f"nats per character{smoothed}",
             seconds,
             device_description(),
             layer_sha256,
