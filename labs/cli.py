@@ -188,6 +188,11 @@ def train_command(args) -> None:
 def run_task(model_dir: str) -> tasks.Task:
     """The task of a run folder, read from its ``vocab.json``."""
     path = Path(model_dir) / "vocab.json"
+    if not Path(model_dir).is_dir():
+        raise InputError(
+            f"no folder {model_dir!r}; give the folder a training run wrote (its --out), or train one with "
+            "`python -m labs train ...`"
+        )
     try:
         return tasks.get(json.loads(path.read_text(encoding="utf-8"))["task"])
     except FileNotFoundError:
@@ -273,12 +278,10 @@ def export_command(args) -> None:
             f"note: this run stopped after epoch {done} of {config.epochs}; exporting the model of epoch "
             f"{done}"
         )
-    if dataclasses.replace(config, epochs=1, seed=1) == task.config.tiny(
-        epochs=1, seed=1
-    ):  # --tiny, any length
+    if config.train_size <= task.config.tiny().train_size:  # --tiny, with any other flags
         print(
-            "note: this is a --tiny run, a seconds-long smoke test that learns next to nothing; "
-            "hand in a model trained with the real configuration"
+            f"note: this run trained on {config.train_size:,} examples, as a --tiny run does: a seconds-long "
+            "smoke test that learns next to nothing; hand in a model trained with the real configuration"
         )
     if config.seed == task.config().seed:
         print(

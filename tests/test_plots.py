@@ -19,3 +19,17 @@ def test_without_a_bound_every_point_is_on_the_chart():
     low, high = figure.axes[0].get_ylim()
     assert low <= 1.5 and high >= 3.0
     assert not figure.axes[0].texts
+
+
+def test_an_attention_heatmaps_title_stays_inside_its_figure_for_a_long_output():
+    """An untrained model writes up to the longest output; its title breaks over lines, not past the edge."""
+    import numpy as np
+
+    from labs.common.plots import plot_attention
+
+    source, output = "สมชาย ใจดี", "Soooommmchaaaaiiii Jaaaaiiiidd" + "e" * 20
+    figure = plot_attention(source, output, np.full((len(output) + 1, len(source)), 0.1))
+    figure.canvas.draw()
+    title = figure.axes[0].title
+    box = title.get_window_extent(figure.canvas.get_renderer())
+    assert figure.bbox.x0 <= box.x0 and box.x1 <= figure.bbox.x1, (box, figure.bbox)

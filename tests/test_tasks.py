@@ -109,7 +109,8 @@ def test_the_cli_exports_a_run_as_the_python_function_does(tmp_path, cli):
     assert "status: graded" in checked and "on the first 1,000 rows of the public dev set" in checked
     assert "10 / 10 required architecture: uses AdditiveAttention; " in checked  # not a bare parameter count
     for args, message in (
-        (["--model", str(tmp_path / "nothing")], "is not a run folder"),
+        (["--model", str(tmp_path / "nothing")], "no folder"),  # a typo in the path
+        (["--model", str(tmp_path)], "is not a run folder"),  # a folder, but no run's
         (
             ["--model", str(tmp_path / "run"), "--student-id", "bad id"],
             "must start with a letter or a digit and hold 1 to 64",

@@ -102,7 +102,7 @@ def plot_attention(
     axis.set_yticks(range(len(weights)), list(output) + ["</s>"][: len(weights) - len(output)])
     axis.set_xlabel("source")
     axis.set_ylabel("output")
-    axis.set_title(title or f"{source}  →  {output}")
+    axis.set_title(title or f"{source}  →  {output}", wrap=True)  # a long name breaks over two lines
     figure.colorbar(image, ax=axis, fraction=0.04, pad=0.02, label="attention weight")
     figure.tight_layout()
     if path is not None:

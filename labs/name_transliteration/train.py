@@ -39,7 +39,6 @@ def train(
     """Train on names from the train split (validation: the dev split); save to ``out_dir`` when given.
 
     ``word_table``: the words and spellings the training names are drawn from (the benchmarks try others)."""
-    out_dir = prepare_run_folder(out_dir) if out_dir is not None else None
     set_seed(config.seed)
 
     # Data: ("สมชาย ใจดี", "Somchai Jaidee") pairs; training names use every seen word before repeating one,
@@ -65,7 +64,7 @@ def train(
 
     # Model: the encoder-decoder with the key-value attention of homework/kv_attention.py, read afresh
     # (the run records which version of the file it was trained with: export checks it) and self-tested:
-    # minutes of training are no way to find a broken layer.
+    # minutes of training are no way to find a broken layer, and a refused run leaves no folder behind.
     layer_sha256 = load_layer()
     failed = failures()
     if failed:
@@ -73,6 +72,7 @@ def train(
             f"your layer fails the self-test ({len(failed)} check(s); first: {failed[0]}). Run the "
             "self-test (python -m labs selftest homework, or the notebook's cell), fix the file, then train"
         )
+    out_dir = prepare_run_folder(out_dir) if out_dir is not None else None
     model = build_model(config, len(vocabs["source"]), len(vocabs["target"]))
 
     # Compile and fit: Adam with a cosine-decaying learning rate; teacher forcing.
