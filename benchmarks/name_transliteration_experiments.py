@@ -139,6 +139,14 @@ for _name, _what, _field in (
         {"epochs": 3, "learning_rate": 0.01, "dropout": 0.1, **_field},
         None,
     )
+# The share of training rows with a dictionary word for one name (0.25 by default), at make demo's budget: do
+# the dictionary's letter patterns help with name words never seen, or do the name words' own do more?
+for _share, _what in ((0.0, "no dictionary rows"), (0.5, "half the rows with a dictionary word")):
+    SETTINGS[f"3 epochs, learning rate 0.01, dropout 0.1, dictionary share {_share:g}"] = (
+        f"3 epochs; learning rate 0.01, dropout 0.1; {_what} (make demo's; default: a quarter)",
+        {"epochs": 3, "learning_rate": 0.01, "dropout": 0.1, "dictionary_share": _share},
+        None,
+    )
 # Half the rows with a word from another word table, at the default budget, make demo's old one and in the
 # short screen.
 WORD_TABLES = {
