@@ -147,6 +147,19 @@ for _share, _what in ((0.0, "no dictionary rows"), (0.5, "half the rows with a d
         {"epochs": 3, "learning_rate": 0.01, "dropout": 0.1, "dictionary_share": _share},
         None,
     )
+# Depth: a second bidirectional RNN in the encoder, reading the first one's h_j, at make demo's budget and the
+# new default's: each h_j then sees its neighbours' neighbours (a Thai vowel sign's reading depends on
+# letters around it). An epoch costs more, so it must beat the one-layer model at the same time.
+SETTINGS["3 epochs, learning rate 0.01, dropout 0.1, 2 encoder layers"] = (
+    "3 epochs; learning rate 0.01, dropout 0.1; two bidirectional LSTMs in the encoder (make demo's)",
+    {"epochs": 3, "learning_rate": 0.01, "dropout": 0.1, "encoder_layers": 2},
+    None,
+)
+SETTINGS["6 epochs, learning rate 0.005, 2 encoder layers"] = (
+    "6 epochs; learning rate 0.005; two bidirectional LSTMs in the encoder (the new default, deeper)",
+    {"epochs": 6, "learning_rate": 0.005, "encoder_layers": 2},
+    None,
+)
 # Half the rows with a word from another word table, at the default budget, make demo's old one and in the
 # short screen.
 WORD_TABLES = {

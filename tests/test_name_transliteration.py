@@ -239,6 +239,42 @@ def test_a_second_read_decodes_step_by_step_as_a_whole_and_reloads(cell, tmp_pat
     np.testing.assert_allclose(np.asarray(again([source, target_in])), full, atol=1e-6)
 
 
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+def test_a_stacked_encoder_decodes_step_by_step_as_a_whole_reloads_and_passes_the_allowlist(cell, tmp_path):
+    """Issue 29's depth: two bidirectional RNNs in the encoder, the upper one reading the lower one's h."""
+    import zipfile
+
+    import keras
+
+    from autograder.allowlist import check_config
+    from autograder.rubric import load_rubric
+
+    keras.utils.set_random_seed(0)
+    config = NameTransliterationConfig.tiny(cell=cell, encoder_layers=2)
+    stacked = build_model(config, len(VOCABS["source"]), len(VOCABS["target"]))
+    encoder = stacked.get_layer("encoder")
+    below, above = encoder.get_layer(f"bi{cell}_1"), encoder.get_layer(f"bi{cell}")
+    # the lower layer's h (B, S, 2u) is what the upper one's kernel reads: (2u, gates * u)
+    assert below.output.shape[-1] == 2 * config.units == above.forward_layer.cell.kernel.shape[0]
+    assert len(encoder.output["state"]) == (2 if cell == "lstm" else 1)  # from the top layer
+    one = build_model(NameTransliterationConfig.tiny(cell=cell), len(VOCABS["source"]), len(VOCABS["target"]))
+    assert stacked.count_params() > one.count_params()
+    full = _steps_agree_with_the_whole(stacked)
+    stacked.save(tmp_path / "stacked.keras")
+    with zipfile.ZipFile(tmp_path / "stacked.keras") as saved:
+        verdict = check_config(
+            json.loads(saved.read("config.json")),
+            allowed_custom=load_rubric(task=TASK.name).custom_layers,
+            custom_layers_present=True,
+        )
+    assert verdict.allowed, verdict.message
+    again = keras.saving.load_model(tmp_path / "stacked.keras")
+    source, target_in, _ = _arrays(NAMES)
+    np.testing.assert_allclose(np.asarray(again([source, target_in])), full, atol=1e-6)
+    with pytest.raises(InputError, match="encoder_layers must be 1 or more, got 0"):
+        NameTransliterationConfig(encoder_layers=0)
+
+
 def test_the_greedy_loop_written_out_writes_what_the_engine_writes(model, tiny_run):
     from labs.name_transliteration.transliterate import greedy_transliterate
 

@@ -67,14 +67,22 @@ def inputs_like(structure, names: tuple[str, ...] = ()):
 
 
 def encode_source(
-    source, vocab_size: int, embedding_dim: int, units: int, dropout: float = 0.0, cell: str = "lstm"
+    source,
+    vocab_size: int,
+    embedding_dim: int,
+    units: int,
+    dropout: float = 0.0,
+    cell: str = "lstm",
+    layers: int = 1,
 ):
     """The shared encoder: source (B, S) -> h (B, S, 2u), the decoder's first state, the source mask.
 
     A bidirectional LSTM (or GRU, ``cell="gru"``) reads the source characters both ways, so each h_j
     knows its neighbours on both sides; its two final states, side by side, start the decoder: [h, c]
     (B, 2u) each for an LSTM, [h] for a GRU. With ``dropout``, training drops that share of the source
-    embeddings (the model cannot lean on any one of them, which helps it with words it never saw).
+    embeddings (the model cannot lean on any one of them, which helps it with words it never saw). With
+    ``layers`` above 1, that many bidirectional RNNs are stacked, each reading the one below; the top one
+    gives h_j and the states.
     """
     # (B, S)
     source_mask = keras.ops.not_equal(source, 0)
@@ -82,6 +90,10 @@ def encode_source(
     x = keras.layers.Embedding(vocab_size, embedding_dim, mask_zero=True, name="source_embedding")(source)
     if dropout:
         x = keras.layers.Dropout(dropout, name="source_dropout")(x)
+    rnn = keras.layers.GRU if cell == "gru" else keras.layers.LSTM
+    for below in range(1, layers):
+        # (B, S, 2u): a lower layer, read by the one above it
+        x = keras.layers.Bidirectional(rnn(units, return_sequences=True), name=f"bi{cell}_{below}")(x)
     if cell == "gru":
         bigru = keras.layers.Bidirectional(
             keras.layers.GRU(units, return_sequences=True, return_state=True), name="bigru"

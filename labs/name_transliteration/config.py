@@ -19,6 +19,7 @@ class NameTransliterationConfig(EncoderDecoderConfig):
     cell: str = field(default="lstm", metadata={"choices": CELLS})  # the encoder's and the decoder's RNN
     embedding_dim: int = 64
     units: int = 128  # per encoder direction; the decoder has 2 * units
+    encoder_layers: int = 1  # bidirectional RNNs stacked in the encoder, each reading the one below
     key_dim: int = 64  # size of queries and keys (they only score)
     value_dim: int = 128  # size of values, and so of the context (what is read)
     score: str = field(
@@ -43,6 +44,7 @@ class NameTransliterationConfig(EncoderDecoderConfig):
             (
                 "embedding_dim",
                 "units",
+                "encoder_layers",
                 "key_dim",
                 "value_dim",
                 "train_size",

@@ -90,6 +90,7 @@ def build_encoder(config: NameTransliterationConfig, source_vocab_size: int):
         config.units,
         dropout=config.dropout,
         cell=config.cell,
+        layers=config.encoder_layers,
     )
     if config.second_read:
         # the second RNN's first state: zeros, [r_0, c_0] (B, u) each for an LSTM, r_0 for a GRU
