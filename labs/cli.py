@@ -22,6 +22,7 @@ import labs
 from labs import tasks
 from labs.common.arguments import Commands, Parser, checked, positive_int
 from labs.common.errors import InputError
+from labs.common.files import check_run_folder
 from labs.common.submission import check_layer_module, check_student_id
 
 
@@ -188,11 +189,7 @@ def train_command(args) -> None:
 def run_task(model_dir: str) -> tasks.Task:
     """The task of a run folder, read from its ``vocab.json``."""
     path = Path(model_dir) / "vocab.json"
-    if not Path(model_dir).is_dir():
-        raise InputError(
-            f"no folder {model_dir!r}; give the folder a training run wrote (its --out), or train one with "
-            "`python -m labs train ...`"
-        )
+    check_run_folder(model_dir)
     try:
         return tasks.get(json.loads(path.read_text(encoding="utf-8"))["task"])
     except FileNotFoundError:
@@ -278,10 +275,10 @@ def export_command(args) -> None:
             f"note: this run stopped after epoch {done} of {config.epochs}; exporting the model of epoch "
             f"{done}"
         )
-    if config.train_size <= task.config.tiny().train_size:  # --tiny, with any other flags
+    if config.train_size <= task.config.tiny().train_size:  # a training set no bigger than --tiny's
         print(
-            f"note: this run trained on {config.train_size:,} examples, as a --tiny run does: a seconds-long "
-            "smoke test that learns next to nothing; hand in a model trained with the real configuration"
+            f"note: this run trained on {config.train_size:,} examples, as a --tiny run does: a smoke test "
+            "that learns next to nothing; hand in a model trained with the real configuration"
         )
     if config.seed == task.config().seed:
         print(

@@ -105,6 +105,36 @@ def test_missing_folder_gives_one_line(cli, tmp_path):
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["translate", "สมชาย ใจดี"],
+        ["export", "--student-id", "s1", "--out", "{tmp}/x.zip"],
+        ["evaluate", "name-transliteration"],
+        ["evaluate", "date-translation"],
+        ["sample"],
+    ],
+)
+def test_a_run_folder_that_is_not_there_or_is_a_file_gives_one_line(cli, tmp_path, command):
+    """A mistyped --model, or the bundle given where the run folder belongs: what it is, in one line."""
+    (tmp_path / "submission.zip").write_bytes(b"PK")
+    argv = [part.format(tmp=tmp_path) for part in command]
+    for model, message in (("runs/typo", "no folder"), ("submission.zip", "is a file, not a run folder")):
+        result = cli(*argv, "--model", str(tmp_path / model))
+        assert result.returncode == 2 and message in result.stderr, (argv, result.stderr)
+        assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+    assert not (tmp_path / "x.zip").exists() and not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("task", ["date-generation", "date-translation", "name-transliteration"])
+def test_training_into_a_file_is_refused_in_one_line_and_leaves_it(cli, tmp_path, task):
+    taken = tmp_path / "notes.txt"
+    taken.write_text("mine\n")
+    result = cli("train", task, "--tiny", "--out", str(taken))
+    assert result.returncode == 2 and "is a file; give a folder" in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and taken.read_text() == "mine\n"
+
+
 def test_unwritable_location_gives_one_line_even_for_root(cli):
     result = cli("data", "iso-dates", "--n", "5", "--out", "/proc/attention-lab-test.csv")
     assert result.returncode == 2

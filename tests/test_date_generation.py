@@ -203,6 +203,9 @@ def test_cli_train_sample_evaluate(cli, tmp_path):
 
 def test_cli_errors_for_missing_models_and_bad_config(cli, tmp_path):
     missing = cli("sample", "--model", str(tmp_path / "nothing"))
-    assert missing.returncode == 2 and "no trained model" in missing.stderr
+    assert missing.returncode == 2 and "no folder" in missing.stderr
+    (tmp_path / "empty").mkdir()
+    untrained = cli("sample", "--model", str(tmp_path / "empty"))
+    assert untrained.returncode == 2 and "no trained model" in untrained.stderr
     bad = cli("train", "date-generation", "--out", str(tmp_path / "x"), "--cell", "transformer")
     assert bad.returncode == 2 and "unknown cell 'transformer'" in bad.stderr

@@ -27,9 +27,10 @@ def test_an_attention_heatmaps_title_stays_inside_its_figure_for_a_long_output()
 
     from labs.common.plots import plot_attention
 
-    source, output = "สมชาย ใจดี", "Soooommmchaaaaiiii Jaaaaiiiidd" + "e" * 20
-    figure = plot_attention(source, output, np.full((len(output) + 1, len(source)), 0.1))
-    figure.canvas.draw()
-    title = figure.axes[0].title
-    box = title.get_window_extent(figure.canvas.get_renderer())
-    assert figure.bbox.x0 <= box.x0 and box.x1 <= figure.bbox.x1, (box, figure.bbox)
+    source = "สมชาย ใจดี"
+    for output in ("Soooommmchaaaaiiii Jaaaaiiiidd" + "e" * 20, "S" + "o" * 62):  # spaced, and one long word
+        figure = plot_attention(source, output, np.full((len(output) + 1, len(source)), 0.1))
+        figure.canvas.draw()
+        title = figure.axes[0].title
+        box = title.get_window_extent(figure.canvas.get_renderer())
+        assert figure.bbox.x0 <= box.x0 and box.x1 <= figure.bbox.x1, (output, box, figure.bbox)

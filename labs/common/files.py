@@ -19,6 +19,21 @@ from typing import Iterable, Iterator, Sequence
 from labs.common.errors import InputError
 
 
+def check_run_folder(model_dir: str | Path) -> None:
+    """Explain, in one line, why ``model_dir`` is no folder to read a run from (not there, or a file)."""
+    if Path(model_dir).is_dir():
+        return
+    if Path(model_dir).exists():
+        raise InputError(
+            f"{str(model_dir)!r} is a file, not a run folder; give the folder a training run wrote "
+            "(its --out)"
+        )
+    raise InputError(
+        f"no folder {str(model_dir)!r}; give the folder a training run wrote (its --out), or train one with "
+        "`python -m labs train ...`"
+    )
+
+
 def check_writable(path: str | os.PathLike) -> Path:
     """Return ``path`` as a Path, or raise InputError if it cannot be written.
 

@@ -102,7 +102,10 @@ def plot_attention(
     axis.set_yticks(range(len(weights)), list(output) + ["</s>"][: len(weights) - len(output)])
     axis.set_xlabel("source")
     axis.set_ylabel("output")
-    axis.set_title(title or f"{source}  →  {output}", wrap=True)  # a long name breaks over two lines
+    # A long title breaks at its spaces; an untrained model's output can be one long word, so it is cut short
+    # there (the rows below show every letter).
+    shown = output if len(output) <= 40 else output[:39] + "…"
+    axis.set_title(title or f"{source}  →  {shown}", wrap=True)
     figure.colorbar(image, ax=axis, fraction=0.04, pad=0.02, label="attention weight")
     figure.tight_layout()
     if path is not None:

@@ -91,9 +91,9 @@ def encode_source(
     if dropout:
         x = keras.layers.Dropout(dropout, name="source_dropout")(x)
     rnn = keras.layers.GRU if cell == "gru" else keras.layers.LSTM
-    for below in range(1, layers):
-        # (B, S, 2u): a lower layer, read by the one above it
-        x = keras.layers.Bidirectional(rnn(units, return_sequences=True), name=f"bi{cell}_{below}")(x)
+    for i in range(1, layers):  # the lower layers, numbered from the bottom; the top one is bi{cell} below
+        # (B, S, 2u): read by the layer above
+        x = keras.layers.Bidirectional(rnn(units, return_sequences=True), name=f"bi{cell}_{i}")(x)
     if cell == "gru":
         bigru = keras.layers.Bidirectional(
             keras.layers.GRU(units, return_sequences=True, return_state=True), name="bigru"

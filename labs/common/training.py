@@ -38,6 +38,7 @@ import keras
 import tensorflow as tf
 
 from labs.common.errors import InputError
+from labs.common.files import check_run_folder
 
 
 @dataclass
@@ -253,11 +254,16 @@ def device_description() -> str:
     return f"GPU ({details.get('device_name', gpus[0].name)})"
 
 
+def check_out_folder(out_dir: str | Path) -> None:
+    """Refuse, before any work, an ``--out`` that is a file."""
+    if Path(out_dir).exists() and not Path(out_dir).is_dir():
+        raise InputError(f"--out {str(out_dir)!r} is a file; give a folder for the model and its files")
+
+
 def prepare_run_folder(out_dir: str | Path) -> Path:
     """Create ``out_dir`` (and its parents) for a training run's files, or explain why not."""
     out_dir = Path(out_dir)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise InputError(f"--out {str(out_dir)!r} is a file; give a folder for the model and its files")
+    check_out_folder(out_dir)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as error:
@@ -357,6 +363,7 @@ def load_run_folder(model_dir: str | Path, task: str, config_class):
     from labs.common.vocab import load_vocabularies
 
     model_dir = Path(model_dir)
+    check_run_folder(model_dir)
     if not (model_dir / "model.keras").is_file():
         raise InputError(
             f"no trained model in {str(model_dir)!r} (model.keras is missing); "

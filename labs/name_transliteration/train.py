@@ -16,6 +16,7 @@ from labs.common.errors import InputError
 from labs.common.pipeline import translation_batches
 from labs.common.training import (
     TrainedRun,
+    check_out_folder,
     compile_for_training,
     device_description,
     fit,
@@ -39,6 +40,8 @@ def train(
     """Train on names from the train split (validation: the dev split); save to ``out_dir`` when given.
 
     ``word_table``: the words and spellings the training names are drawn from (the benchmarks try others)."""
+    if out_dir is not None:
+        check_out_folder(out_dir)  # at once; the folder itself is made once the layer passes its self-test
     set_seed(config.seed)
 
     # Data: ("สมชาย ใจดี", "Somchai Jaidee") pairs; training names use every seen word before repeating one,
