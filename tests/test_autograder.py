@@ -5,6 +5,7 @@ import io
 import json
 import os
 import re
+import shutil
 import stat
 import subprocess
 import sys
@@ -751,7 +752,7 @@ def test_gradebook_leaderboard_feedback_and_gradescope_results(lab2_graded):
     )
 
 
-def test_a_rerun_resumes_and_grading_again_gives_the_same_scores(lab2_graded, monkeypatch):
+def test_a_rerun_resumes_and_grading_again_gives_the_same_scores(lab2_graded, monkeypatch, tmp_path):
     import autograder.batch
     import autograder.grade
 
@@ -771,20 +772,28 @@ def test_a_rerun_resumes_and_grading_again_gives_the_same_scores(lab2_graded, mo
     )
     assert {r["student"]: r["score"] for r in again} == {s: r["score"] for s, r in records.items()}
     assert runs == []  # nothing was run again: every result came from results/
-    forced = grade_folder(
-        root / "submissions", rubric, root / "hidden", root / "grades", jobs=2, force=True, progress=False
-    )
-    assert {r["student"]: r["score"] for r in forced} == {s: r["score"] for s, r in records.items()}
-    sandboxed = [s for s, r in records.items() if r["sandbox_seconds"] is not None]
-    assert len(runs) == len(sandboxed) >= 6  # --force ran every bundle that reaches the sandbox again
+    # --force, then a fixed grader, on two of the batch's bundles (one graded, one whose hidden run fails)
+    # with the results the whole batch left: each runs every bundle again, and the scores stand.
+    subset, grades = tmp_path / "submissions", tmp_path / "grades"
+    subset.mkdir()
+    for name in ("honest.zip", "nan-output.zip"):
+        shutil.copyfile(root / "submissions" / name, subset / name)
+    shutil.copytree(root / "grades", grades)
+    expected = {
+        r["student"]: r["score"] for r in records.values() if r["bundle"] in {"honest.zip", "nan-output.zip"}
+    }
+    assert len(expected) == 2 and all(records[s]["sandbox_seconds"] is not None for s in expected)
+    resumed = grade_folder(subset, rubric, root / "hidden", grades, jobs=2, progress=False)
+    assert {r["student"]: r["score"] for r in resumed} == expected and runs == []
+    forced = grade_folder(subset, rubric, root / "hidden", grades, jobs=2, force=True, progress=False)
+    assert {r["student"]: r["score"] for r in forced} == expected
+    assert len(runs) == 2  # --force ran both again
     # A fixed grader (here: other code, as grader_digest sees it) grades again without --force.
     runs.clear()
     monkeypatch.setattr(autograder.batch, "grader_digest", lambda: "0" * 64)
-    fixed = grade_folder(
-        root / "submissions", rubric, root / "hidden", root / "grades", jobs=2, progress=False
-    )
-    assert {r["student"]: r["score"] for r in fixed} == {s: r["score"] for s, r in records.items()}
-    assert len(runs) == len(sandboxed) and {r["grader_sha256"] for r in fixed} == {"0" * 64}
+    fixed = grade_folder(subset, rubric, root / "hidden", grades, jobs=2, progress=False)
+    assert {r["student"]: r["score"] for r in fixed} == expected
+    assert len(runs) == 2 and {r["grader_sha256"] for r in fixed} == {"0" * 64}
 
 
 # ---- the reference models, end to end ----

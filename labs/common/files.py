@@ -34,6 +34,12 @@ def check_run_folder(model_dir: str | Path) -> None:
     )
 
 
+def check_out_folder(out_dir: str | Path) -> None:
+    """Refuse, before any work, an ``--out`` that is a file."""
+    if Path(out_dir).exists() and not Path(out_dir).is_dir():
+        raise InputError(f"--out {str(out_dir)!r} is a file; give a folder for the model and its files")
+
+
 def check_writable(path: str | os.PathLike) -> Path:
     """Return ``path`` as a Path, or raise InputError if it cannot be written.
 

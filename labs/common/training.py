@@ -38,7 +38,7 @@ import keras
 import tensorflow as tf
 
 from labs.common.errors import InputError
-from labs.common.files import check_run_folder
+from labs.common.files import check_out_folder, check_run_folder
 
 
 @dataclass
@@ -252,12 +252,6 @@ def device_description() -> str:
         return "CPU"
     details = tf.config.experimental.get_device_details(gpus[0])
     return f"GPU ({details.get('device_name', gpus[0].name)})"
-
-
-def check_out_folder(out_dir: str | Path) -> None:
-    """Refuse, before any work, an ``--out`` that is a file."""
-    if Path(out_dir).exists() and not Path(out_dir).is_dir():
-        raise InputError(f"--out {str(out_dir)!r} is a file; give a folder for the model and its files")
 
 
 def prepare_run_folder(out_dir: str | Path) -> Path:

@@ -13,10 +13,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from labs.common.errors import InputError
+from labs.common.files import check_out_folder
 from labs.common.pipeline import translation_batches
 from labs.common.training import (
     TrainedRun,
-    check_out_folder,
     compile_for_training,
     device_description,
     fit,
