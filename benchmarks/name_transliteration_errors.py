@@ -108,8 +108,18 @@ def main() -> None:
     parser.add_argument(
         "--show", type=int, default=12, help="names of each kind to print and keep (default 12)"
     )
+    parser.add_argument(
+        "--length-penalties",
+        type=float,
+        nargs="+",
+        default=[],
+        metavar="A",
+        help="decode again with the beam ranked by log p / length ** A, for each A (e.g. 0 0.5 1 2), and "
+        "print each one's accuracy: whether another ranking puts the right spelling first",
+    )
     args = parser.parse_args()
 
+    from labs.name_transliteration import evaluate
     from labs.name_transliteration.data import DEFAULT_TABLE, load_lexicon
     from labs.name_transliteration.train import load_run
     from labs.name_transliteration.transliterate import transliterate
@@ -167,6 +177,12 @@ def main() -> None:
     print(
         f"Name words whose base spelling is not RTGS syllables: {malformed_words:,} of {len(name_words):,}."
     )
+    by_penalty = {}
+    for penalty in args.length_penalties:  # graded as the benchmark grades (evaluate.summary)
+        ranked = transliterate(model, vocabs, [r["source"] for r in rows], beam=3, length_penalty=penalty)
+        summary = evaluate.summary(rows, [r.alternatives for r in ranked])
+        by_penalty[f"{penalty:g}"] = summary["per_stratum"]["unseen"]["accuracy"]
+        print(f"Beam 3 ranked by log p / length ** {penalty:g}: {by_penalty[f'{penalty:g}']:.2%} right.")
     write_results(
         "name_transliteration_errors",
         {"run": str(args.run), "run_config": config.to_dict(), "beam": 3, "show": args.show},
@@ -181,10 +197,12 @@ def main() -> None:
             "accepted_spellings_per_name_word_with_rule_readings": per_word_with,
             "name_words_with_malformed_base_spelling": malformed_words,
             "name_words": len(name_words),
+            "accuracy_by_length_penalty": by_penalty,
         },
         {},
         "CPU",
-        command=f"python benchmarks/name_transliteration_errors.py {args.run} --show {args.show}",
+        command=f"python benchmarks/name_transliteration_errors.py {args.run} --show {args.show}"
+        + (" --length-penalties " + " ".join(by_penalty) if by_penalty else ""),
     )
 
 

@@ -52,3 +52,26 @@ def test_beam_width_one_is_greedy_on_the_trap():
     np.testing.assert_allclose(single.log_probs, greedy.log_probs)
     with pytest.raises(InputError, match="beam width must be 1 or more"):
         beam_search(trap_step, None, 1, beam_width=0, max_length=4)
+
+
+def test_translate_texts_ranks_its_beam_by_the_length_penalty_it_is_given():
+    from labs.common.decoding import translate_texts
+    from labs.common.vocab import Vocabulary
+
+    letters = Vocabulary.from_characters("ab")  # a, b: ids 4, 5, as A and B above
+    vocabs = {"source": letters, "target": letters}
+
+    def ranked(length_penalty: float) -> list[str]:
+        (result,) = translate_texts(
+            ["ab"],
+            vocabs,
+            lambda source: (trap_step, None),
+            max_length=4,
+            beam=3,
+            length_penalty=length_penalty,
+        )
+        return result.alternatives
+
+    assert ranked(1.0) == ["b", "a", "aaaa"]  # the default: the mean log-probability per token
+    # a penalty above 1 favours long outputs: the sure, short `b` is no longer first
+    assert ranked(3.0)[0] != "b" and all(len(output) >= 3 for output in ranked(3.0))

@@ -427,9 +427,11 @@ def translate_texts(
     *,
     max_length: int,
     beam: int = 1,
+    length_penalty: float = 1.0,
     batch_size: int = 10_000,
 ) -> list[Translation]:
-    """Decode ``texts`` in batches: greedy (``beam=1``) or beam search, keeping the top ``beam`` outputs.
+    """Decode ``texts`` in batches: greedy (``beam=1``) or beam search, keeping the top ``beam`` outputs
+    (ranked by ``log p / length ** length_penalty``: :func:`beam_search`).
 
     ``make_step(source)`` gives a step function and its first state for one batch of encoded
     sources (B, S). Characters outside the source vocabulary become ``<unk>``.
@@ -448,7 +450,9 @@ def translate_texts(
         # source (B, S)
         step, state = make_step(vocabs["source"].encode_batch(batch, unknown="unk"))
         if beam > 1:
-            ranked = beam_search(step, state, len(batch), beam_width=beam, max_length=max_length)
+            ranked = beam_search(
+                step, state, len(batch), beam_width=beam, max_length=max_length, length_penalty=length_penalty
+            )
         else:
             ranked = [decode_steps(step, state, len(batch), max_length=max_length, greedy=True)]
         for row, text in enumerate(batch):

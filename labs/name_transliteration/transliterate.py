@@ -38,15 +38,23 @@ def transliterate(
     texts: list[str],
     *,
     beam: int = 1,
+    length_penalty: float = 1.0,
     batch_size: int = 5_000,
     step_decoding: bool = True,
 ) -> list[Translation]:
-    """Transliterate Thai names; with ``beam > 1``, each result's ``alternatives`` holds the top spellings.
+    """Transliterate Thai names; with ``beam > 1``, each result's ``alternatives`` holds the top spellings,
+    ranked by ``log p / length ** length_penalty`` (1.0: the mean log-probability per letter).
 
     ``step_decoding=False`` re-runs the whole model on every prefix instead (the generic decoder
     the autograder uses); the outputs are the same.
     """
     make_step = seq2seq.stepper(model, steps=TASK.max_output_length, step_decoding=step_decoding)
     return decoding.translate_texts(
-        texts, vocabs, make_step, max_length=TASK.max_output_length, beam=beam, batch_size=batch_size
+        texts,
+        vocabs,
+        make_step,
+        max_length=TASK.max_output_length,
+        beam=beam,
+        length_penalty=length_penalty,
+        batch_size=batch_size,
     )
