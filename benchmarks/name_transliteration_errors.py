@@ -1,7 +1,7 @@
 """Homework 3.1: the names a trained model never saw and writes wrong, sorted by why (issue 29).
 
     python -m labs train name-transliteration --out runs/default    # the default configuration, 10-15 min
-    python benchmarks/name_transliteration_errors.py runs/default [--show 12]
+    python benchmarks/name_transliteration_errors.py runs/default [--show 12] [--length-penalties 0 0.5 1 2 3]
 
 Decodes the public test split's ``unseen`` names with beam 3, as the benchmark and the experiments do, and
 sorts each name it writes wrong by its first wrong word:
@@ -19,6 +19,10 @@ sorts each name it writes wrong by its first wrong word:
 It also grades the same outputs as if every spelling of the rule reading were accepted too, and counts the
 accepted spellings per name word with and without them: what accepting that reading would buy, and what it
 would cost in leniency (``royin`` misreads words the neural romanizer gets right: ``กกกอด`` kakakot).
+
+With ``--length-penalties``, it decodes the same names again with the beam ranked by ``log p / length ** A``
+for each ``A``, and grades them as the benchmark does: whether another length normalisation puts the right
+spelling first.
 
 Prints the counts and a few names of each kind; writes benchmarks/results/name_transliteration_errors.json.
 """
@@ -115,7 +119,7 @@ def main() -> None:
         default=[],
         metavar="A",
         help="decode again with the beam ranked by log p / length ** A, for each A (e.g. 0 0.5 1 2), and "
-        "print each one's accuracy: whether another ranking puts the right spelling first",
+        "print each one's accuracy (give the run folder first)",
     )
     args = parser.parse_args()
 
@@ -181,8 +185,9 @@ def main() -> None:
     for penalty in args.length_penalties:  # graded as the benchmark grades (evaluate.summary)
         ranked = transliterate(model, vocabs, [r["source"] for r in rows], beam=3, length_penalty=penalty)
         summary = evaluate.summary(rows, [r.alternatives for r in ranked])
-        by_penalty[f"{penalty:g}"] = summary["per_stratum"]["unseen"]["accuracy"]
-        print(f"Beam 3 ranked by log p / length ** {penalty:g}: {by_penalty[f'{penalty:g}']:.2%} right.")
+        key = f"{penalty:g}"
+        by_penalty[key] = summary["per_stratum"]["unseen"]["accuracy"]
+        print(f"Beam 3 ranked by log p / length ** {key}: {by_penalty[key]:.2%} right.")
     write_results(
         "name_transliteration_errors",
         {"run": str(args.run), "run_config": config.to_dict(), "beam": 3, "show": args.show},

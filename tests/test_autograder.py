@@ -772,22 +772,25 @@ def test_a_rerun_resumes_and_grading_again_gives_the_same_scores(lab2_graded, mo
     )
     assert {r["student"]: r["score"] for r in again} == {s: r["score"] for s, r in records.items()}
     assert runs == []  # nothing was run again: every result came from results/
-    # --force, then a fixed grader, on two of the batch's bundles (one graded, one whose hidden run fails)
-    # with the results the whole batch left: each runs every bundle again, and the scores stand.
+    # --force, then a fixed grader, on three of the batch's bundles with the results the whole batch left: one
+    # graded, one whose hidden run fails, one refused before it runs. Each of the two runs both sandboxed
+    # bundles again and gives every bundle the same score.
+    picked = ("honest.zip", "nan-output.zip", "lambda.zip")
     subset, grades = tmp_path / "submissions", tmp_path / "grades"
     subset.mkdir()
-    for name in ("honest.zip", "nan-output.zip"):
+    for name in picked:
         shutil.copyfile(root / "submissions" / name, subset / name)
     shutil.copytree(root / "grades", grades)
-    expected = {
-        r["student"]: r["score"] for r in records.values() if r["bundle"] in {"honest.zip", "nan-output.zip"}
-    }
-    assert len(expected) == 2 and all(records[s]["sandbox_seconds"] is not None for s in expected)
+    expected = {r["student"]: r["score"] for r in records.values() if r["bundle"] in picked}
+    sandboxed = {s for s in expected if records[s]["sandbox_seconds"] is not None}
+    assert len(expected) == 3 and len(sandboxed) == 2
     resumed = grade_folder(subset, rubric, root / "hidden", grades, jobs=2, progress=False)
     assert {r["student"]: r["score"] for r in resumed} == expected and runs == []
     forced = grade_folder(subset, rubric, root / "hidden", grades, jobs=2, force=True, progress=False)
     assert {r["student"]: r["score"] for r in forced} == expected
     assert len(runs) == 2  # --force ran both again
+    after = grade_folder(subset, rubric, root / "hidden", grades, jobs=2, progress=False)
+    assert {r["student"]: r["score"] for r in after} == expected and len(runs) == 2  # and resumes after it
     # A fixed grader (here: other code, as grader_digest sees it) grades again without --force.
     runs.clear()
     monkeypatch.setattr(autograder.batch, "grader_digest", lambda: "0" * 64)

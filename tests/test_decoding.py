@@ -73,5 +73,8 @@ def test_translate_texts_ranks_its_beam_by_the_length_penalty_it_is_given():
         return result.alternatives
 
     assert ranked(1.0) == ["b", "a", "aaaa"]  # the default: the mean log-probability per token
-    # a penalty above 1 favours long outputs: the sure, short `b` is no longer first
-    assert ranked(3.0)[0] != "b" and all(len(output) >= 3 for output in ranked(3.0))
+    # a large penalty favours long outputs: the sure, short `b` is no longer among them
+    assert ranked(3.0) == ["aab", "aaaa", "aaa"]
+    for wrong in (-1.0, float("nan"), "1"):
+        with pytest.raises(InputError, match="length_penalty must be a number, 0 or more"):
+            ranked(wrong)

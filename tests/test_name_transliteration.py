@@ -610,3 +610,18 @@ def test_config_rejects_a_share_or_window_out_of_range():
         NameTransliterationConfig(dictionary_share=1.0)
     with pytest.raises(InputError, match="sort_window must be 0 \\(off\\) or more, got -1"):
         NameTransliterationConfig(sort_window=-1)
+
+
+def test_transliterate_passes_its_length_penalty_to_the_beam(model, monkeypatch):
+    from labs.common import decoding
+
+    given = {}
+    real = decoding.translate_texts
+
+    def spy(*args, **kwargs):
+        given.update(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(decoding, "translate_texts", spy)
+    assert len(transliterate(model, VOCABS, NAMES[:2], beam=2, length_penalty=0.5)) == 2
+    assert given["beam"] == 2 and given["length_penalty"] == 0.5

@@ -431,7 +431,7 @@ def translate_texts(
     batch_size: int = 10_000,
 ) -> list[Translation]:
     """Decode ``texts`` in batches: greedy (``beam=1``) or beam search, keeping the top ``beam`` outputs
-    (ranked by ``log p / length ** length_penalty``: :func:`beam_search`).
+    (with ``beam > 1``, ranked by ``log p / length ** length_penalty``: :func:`beam_search`).
 
     ``make_step(source)`` gives a step function and its first state for one batch of encoded
     sources (B, S). Characters outside the source vocabulary become ``<unk>``.
@@ -444,6 +444,11 @@ def translate_texts(
             f"text {blank + 1} of {len(texts)} is {texts[blank]!r}: give each a non-empty string to decode"
         )
     beam = check_whole_number(beam, "beam", 1, " (1: greedy)")
+    if not (isinstance(length_penalty, (int, float)) and 0 <= length_penalty < float("inf")):
+        raise InputError(
+            f"length_penalty must be a number, 0 or more (1: the mean log-probability per token), "
+            f"got {length_penalty!r}"
+        )
     results: list[Translation] = []
     for first in range(0, len(texts), batch_size):
         batch = texts[first : first + batch_size]

@@ -43,7 +43,7 @@ def transliterate(
     step_decoding: bool = True,
 ) -> list[Translation]:
     """Transliterate Thai names; with ``beam > 1``, each result's ``alternatives`` holds the top spellings,
-    ranked by ``log p / length ** length_penalty`` (1.0: the mean log-probability per letter).
+    ranked by ``log p / length ** length_penalty`` (1.0: the mean log-probability per token).
 
     ``step_decoding=False`` re-runs the whole model on every prefix instead (the generic decoder
     the autograder uses); the outputs are the same.
