@@ -20,7 +20,7 @@ from pathlib import Path
 
 import labs
 from labs import tasks
-from labs.common.arguments import Commands, Parser, checked, positive_int
+from labs.common.arguments import Commands, Parser, checked, positive_int, run_folder
 from labs.common.errors import InputError
 from labs.common.files import check_run_folder
 from labs.common.submission import check_layer_module, check_student_id
@@ -108,7 +108,10 @@ def _build_parser() -> argparse.ArgumentParser:
         help="translate dates (lab 2) or Thai names (homework 3.1) with a trained model",
     )
     translate.add_argument(
-        "--model", required=True, help="a run folder written by `train` for a translation task"
+        "--model",
+        type=run_folder,
+        required=True,
+        help="a run folder written by `train` for a translation task",
     )
     translate.add_argument(
         "texts", nargs="+", help='dates or names, e.g. "27 January 2018" "๒๗ ม.ค. ๖๑" or "สมชาย ใจดี"'
@@ -131,7 +134,9 @@ def _build_parser() -> argparse.ArgumentParser:
         description="Write a trained run's submission bundle (model.keras, vocab.json, meta.json "
         "and, for the homework, your layer module), checked as the grader will.",
     )
-    export.add_argument("--model", required=True, help="the run folder written by `python -m labs train ...`")
+    export.add_argument(
+        "--model", type=run_folder, required=True, help="the run folder written by `python -m labs train ...`"
+    )
     export.add_argument(
         "--student-id",
         required=True,

@@ -1,6 +1,8 @@
 """The command line as users meet it: outputs, same bytes for the same seed, one-line errors."""
 
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -124,6 +126,32 @@ def test_a_run_folder_that_is_not_there_or_is_a_file_gives_one_line(cli, tmp_pat
         assert result.returncode == 2 and message in result.stderr, (argv, result.stderr)
         assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
     assert not (tmp_path / "x.zip").exists() and not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["sample", "--model", "{missing}"],
+        ["evaluate", "date-generation", "--model", "{missing}"],
+        ["evaluate", "date-translation", "--model", "{run}", "--baseline", "{missing}"],
+        ["evaluate", "name-transliteration", "--model", "{missing}"],
+        ["translate", "x", "--model", "{missing}"],
+    ],
+)
+def test_a_mistyped_run_folder_is_reported_before_tensorflow_is_imported(tmp_path, command):
+    """The path is checked as the command line is read: the student waits no seconds for the typo's line."""
+    (tmp_path / "run").mkdir()
+    argv = [part.format(missing=tmp_path / "typo", run=tmp_path / "run") for part in command]
+    probe = (
+        "import sys\nfrom labs.cli import main\n"
+        f"try:\n    main({argv!r})\nexcept SystemExit as stop:\n    print('exit', stop.code)\n"
+        "print('tensorflow' in sys.modules)"
+    )
+    from tests.conftest import REPO_ROOT
+
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO_ROOT)
+    assert result.stdout.split() == ["exit", "2", "False"], (result.stdout, result.stderr)
+    assert "no folder" in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
 
 @pytest.mark.parametrize("task", ["date-generation", "date-translation", "name-transliteration"])
