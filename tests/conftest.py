@@ -32,3 +32,16 @@ def run_cli(*args: str, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess:
 @pytest.fixture
 def cli():
     return run_cli
+
+
+def without_feedback_examples():
+    """A context in which grading skips its second sandboxed run per bundle, the one that decodes the public
+    examples for the student's feedback (a fresh process importing TensorFlow: seconds each). For tests about
+    something else; that run is tested where feedback is: test_autograder's lab-2 batch, the bundles of an
+    earlier kit, the attacks (its run is one more place for a bundle's code to act), the Gradescope package,
+    the demo and the student kit."""
+    from unittest import mock
+
+    import autograder.batch
+
+    return mock.patch.object(autograder.batch, "public_examples", lambda task: [])

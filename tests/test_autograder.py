@@ -22,7 +22,7 @@ from autograder.rubric import RubricError, load_rubric
 from autograder.sandbox import available_isolation, clean_stale_folders
 from labs.common.errors import InputError
 from labs.common.submission import export
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, without_feedback_examples
 
 SECRET = "a-course-secret-0123456789abcdef"
 
@@ -154,13 +154,14 @@ def test_a_parameter_count_too_large_for_a_float_does_not_stop_the_batch(tmp_pat
         "read_weights",  # as if the check slipped
         lambda *args: {"parameters": 10**400, "fingerprint": None, "matrices": []},
     )
-    records = grade_folder(
-        tmp_path / "subs",
-        load_rubric(task="date-translation"),
-        tmp_path / "hidden",
-        tmp_path / "grades",
-        progress=False,
-    )
+    with without_feedback_examples():
+        records = grade_folder(
+            tmp_path / "subs",
+            load_rubric(task="date-translation"),
+            tmp_path / "hidden",
+            tmp_path / "grades",
+            progress=False,
+        )
     assert records[0]["status"] == "error" and (tmp_path / "grades" / "gradebook.csv").is_file()
 
 
@@ -986,16 +987,15 @@ def test_weights_the_reader_cannot_count_earn_no_architecture_points(tmp_path, s
         lambda w: w.__setitem__("layers/elsewhere", h5py.ExternalLink("/etc/passwd", "/x")),
     )
     make_hidden_set("date-translation", secret_file, tmp_path / "hidden", n=20)
-    records = {
-        r["student"]: r
-        for r in grade_folder(
+    with without_feedback_examples():
+        graded = grade_folder(
             tmp_path / "subs",
             load_rubric(task="date-translation"),
             tmp_path / "hidden",
             tmp_path / "grades",
             progress=False,
         )
-    }
+    records = {r["student"]: r for r in graded}
     architecture = {student: record["lines"][0] for student, record in records.items()}
     assert architecture["honest"]["points"] == 10 and records["honest"]["parameters"] == model.count_params()
     assert records["linked"]["parameters"] == model.count_params() and architecture["linked"]["points"] == 10

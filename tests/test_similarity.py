@@ -30,7 +30,7 @@ from autograder.weights import (
     pack,
     sample_positions,
 )
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, without_feedback_examples
 
 
 def _similarity_rows(grades: Path) -> dict[frozenset, dict]:
@@ -503,9 +503,10 @@ def graded_class(tmp_path_factory):
     _with_unreadable_weights(subs / "ann.zip", subs / "eve.zip")
     (root / "secret.txt").write_text("similarity-test-secret")
     make_hidden_set("date-translation", root / "secret.txt", root / "hidden", n=60)
-    records = grade_folder(
-        subs, load_rubric(task="date-translation"), root / "hidden", root / "grades", progress=False
-    )
+    with without_feedback_examples():
+        records = grade_folder(
+            subs, load_rubric(task="date-translation"), root / "hidden", root / "grades", progress=False
+        )
     return root, records
 
 
