@@ -190,6 +190,8 @@ def _check_finite(step):
 
 def _language_model(model, vocabs, job) -> dict:
     from labs.common.decoding import decode_steps, full_language_model_step
+    from labs.common.errors import InputError
+    from labs.common.metrics import true_token_probabilities
 
     vocab = vocabs["target"]
     _probe(model, np.array([[1, 4, 5]], dtype="int32"), len(vocab), "tokens (batch, T)")
@@ -200,7 +202,10 @@ def _language_model(model, vocabs, job) -> dict:
     inputs = vocab.encode_batch(job["score_texts"], add_start=True, unknown="unk")  # (n, T)
     targets = vocab.encode_batch(job["score_texts"], add_end=True, unknown="unk")  # (n, T)
     probabilities = np.asarray(model.predict_on_batch(inputs))  # (n, T, V)
-    picked = np.take_along_axis(probabilities, targets[..., None], axis=-1)[..., 0]
+    try:  # each position a distribution, read divided by its sum (what the lab's own evaluation reads)
+        picked = true_token_probabilities(probabilities, targets)  # (n, T)
+    except InputError as error:
+        raise ChildError(WRONG_SIGNATURE, str(error)) from None
     guesses = probabilities.argmax(axis=-1)  # the model's most likely next character (model similarity)
     return {
         "samples": samples,

@@ -165,6 +165,44 @@ def test_a_parameter_count_too_large_for_a_float_does_not_stop_the_batch(tmp_pat
     assert records[0]["status"] == "error" and (tmp_path / "grades" / "gradebook.csv").is_file()
 
 
+def test_a_language_model_that_scales_its_softmax_is_refused_not_scored_below_the_bound(
+    tmp_path, secret_file
+):
+    """Keras layers alone (no custom code) can scale a softmax: the samples stay the same (sampling divides by
+    the sum) while the probability read for each true letter grows, and the cross-entropy with it falls below
+    what any distribution reaches. The grader reads distributions only."""
+    import keras
+
+    from autograder.batch import check_bundle
+    from labs.date_generation.config import DateGenerationConfig
+    from labs.date_generation.data import vocabularies
+    from labs.date_generation.model import build_model
+
+    keras.utils.set_random_seed(0)
+    vocabs = vocabularies()
+    honest = build_model(DateGenerationConfig.tiny(), len(vocabs["target"]))
+    tokens = keras.Input(shape=(None,), dtype="int32", name="tokens")
+    # p / ||p||: each value in [0, 1], the true letter's larger than its probability
+    louder = keras.Model(tokens, keras.layers.UnitNormalization(axis=-1)(honest(tokens)), name="date_lstm")
+    for name, model in (("honest", honest), ("louder", louder)):
+        export(model, vocabs, task="date-generation", student_id=name, out=tmp_path / "subs" / f"{name}.zip")
+    make_hidden_set("date-generation", secret_file, tmp_path / "hidden", n=20)
+    with without_feedback_examples():
+        graded = grade_folder(
+            tmp_path / "subs",
+            load_rubric(task="date-generation"),
+            tmp_path / "hidden",
+            tmp_path / "grades",
+            progress=False,
+        )
+    records = {r["student"]: r for r in graded}
+    assert records["honest"]["status"] == "graded", records["honest"]["message"]
+    assert records["louder"]["status"] == "wrong-signature" and not records["louder"]["metrics"]
+    assert records["louder"]["score"] < records["honest"]["score"]
+    checked = check_bundle(tmp_path / "subs" / "louder.zip")  # the student's own check says why
+    assert checked["status"] == "wrong-signature" and "must be a softmax" in checked["message"], checked
+
+
 def _decoyed(config: dict) -> dict:
     """A config with an AdditiveAttention that computes nothing: a top-level object and a layer nothing
     feeds."""

@@ -10,7 +10,7 @@ import pytest
 
 from labs.common.decoding import choose_next, decode_steps
 from labs.common.errors import InputError
-from labs.common.metrics import bits_per_token, total_variation
+from labs.common.metrics import SUM_TOLERANCE, bits_per_token, total_variation, true_token_probabilities
 from labs.common.pipeline import language_model_arrays
 from labs.common.vocab import END_ID, PAD_ID, START_ID, UNK_ID
 from labs.date_generation.config import DateGenerationConfig
@@ -146,6 +146,34 @@ def test_total_variation_and_bits_per_token():
     assert bits_per_token(uniform, np.array([[1, 2, PAD_ID]])) == pytest.approx(2.0)  # padding not counted
     sure = np.array([[[0, 1.0, 0, 0]]])
     assert bits_per_token(sure, np.array([[1]])) == pytest.approx(0.0, abs=1e-9)
+
+
+@pytest.mark.parametrize(
+    "scale,message",
+    [
+        (
+            lambda p: p / p.max(axis=-1, keepdims=True),
+            "sum to",
+        ),  # p / max p: the true letter's "probability" 1
+        (lambda p: p / np.linalg.norm(p, axis=-1, keepdims=True), "sum to"),  # what UnitNormalization gives
+        (lambda p: p / 2, "sum to"),  # half of each: no distribution either
+        (lambda p: np.log(p), "in [0, 1]"),  # logits, or a last layer without its softmax
+    ],
+)
+def test_outputs_that_are_no_distribution_are_refused_not_read(scale, message):
+    """A model that rescales its softmax samples the same dates (sampling divides by the sum) but would claim a
+    cross-entropy below the entropy bound, which no distribution reaches."""
+    p = np.random.default_rng(0).dirichlet(
+        np.ones(5), size=(3, 4)
+    )  # (batch, time, vocab), each a distribution
+    targets = np.array([[1, 2, 3, PAD_ID], [4, 1, PAD_ID, PAD_ID], [2, 2, 2, 2]])
+    honest = bits_per_token(p, targets)
+    assert honest > 0.5
+    with pytest.raises(InputError, match=re.escape(message)):
+        bits_per_token(scale(p), targets)
+    # Round-off within the tolerance is read divided by the sum: no gain from a 1 % louder softmax.
+    assert bits_per_token(p * (1 + SUM_TOLERANCE / 2), targets) == pytest.approx(honest)
+    assert (true_token_probabilities(p, targets)[targets == PAD_ID] == 1).all()
 
 
 def test_training_writes_the_run_folder_and_reloads(tiny_run):

@@ -24,16 +24,49 @@ def total_variation(p: Mapping[Hashable, float], q: Mapping[Hashable, float]) ->
     return 0.5 * sum(abs(p.get(x, 0.0) - q.get(x, 0.0)) for x in set(p) | set(q))
 
 
+SUM_TOLERANCE = 0.01  # how far a position's probabilities may sum from 1 (float16 round-off is far less)
+
+
+def true_token_probabilities(probabilities: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """The probability each position gives its true next token: (batch, time), from the model's output
+    (batch, time, vocab) and ``targets`` (batch, time), padding positions (target 0) set to 1.
+
+    Each counted position must be a distribution, values in [0, 1] summing to 1 (within ``SUM_TOLERANCE``),
+    and is read divided by its sum: sampling divides so too, and a model that scales its softmax (``p /
+    max p``, say) would otherwise claim a cross-entropy below what any distribution can reach. Raises
+    ``InputError`` for an output that is no distribution (a last layer without its softmax)."""
+    from labs.common.errors import InputError
+
+    probabilities = np.asarray(probabilities, dtype=np.float64)
+    targets = np.asarray(targets)
+    mask = targets != PAD_ID  # (batch, time)
+    counted = probabilities[mask]  # (positions, vocab)
+    sums = counted.sum(axis=-1)
+    if not (np.isfinite(counted).all() and counted.min(initial=0) >= 0 and counted.max(initial=0) <= 1):
+        raise InputError(
+            "the model's outputs are not probabilities: each must be in [0, 1] (end with a softmax)"
+        )
+    if np.abs(sums - 1).max(initial=0) > SUM_TOLERANCE:
+        worst = sums[np.abs(sums - 1).argmax()]
+        raise InputError(
+            f"the model's next-character probabilities sum to {worst:.4g} at a position, not 1: its last "
+            "layer must be a softmax over the vocabulary"
+        )
+    picked = np.take_along_axis(probabilities, targets[..., None], axis=-1)[..., 0]  # (batch, time)
+    picked[mask] /= sums
+    picked[~mask] = 1.0
+    return picked
+
+
 def bits_per_token(probabilities: np.ndarray, targets: np.ndarray) -> float:
-    """Mean cross-entropy in bits of ``targets`` (batch, time) under ``probabilities`` (batch, time, vocab).
+    """Mean cross-entropy in bits of ``targets`` (batch, time) under ``probabilities`` (batch, time, vocab),
+    read by :func:`true_token_probabilities`.
 
     Padding positions (target 0) are not counted.
     """
-    probabilities = np.asarray(probabilities)
     targets = np.asarray(targets)
-    picked = np.take_along_axis(probabilities, targets[..., None], axis=-1)[..., 0]  # (batch, time)
-    mask = targets != PAD_ID
-    return float(-np.log2(np.clip(picked[mask], 1e-30, None)).mean())
+    picked = true_token_probabilities(probabilities, targets)  # (batch, time)
+    return float(-np.log2(np.clip(picked[targets != PAD_ID], 1e-30, None)).mean())
 
 
 def share(flags: Iterable[bool]) -> float:
