@@ -157,8 +157,29 @@ def gradescope_results(record: dict, rubric: Rubric) -> dict:
         "leaderboard": leaderboard,
         "visibility": rubric.visibility,
         "stdout_visibility": "hidden",
-        "extra_data": {"attention_lab": record},
+        "extra_data": {"attention_lab": student_record(record)},
     }
+
+
+MEMORY_STEP_MB = 10  # peak memory as a student reads it: in steps of 10 MB
+
+
+def student_record(record: dict) -> dict:
+    """The record as a student may read it (``results/<student>.json``: Gradescope gives it to them).
+
+    The scored run held the hidden inputs, and a bundle's code chooses how long that run takes, how much
+    memory it holds and what timing it reports: every fine measure of it is a channel from the hidden inputs
+    to the student. So its times are whole seconds (as ``execution_time``), its peak memory is in steps of
+    ``MEMORY_STEP_MB``, and the child's own report of its timing (any float it likes) is left out; the
+    instructor's record, which ``grade`` returns, keeps them all."""
+    view = dict(record)
+    view.pop("child_seconds", None)
+    for key in ("sandbox_seconds", "sandbox_cpu_seconds"):
+        if isinstance(view.get(key), (int, float)):
+            view[key] = round(view[key])
+    if isinstance(view.get("peak_memory_mb"), (int, float)):
+        view["peak_memory_mb"] = MEMORY_STEP_MB * round(view["peak_memory_mb"] / MEMORY_STEP_MB)
+    return view
 
 
 def _lower_is_better(name: str, rubric: Rubric) -> bool:

@@ -747,6 +747,30 @@ def test_a_message_is_one_short_line_cut_before_an_escape_it_would_split():
         assert cut[:-1].endswith("a" * 40) or cut[:-1].endswith("<U+202E>") or cut[-2] == "b", cut
 
 
+def test_what_a_student_reads_of_the_scored_run_is_coarse(lab2_graded):
+    """The scored run held the hidden inputs and its code chose how long it ran, what memory it held and what
+    timing it reported: a student's results file keeps whole seconds, memory in 10 MB steps and no timing of
+    the child's own (a hostile layer packed a hidden name into those two floats); the instructor's record keeps
+    them all."""
+    root, _, records = lab2_graded
+    honest = records["honest"]
+    assert set(honest["child_seconds"]) == {"load", "predict"} and honest["sandbox_seconds"] > 0
+    for student, record in records.items():
+        shown = json.loads((root / "grades" / "results" / f"{student}.json").read_text(encoding="utf-8"))
+        view = shown["extra_data"]["attention_lab"]
+        assert "child_seconds" not in view, student
+        if record["sandbox_seconds"] is not None:
+            assert view["sandbox_seconds"] == round(record["sandbox_seconds"]) == shown["execution_time"]
+            assert isinstance(view["sandbox_seconds"], int) and isinstance(view["sandbox_cpu_seconds"], int)
+            assert (
+                view["peak_memory_mb"] % 10 == 0
+                and abs(view["peak_memory_mb"] - record["peak_memory_mb"]) <= 5
+            )
+        assert {k: v for k, v in view.items() if "seconds" not in k and k != "peak_memory_mb"} == {
+            k: v for k, v in record.items() if "seconds" not in k and k != "peak_memory_mb"
+        }
+
+
 def test_gradebook_leaderboard_feedback_and_gradescope_results(lab2_graded):
     root, rubric, records = lab2_graded
     grades = root / "grades"
