@@ -6,8 +6,11 @@ sandboxed child shares the machine's network. Before it execs, the child install
 ``io_uring_setup`` (io_uring can open and connect sockets without a system call the filter would
 see), and the calls that reach into another process (``ptrace``, ``process_vm_readv`` and
 ``_writev``, ``pidfd_getfd``): a process of the same user without the filter (none is started,
-but a filter is no place to assume it) could otherwise be made to open a socket for it. The
-child needs none of these: Keras loads and predicts without them. A filter needs no
+but a filter is no place to assume it) could otherwise be made to open a socket for it. It also
+refuses what would keep data for the child's user past its run, beyond the files and System V IPC
+the grader removes: the kernel's keyrings (``add_key``, ``request_key``, ``keyctl``) and POSIX
+message queues (``mq_open``), through which the scored run could hand the hidden inputs to the
+run on the public examples, whose outputs a student reads. The child needs none of these: Keras loads and predicts without them. A filter needs no
 privilege (``no_new_privs`` is set first), works under Docker's default seccomp profile, is
 inherited by every process the child starts and survives ``exec``; no process can remove it.
 
@@ -75,6 +78,10 @@ ARCHITECTURES = {
             "clone": 56,
             "clone3": 435,
             "sched_setaffinity": 203,
+            "add_key": 248,
+            "request_key": 249,
+            "keyctl": 250,
+            "mq_open": 240,
         },
     ),
     "aarch64": (
@@ -95,6 +102,10 @@ ARCHITECTURES = {
             "clone": 220,
             "clone3": 435,
             "sched_setaffinity": 122,
+            "add_key": 217,
+            "request_key": 218,
+            "keyctl": 219,
+            "mq_open": 180,
         },
     ),
 }
@@ -121,6 +132,13 @@ NO_NETWORK = (
     Rule("pidfd_getfd", errno.EPERM),
     # nor out of the cores it was pinned to where no cgroup holds its CPU share (autograder.sandbox)
     Rule("sched_setaffinity", errno.EPERM),
+    # nor anything kept for its user outside files and System V IPC (which the grader removes after each run),
+    # where the run on the public examples could find what the scored run left: the kernel's keyrings, POSIX
+    # message queues
+    Rule("add_key", errno.EPERM),
+    Rule("request_key", errno.EPERM),
+    Rule("keyctl", errno.EPERM),
+    Rule("mq_open", errno.EPERM),
 )
 CONTAINER = (
     Rule("unshare", errno.EPERM),

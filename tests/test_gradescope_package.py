@@ -266,6 +266,40 @@ print(";".join(refused), "child:", "PermissionError" in child.stderr)
     assert contained.stdout.split() == ["refused", "refused", "forked"], contained.stderr
 
 
+def test_the_network_filter_refuses_what_would_outlive_a_run_for_its_user():
+    """Both runs of a bundle (the scored one, then the public examples') are one user: the grader removes its
+    files and System V IPC between them, and the filter refuses the rest, the kernel's keyrings and POSIX
+    message queues (a hostile layer carried the hidden inputs from one run to the other in its keyring)."""
+    _container_or_skip()
+    probe = r"""
+import ctypes, platform
+libc = ctypes.CDLL(None, use_errno=True)
+add_key, request_key, keyctl, mq_open = {"x86_64": (248, 249, 250, 240), "aarch64": (217, 218, 219, 180)}[
+    platform.machine()
+]
+calls = {
+    "add_key": (add_key, b"user", b"stash", b"hidden", 6, -4),  # into the user's keyring (KEY_SPEC_USER_KEYRING)
+    "request_key": (request_key, b"user", b"stash", None, 0),
+    "keyctl": (keyctl, 0, -4, 0),  # KEYCTL_GET_KEYRING_ID of the user's keyring
+    "mq_open": (mq_open, b"stash", 0o102, 0o600, None),  # O_CREAT | O_RDWR
+}
+for name, (number, *args) in calls.items():
+    ctypes.set_errno(0)
+    failed = libc.syscall(number, *args) < 0
+    print(name, ctypes.get_errno() if failed else "made")
+"""
+    cut = subprocess.run(
+        [sys.executable, "-c", probe],
+        preexec_fn=prepared(NO_NETWORK).install,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert cut.stdout.split() == ["add_key", "1", "request_key", "1", "keyctl", "1", "mq_open", "1"], (
+        cut.stdout + cut.stderr
+    )  # EPERM, each
+
+
 def test_the_selfcheck_command_keeps_the_layout_where_asked_and_says_what_it_found(packages, tmp_path):
     made = packages["date-generation"]
     ran = run_autograder(
