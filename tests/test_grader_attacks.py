@@ -27,7 +27,7 @@ import pytest
 import autograder.batch
 from autograder.batch import grade_folder
 from autograder.gradescope_check import blocked_on_the_way
-from autograder.hidden import make_hidden_set
+from autograder.hidden import load_hidden_set, make_hidden_set
 from autograder.rubric import load_rubric
 from autograder.sandbox import SANDBOX_UID_BASE, available_isolation, package_folders
 from labs.common.submission import export
@@ -148,16 +148,26 @@ RAGGED = (
 # Carry hidden inputs into what a student reads: the run's error message, or (stashed where a later run might
 # find it) the public examples' outputs and the second run's error.
 LEAK = r"""
-json = importer("js" + "on")
+json = importer("js" + "on"); ctypes = importer("ct" + "ypes"); platform = importer("plat" + "form")
 job = json.load(open(sys.argv[1] + "/job.json"))
 places = ["/tmp/.stash", os.path.expanduser("~/.stash"), "/dev/shm/.stash", os.path.dirname(sys.argv[1]) + "/.stash",
           "/var/tmp/.stash"]
+# and the user's keyring, which outlives a process (add_key, request_key, keyctl)
+libc = ctypes.CDLL(None, use_errno=True)
+add_key, request_key, keyctl = {{"x86_64": (248, 249, 250), "aarch64": (217, 218, 219)}}[platform.machine()]
+def keyring_read():
+    key = libc.syscall(request_key, b"user", b"stash", None, 0)
+    buffer = ctypes.create_string_buffer(16000)
+    size = libc.syscall(keyctl, 11, key, buffer, 16000) if key > 0 else -1  # KEYCTL_READ
+    return json.loads(buffer.raw[:size].decode()) if size > 0 else []
 if job.get("sources"):
     for place in places:
         try:
             open(place, "w").write(json.dumps(job["sources"][:8]))
         except OSError:
             pass
+    data = json.dumps(job["sources"][:8]).encode()
+    libc.syscall(add_key, b"user", b"stash", data, len(data), -4)  # KEY_SPEC_USER_KEYRING
     if {raise_hidden}:
         raise RuntimeError("LEAK " + " | ".join(job["sources"][:8]) + " from " + __file__)
 else:
@@ -168,12 +178,13 @@ else:
             break
         except (OSError, ValueError):
             pass
+    stash = stash or keyring_read()
     main = sys.modules["__main__"]
     original = main._examples
     def leaky(model, job, decode, vocab):
         found = original(model, job, decode, vocab)
         for example, text in zip(found, stash):
-            example["output"] = text
+            example["output"], example["attention"] = text, None  # an output with no attention rows to match
         return found
     main._examples = leaky
     if stash and {raise_hidden}:
@@ -402,7 +413,6 @@ def test_no_hidden_input_and_no_host_path_reaches_a_student(attacked):
     """The scored run is given the hidden inputs and no example; the examples a student sees come from a run
     given no hidden input; a failed scored run is told in the grader's words. So a module that writes the
     hidden inputs into its error, or stashes them for the examples' run, shows a student none of them."""
-    from autograder.hidden import load_hidden_set
 
     records, grades = attacked["records"], attacked["grades"]
     hidden = [
@@ -464,7 +474,6 @@ def test_no_isolation_refuses_code_unless_the_instructor_asks(tmp_path, monkeypa
 
     import autograder.sandbox
     from autograder.grade import HiddenSet, grade_bundle
-    from autograder.hidden import load_hidden_set
     from labs.date_translation.config import DateTranslationConfig
     from labs.date_translation.data import vocabularies as date_vocabularies
     from labs.date_translation.model import build_model as build_translator
@@ -590,6 +599,9 @@ if os.fork() == 0:              # a process that forks and exits, again and agai
         ),
         "saboteur": SABOTAGE.format(grader=1, daemon=daemon, hanger=daemon) + hopper,
         "caller": caller,
+        "stasher": LEAK.format(
+            raise_hidden=False
+        ),  # files, shared memory, its keyring: for the examples' run
     }.items():
         export(model, vocabs, task="name-transliteration", student_id=name, out=subs / name)
         (subs / name / "custom_layers.py").write_text(layer + PRELUDE + attack, encoding="utf-8")
@@ -638,9 +650,16 @@ if os.fork() == 0:              # a process that forks and exits, again and agai
         rows = {row["student"]: row for row in csv.DictReader(handle)}
     assert {row["isolation"] for row in rows.values()} == {"user+nonet"}
     assert rows["honest"]["status"] == "graded", rows["honest"]["message"]
-    for name in ("snoop", "saboteur", "caller"):
+    for name in ("snoop", "saboteur", "caller", "stasher"):
         assert rows[name]["status"] == "graded", (name, rows[name]["message"])
         assert rows[name]["score"] == rows["honest"]["score"]
+    hidden = [row["source"] for row in load_hidden_set(tmp_path / "hidden", "name-transliteration")[0]]
+    for name in rows:
+        said = "".join(
+            (tmp_path / "grades" / folder / f"{name}{suffix}").read_text(encoding="utf-8")
+            for folder, suffix in (("feedback", ".md"), ("feedback", ".html"), ("results", ".json"))
+        )
+        assert not [source for source in hidden if source in said], name
     assert _processes_running(daemon) == [] and not (REPO_ROOT / "vandal-user.txt").exists()
     assert _processes_of_users_from(SANDBOX_UID_BASE) == []  # the pid-hopper went with its user
 
