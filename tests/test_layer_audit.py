@@ -184,3 +184,40 @@ leak = "{0.__init__.__globals__[sys]}".format(numpy)
     for word, line in (("os", 3), ("fromfile", 4), ("subprocess", 6), ("__globals__", 8), ("sys", 8)):
         assert f"{word} (line {line}," in said, (word, said)
     assert "may not run code it builds" in audit_module(b"from numpy import eval as e\n").message
+
+
+@pytest.mark.parametrize(
+    "encoded",
+    [
+        lambda code: b"\xef\xbb\xbf" + code.encode("utf-8"),  # a byte-order mark, which Python skips
+        lambda code: b"# -*- coding: latin-1 -*-\n" + code.encode("latin-1"),  # a coding line
+        lambda code: b"# vim: set fileencoding=utf-16 :\n" + code.encode("utf-8"),  # one Python does not take
+    ],
+    ids=["bom", "latin-1", "utf-16"],
+)
+def test_a_module_is_read_as_python_reads_it_and_what_cannot_be_read_is_refused(encoded):
+    """A byte-order mark or a coding line once made the read fail, and a failed read let the module through
+    unchecked while Python imported it all the same: the read now takes the bytes as Python does."""
+    source = encoded("import os\nos.listdir('/')\n")
+    audit = audit_module(source)
+    assert not audit.allowed
+    try:
+        compile(source, "custom_layers.py", "exec")
+    except SyntaxError:
+        assert audit.message.startswith("custom_layers.py is not Python that runs"), audit.message
+    else:  # Python would run it: the check sees its import
+        assert "imports 'os' (line" in audit.message, audit.message
+
+
+@pytest.mark.parametrize(
+    "source,message",
+    [
+        (b"def call(self:\n    pass\n", "is not Python that runs: "),
+        (b"\xff\xfeimport keras\n", "is not Python that runs: "),
+        (b"x = " + b"(" * 300 + b"1" + b")" * 300 + b"\n", "is not Python that runs: "),
+    ],
+    ids=["syntax", "not utf-8", "too nested"],
+)
+def test_a_module_that_python_cannot_read_is_refused_with_what_python_says(source, message):
+    audit = audit_module(source, name="kv_attention.py")
+    assert not audit.allowed and audit.message.startswith(f"kv_attention.py {message}"), audit.message

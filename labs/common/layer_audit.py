@@ -190,10 +190,13 @@ def audit_module(source: bytes, name: str = "custom_layers.py") -> Audit:
             f"{name} is {len(source) / 1000:.0f} kB; a layer module needs no more than "
             f"{MAX_MODULE_BYTES // 1000} kB (it may not carry data)",
         )
-    try:
-        tree = ast.parse(source.decode("utf-8"), filename=name)
-    except (UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
-        return Audit(True)  # it cannot run either: loading it reports the error to the student
+    try:  # the bytes, read as Python reads the file it imports: a byte-order mark, a coding line
+        tree = ast.parse(source, filename=name)
+    except SyntaxError as error:  # what Python says of it, also for a coding it does not know
+        where = f" (line {error.lineno})" if error.lineno else ""
+        return Audit(False, f"{name} is not Python that runs: {error.msg}{where}")
+    except (ValueError, RecursionError, MemoryError) as error:  # what cannot be read cannot be checked
+        return Audit(False, f"{name} cannot be read as Python ({type(error).__name__})")
     review, reaches = set(), {}
     docstrings = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}
     for node in sorted(ast.walk(tree), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0))):
