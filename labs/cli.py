@@ -20,7 +20,7 @@ from pathlib import Path
 
 import labs
 from labs import tasks
-from labs.common.arguments import Commands, Parser, checked, positive_int, run_folder
+from labs.common.arguments import Commands, Parser, checked, positive_int
 from labs.common.errors import InputError
 from labs.common.files import check_run_folder
 from labs.common.submission import check_layer_module, check_student_id
@@ -108,10 +108,7 @@ def _build_parser() -> argparse.ArgumentParser:
         help="translate dates (lab 2) or Thai names (homework 3.1) with a trained model",
     )
     translate.add_argument(
-        "--model",
-        type=run_folder,
-        required=True,
-        help="a run folder written by `train` for a translation task",
+        "--model", required=True, help="a run folder written by `train` for a translation task"
     )
     translate.add_argument(
         "texts", nargs="+", help='dates or names, e.g. "27 January 2018" "๒๗ ม.ค. ๖๑" or "สมชาย ใจดี"'
@@ -134,9 +131,7 @@ def _build_parser() -> argparse.ArgumentParser:
         description="Write a trained run's submission bundle (model.keras, vocab.json, meta.json "
         "and, for the homework, your layer module), checked as the grader will.",
     )
-    export.add_argument(
-        "--model", type=run_folder, required=True, help="the run folder written by `python -m labs train ...`"
-    )
+    export.add_argument("--model", required=True, help="the run folder written by `python -m labs train ...`")
     export.add_argument(
         "--student-id",
         required=True,
@@ -321,6 +316,10 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["TF_CPP_MIN_LOG_LEVEL"] = "0"  # TensorFlow is imported later, by the command
         show_start_up_lines()
     try:
+        # A run folder that is not there is said before the command imports TensorFlow (seconds).
+        for folder in (getattr(args, "model", None), getattr(args, "baseline", None)):
+            if folder is not None:
+                check_run_folder(folder)
         return args.handler(args) or 0
     except InputError as error:
         print(f"python -m labs: error: {error}", file=sys.stderr)

@@ -139,12 +139,12 @@ def test_a_run_folder_that_is_not_there_or_is_a_file_gives_one_line(cli, tmp_pat
     ],
 )
 def test_a_mistyped_run_folder_is_reported_before_tensorflow_is_imported(tmp_path, command):
-    """The path is checked as the command line is read: the student waits no seconds for the typo's line."""
+    """The path is checked before the command imports TensorFlow: the student waits no seconds for the typo's line."""
     (tmp_path / "run").mkdir()
     argv = [part.format(missing=tmp_path / "typo", run=tmp_path / "run") for part in command]
     probe = (
         "import sys\nfrom labs.cli import main\n"
-        f"try:\n    main({argv!r})\nexcept SystemExit as stop:\n    print('exit', stop.code)\n"
+        f"print('exit', main({argv!r}))\n"
         "print('tensorflow' in sys.modules)"
     )
     from tests.conftest import REPO_ROOT
@@ -152,6 +152,14 @@ def test_a_mistyped_run_folder_is_reported_before_tensorflow_is_imported(tmp_pat
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO_ROOT)
     assert result.stdout.split() == ["exit", "2", "False"], (result.stdout, result.stderr)
     assert "no folder" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_help_after_a_run_folder_that_is_not_there_is_still_help(cli, tmp_path):
+    """A command copied from the README with --help added shows its help, whatever its --model says."""
+    result = cli("translate", "--model", str(tmp_path / "runs" / "names"), "x", "--help")
+    assert result.returncode == 0 and result.stdout.startswith("usage: python -m labs translate"), (
+        result.stderr
+    )
 
 
 @pytest.mark.parametrize("task", ["date-generation", "date-translation", "name-transliteration"])

@@ -88,14 +88,3 @@ positive_float = checked(_positive_float)
 positive_float.__name__ = "float"
 rows = checked(_rows)  # a number of rows a generator may write: 0 to 10,000,000
 rows.__name__ = "int"
-
-
-def _run_folder(text: str) -> str:
-    from labs.common.files import check_run_folder
-
-    check_run_folder(text)
-    return text
-
-
-# a --model or --baseline: a folder that is there, checked before the command imports TensorFlow (seconds)
-run_folder = checked(_run_folder)

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from labs.common.arguments import Commands, checked, positive_float, positive_int, run_folder
+from labs.common.arguments import Commands, checked, positive_float, positive_int
 from labs.common.isodate import parse_date_argument
 from labs.date_generation.task import TASK
 
@@ -29,9 +29,7 @@ def add_commands(commands: Commands) -> None:
     sample = commands.add(
         "top", "sample", sample_command, help="print dates sampled from a trained lab 1 model"
     )
-    sample.add_argument(
-        "--model", type=run_folder, required=True, help="run folder written by `train date-generation`"
-    )
+    sample.add_argument("--model", required=True, help="run folder written by `train date-generation`")
     _sampling_arguments(sample, n=20)
     sample.add_argument("--greedy", action="store_true", help="always take the most probable character")
 
@@ -41,9 +39,7 @@ def add_commands(commands: Commands) -> None:
         evaluate_command,
         help="lab 1: validity, uniqueness, distribution, cross-entropy",
     )
-    evaluate.add_argument(
-        "--model", type=run_folder, required=True, help="run folder written by `train date-generation`"
-    )
+    evaluate.add_argument("--model", required=True, help="run folder written by `train date-generation`")
     _sampling_arguments(evaluate, n=10_000)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from labs.common.arguments import Commands, positive_int, run_folder
+from labs.common.arguments import Commands, positive_int
 from labs.date_translation.task import TASK
 
 
@@ -27,12 +27,8 @@ def add_commands(commands: Commands) -> None:
     evaluate = commands.add(
         "evaluate", TASK.name, evaluate_command, help="lab 2: exact match per format, locale, field, length"
     )
-    evaluate.add_argument(
-        "--model", type=run_folder, required=True, help="run folder written by `train date-translation`"
-    )
-    evaluate.add_argument(
-        "--baseline", type=run_folder, default=None, help="a baseline run folder to compare by input length"
-    )
+    evaluate.add_argument("--model", required=True, help="run folder written by `train date-translation`")
+    evaluate.add_argument("--baseline", default=None, help="a baseline run folder to compare by input length")
     evaluate.add_argument(
         "--n", type=positive_int, default=10_000, help="held-out pairs from the test split (default 10,000)"
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from labs.common.arguments import Commands, positive_int, run_folder
+from labs.common.arguments import Commands, positive_int
 from labs.common.paths import DATASETS_DIR
 from labs.name_transliteration.task import TASK
 
@@ -53,9 +53,7 @@ def add_commands(commands: Commands) -> None:
         evaluate_command,
         help="homework 3.1: accuracy, CER, mean F, MRR, per stratum and length",
     )
-    evaluate.add_argument(
-        "--model", type=run_folder, required=True, help="run folder written by `train name-transliteration`"
-    )
+    evaluate.add_argument("--model", required=True, help="run folder written by `train name-transliteration`")
     evaluate.add_argument(
         "--data",
         default=str(DATASETS_DIR / "thai-names" / "test.csv"),
