@@ -198,10 +198,16 @@ def _language_model(model, vocabs, job) -> dict:
     step = _check_finite(full_language_model_step(model))
     decoded = decode_steps(step, None, job["samples"], max_length=job["max_length"], seed=job["seed"])
     samples = [vocab.decode(row) for row in decoded.tokens]
-    # The probability the model gives each true next character of the scored texts.
+    # The probability the model gives each true next character of the scored texts, each read from a run on
+    # the prefix before it alone: run on a whole text at once, a model can look ahead (layers that shift the
+    # next input back: Cropping1D, ZeroPadding1D) and claim the very letters it reads, while it samples the
+    # same.
     inputs = vocab.encode_batch(job["score_texts"], add_start=True, unknown="unk")  # (n, T)
     targets = vocab.encode_batch(job["score_texts"], add_end=True, unknown="unk")  # (n, T)
-    probabilities = np.asarray(model.predict_on_batch(inputs))  # (n, T, V)
+    probabilities = np.stack(
+        [np.asarray(model.predict_on_batch(inputs[:, : t + 1]))[:, -1] for t in range(inputs.shape[1])],
+        axis=1,
+    )  # (n, T, V): position t from inputs[:, :t + 1]
     try:  # each position a distribution, read divided by its sum (what the lab's own evaluation reads)
         picked = true_token_probabilities(probabilities, targets)  # (n, T)
     except InputError as error:

@@ -10,9 +10,10 @@ but a filter is no place to assume it) could otherwise be made to open a socket 
 refuses what would keep data for the child's user past its run, beyond the files and System V IPC
 the grader removes: the kernel's keyrings (``add_key``, ``request_key``, ``keyctl``) and POSIX
 message queues (``mq_open``), through which the scored run could hand the hidden inputs to the
-run on the public examples, whose outputs a student reads. The child needs none of these: Keras loads and predicts without them. A filter needs no
-privilege (``no_new_privs`` is set first), works under Docker's default seccomp profile, is
-inherited by every process the child starts and survives ``exec``; no process can remove it.
+run on the public examples, whose outputs a student reads. The child needs none of these: Keras
+loads and predicts without them. A filter needs no privilege (``no_new_privs`` is set first),
+works under Docker's default seccomp profile, is inherited by every process the child starts and
+survives ``exec``; no process can remove it.
 
 Why seccomp and not Landlock: Landlock's network rules (kernel 6.7+) cover TCP only, so UDP and
 unix sockets would stay open, and Gradescope's kernels are not all that recent. Why not the

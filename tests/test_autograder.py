@@ -165,13 +165,13 @@ def test_a_parameter_count_too_large_for_a_float_does_not_stop_the_batch(tmp_pat
     assert records[0]["status"] == "error" and (tmp_path / "grades" / "gradebook.csv").is_file()
 
 
-def test_a_language_model_that_scales_its_softmax_is_refused_not_scored_below_the_bound(
-    tmp_path, secret_file
-):
-    """Keras layers alone (no custom code) can scale a softmax: the samples stay the same (sampling divides by
-    the sum) while the probability read for each true letter grows, and the cross-entropy with it falls below
-    what any distribution reaches. The grader reads distributions only."""
+def test_a_language_model_is_scored_on_distributions_from_the_prefix_alone(tmp_path, secret_file):
+    """Keras layers alone (no custom code) can cheat the cross-entropy while the samples stay the same: scale
+    the softmax (sampling divides by the sum), or look ahead in the teacher-forced text (shift the next input
+    back and add it to the logits: at sampling's last position there is none). The grader reads distributions
+    only, each from a run on the prefix before the letter alone."""
     import keras
+    import numpy as np
 
     from autograder.batch import check_bundle
     from labs.date_generation.config import DateGenerationConfig
@@ -180,11 +180,26 @@ def test_a_language_model_that_scales_its_softmax_is_refused_not_scored_below_th
 
     keras.utils.set_random_seed(0)
     vocabs = vocabularies()
-    honest = build_model(DateGenerationConfig.tiny(), len(vocabs["target"]))
+    V = len(vocabs["target"])
+    honest = build_model(DateGenerationConfig.tiny(), V)
     tokens = keras.Input(shape=(None,), dtype="int32", name="tokens")
     # p / ||p||: each value in [0, 1], the true letter's larger than its probability
     louder = keras.Model(tokens, keras.layers.UnitNormalization(axis=-1)(honest(tokens)), name="date_lstm")
-    for name, model in (("honest", honest), ("louder", louder)):
+    # softmax(logits + 30 * onehot(the next input)): the letter to predict, read from the input
+    states, *_ = honest.get_layer("rnn")(honest.get_layer("embedding")(tokens))
+    logits = keras.layers.Dense(V, name="logits")(states)  # (batch, T, V)
+    ahead = keras.layers.Embedding(V, V, name="ahead", trainable=False)(tokens)  # (batch, T, V)
+    ahead = keras.layers.ZeroPadding1D((0, 1))(
+        keras.layers.Cropping1D((1, 0))(ahead)
+    )  # position t: input t + 1
+    peeker = keras.Model(
+        tokens, keras.layers.Softmax()(keras.layers.Add()([logits, ahead])), name="date_lstm"
+    )
+    peeker.get_layer("logits").set_weights(honest.get_layer("next_char").get_weights())
+    boost = 30 * np.eye(V, dtype="float32")
+    boost[0] = 0
+    peeker.get_layer("ahead").set_weights([boost])
+    for name, model in (("honest", honest), ("louder", louder), ("peeker", peeker)):
         export(model, vocabs, task="date-generation", student_id=name, out=tmp_path / "subs" / f"{name}.zip")
     make_hidden_set("date-generation", secret_file, tmp_path / "hidden", n=20)
     with without_feedback_examples():
@@ -201,6 +216,10 @@ def test_a_language_model_that_scales_its_softmax_is_refused_not_scored_below_th
     assert records["louder"]["score"] < records["honest"]["score"]
     checked = check_bundle(tmp_path / "subs" / "louder.zip")  # the student's own check says why
     assert checked["status"] == "wrong-signature" and "must be a softmax" in checked["message"], checked
+    # Run on the prefix alone, the peeker is the honest model: the same samples, the same cross-entropy.
+    assert records["peeker"]["status"] == "graded", records["peeker"]["message"]
+    assert records["peeker"]["metrics"] == pytest.approx(records["honest"]["metrics"], abs=1e-5)
+    assert records["honest"]["metrics"]["cross_entropy_gap"] > 0
 
 
 def _decoyed(config: dict) -> dict:
