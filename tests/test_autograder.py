@@ -148,21 +148,28 @@ def test_a_parameter_count_too_large_for_a_float_does_not_stop_the_batch(tmp_pat
 
     model, vocabs = _lab2_model()
     export(model, vocabs, task="date-translation", student_id="x", out=tmp_path / "subs" / "x.zip")
-    make_hidden_set("date-translation", secret_file, tmp_path / "hidden", n=20)
     monkeypatch.setattr(
         autograder.grade,
         "read_weights",  # as if the check slipped
         lambda *args: {"parameters": 10**400, "fingerprint": None, "matrices": []},
     )
+    records = _graded_without_examples(tmp_path, "date-translation", secret_file)
+    assert records["x"]["status"] == "error" and (tmp_path / "grades" / "gradebook.csv").is_file()
+
+
+def _graded_without_examples(tmp_path: Path, task: str, secret_file: Path) -> dict[str, dict]:
+    """Grade ``tmp_path/subs`` against a hidden set of 20 rows, without the feedback's examples run: the
+    records by student."""
+    make_hidden_set(task, secret_file, tmp_path / "hidden", n=20)
     with without_feedback_examples():
-        records = grade_folder(
+        graded = grade_folder(
             tmp_path / "subs",
-            load_rubric(task="date-translation"),
+            load_rubric(task=task),
             tmp_path / "hidden",
             tmp_path / "grades",
             progress=False,
         )
-    assert records[0]["status"] == "error" and (tmp_path / "grades" / "gradebook.csv").is_file()
+    return {r["student"]: r for r in graded}
 
 
 def test_a_language_model_is_scored_on_distributions_from_the_prefix_alone(tmp_path, secret_file):
@@ -201,16 +208,7 @@ def test_a_language_model_is_scored_on_distributions_from_the_prefix_alone(tmp_p
     peeker.get_layer("ahead").set_weights([boost])
     for name, model in (("honest", honest), ("louder", louder), ("peeker", peeker)):
         export(model, vocabs, task="date-generation", student_id=name, out=tmp_path / "subs" / f"{name}.zip")
-    make_hidden_set("date-generation", secret_file, tmp_path / "hidden", n=20)
-    with without_feedback_examples():
-        graded = grade_folder(
-            tmp_path / "subs",
-            load_rubric(task="date-generation"),
-            tmp_path / "hidden",
-            tmp_path / "grades",
-            progress=False,
-        )
-    records = {r["student"]: r for r in graded}
+    records = _graded_without_examples(tmp_path, "date-generation", secret_file)
     assert records["honest"]["status"] == "graded", records["honest"]["message"]
     assert records["louder"]["status"] == "wrong-signature" and not records["louder"]["metrics"]
     assert records["louder"]["score"] < records["honest"]["score"]
@@ -1067,16 +1065,7 @@ def test_weights_the_reader_cannot_count_earn_no_architecture_points(tmp_path, s
         tmp_path / "subs" / "external.zip",
         lambda w: w.__setitem__("layers/elsewhere", h5py.ExternalLink("/etc/passwd", "/x")),
     )
-    make_hidden_set("date-translation", secret_file, tmp_path / "hidden", n=20)
-    with without_feedback_examples():
-        graded = grade_folder(
-            tmp_path / "subs",
-            load_rubric(task="date-translation"),
-            tmp_path / "hidden",
-            tmp_path / "grades",
-            progress=False,
-        )
-    records = {r["student"]: r for r in graded}
+    records = _graded_without_examples(tmp_path, "date-translation", secret_file)
     architecture = {student: record["lines"][0] for student, record in records.items()}
     assert architecture["honest"]["points"] == 10 and records["honest"]["parameters"] == model.count_params()
     assert records["linked"]["parameters"] == model.count_params() and architecture["linked"]["points"] == 10

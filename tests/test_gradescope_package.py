@@ -220,6 +220,17 @@ def test_memory_held_in_dev_shm_counts_and_nothing_is_left_behind(packages, tmp_
     assert not list(Path("/dev/shm").glob(f"attention-lab-hoard-{token}-*"))
 
 
+def _under_the_network_filter(probe: str) -> subprocess.CompletedProcess:
+    """``python -c probe`` under the filter the sandboxed child runs under in ``user`` isolation."""
+    return subprocess.run(
+        [sys.executable, "-c", probe],
+        preexec_fn=prepared(NO_NETWORK).install,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
 def test_the_network_filter_refuses_every_socket_and_the_container_filter_every_namespace():
     _container_or_skip()
     probe = r"""
@@ -238,13 +249,7 @@ except PermissionError:
 child = subprocess.run([sys.executable, "-c", "import socket; socket.socket()"], capture_output=True, text=True)
 print(";".join(refused), "child:", "PermissionError" in child.stderr)
 """
-    cut = subprocess.run(
-        [sys.executable, "-c", probe],
-        preexec_fn=prepared(NO_NETWORK).install,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    cut = _under_the_network_filter(probe)
     assert cut.stdout.split() == [
         "AF_INET/SOCK_STREAM;AF_INET6/SOCK_STREAM;AF_INET/SOCK_DGRAM;AF_UNIX/SOCK_STREAM;socketpair",
         "child:",
@@ -288,13 +293,7 @@ for name, (number, *args) in calls.items():
     failed = libc.syscall(number, *args) < 0
     print(name, ctypes.get_errno() if failed else "made")
 """
-    cut = subprocess.run(
-        [sys.executable, "-c", probe],
-        preexec_fn=prepared(NO_NETWORK).install,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    cut = _under_the_network_filter(probe)
     assert cut.stdout.split() == ["add_key", "1", "request_key", "1", "keyctl", "1", "mq_open", "1"], (
         cut.stdout + cut.stderr
     )  # EPERM, each
