@@ -319,7 +319,8 @@ def write_student_files(record: dict, rubric: Rubric, out: Path) -> None:
 
 
 def write_results(record: dict, rubric: Rubric, out: Path) -> None:
-    """``results/<student>.json``: Gradescope's results format, with the whole record in ``extra_data``."""
+    """``results/<student>.json``: Gradescope's results format, with the record as a student may read it
+    (:func:`student_record`) in ``extra_data``."""
     write_json(out / "results" / f"{record['student']}.json", gradescope_results(record, rubric))
 
 

@@ -195,29 +195,31 @@ leak = "{0.__init__.__globals__[sys]}".format(numpy)
     ],
     ids=["bom", "latin-1", "utf-16"],
 )
-def test_a_module_is_read_as_python_reads_it_and_what_cannot_be_read_is_refused(encoded):
+def test_a_module_is_read_as_python_reads_it(encoded):
     """A byte-order mark or a coding line once made the read fail, and a failed read let the module through
-    unchecked while Python imported it all the same: the read now takes the bytes as Python does."""
+    unchecked while Python imported it all the same: the read now takes the bytes as Python does, so what it
+    lets through unread is what Python cannot compile either."""
     source = encoded("import os\nos.listdir('/')\n")
     audit = audit_module(source)
-    assert not audit.allowed
     try:
         compile(source, "custom_layers.py", "exec")
-    except SyntaxError:
-        assert audit.message.startswith("custom_layers.py is not Python that runs"), audit.message
+    except SyntaxError:  # it cannot run: loading it says why
+        assert audit.allowed
     else:  # Python would run it: the check sees its import
-        assert "imports 'os' (line" in audit.message, audit.message
+        assert not audit.allowed and "imports 'os' (line" in audit.message, audit.message
 
 
 @pytest.mark.parametrize(
-    "source,message",
+    "source",
     [
-        (b"def call(self:\n    pass\n", "is not Python that runs: "),
-        (b"\xff\xfeimport keras\n", "is not Python that runs: "),
-        (b"x = " + b"(" * 300 + b"1" + b")" * 300 + b"\n", "is not Python that runs: "),
+        b"def call(self:\n    pass\n",
+        b"\xff\xfeimport keras\n",
+        b"x = " + b"(" * 300 + b"1" + b")" * 300 + b"\n",
     ],
     ids=["syntax", "not utf-8", "too nested"],
 )
-def test_a_module_that_python_cannot_read_is_refused_with_what_python_says(source, message):
-    audit = audit_module(source, name="kv_attention.py")
-    assert not audit.allowed and audit.message.startswith(f"kv_attention.py {message}"), audit.message
+def test_a_module_with_a_typo_is_left_to_python_which_cannot_import_it_either(source):
+    """A student's typo reaches them in Python's words when the module loads, not as a rule broken."""
+    with pytest.raises(SyntaxError):
+        compile(source, "kv_attention.py", "exec")
+    assert audit_module(source, name="kv_attention.py").allowed
