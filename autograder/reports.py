@@ -170,8 +170,8 @@ def student_record(record: dict) -> dict:
     The scored run held the hidden inputs, and a bundle's code chooses how long that run takes, how much
     memory it holds and what timing it reports: every fine measure of it is a channel from the hidden inputs
     to the student. So its times are whole seconds (as ``execution_time``), its peak memory is in steps of
-    ``MEMORY_STEP_MB``, and the child's own report of its timing (any float it likes) is left out; the
-    instructor's record, which ``grade`` returns, keeps them all."""
+    ``MEMORY_STEP_MB``, and the child's own report of its timing (any float it likes) is left out. The records
+    ``grade`` returns keep them all; a resumed batch reads them back from here, coarse."""
     view = dict(record)
     view.pop("child_seconds", None)
     for key in ("sandbox_seconds", "sandbox_cpu_seconds"):

@@ -462,9 +462,10 @@ def _gradescope_isolation(r: dict) -> list[tuple[str, str, str]]:
     def run(task: str, g: dict) -> str:
         spaced, user = g["namespaces"], g["user+nonet"]
         return (
+            # the child's seconds as its results file gives them: whole seconds (what a student reads)
             f"{names.get(task, task)}: namespaces {spaced['gradescope_run_seconds']:.1f} s (child "
-            f"{spaced['sandbox_seconds']:.1f} s), user+nonet {user['run_autograder_seconds']:.1f} s (child "
-            f"{user['sandbox_seconds']:.1f} s), {user['status']}, same score: "
+            f"{spaced['sandbox_seconds']:g} s), user+nonet {user['run_autograder_seconds']:.1f} s (child "
+            f"{user['sandbox_seconds']:g} s), {user['status']}, same score: "
             f"{'yes' if spaced['score'] == user['score'] else 'NO'}"
         )
 

@@ -196,9 +196,8 @@ def test_a_language_model_is_scored_on_distributions_from_the_prefix_alone(tmp_p
     states, *_ = honest.get_layer("rnn")(honest.get_layer("embedding")(tokens))
     logits = keras.layers.Dense(V, name="logits")(states)  # (batch, T, V)
     ahead = keras.layers.Embedding(V, V, name="ahead", trainable=False)(tokens)  # (batch, T, V)
-    ahead = keras.layers.ZeroPadding1D((0, 1))(
-        keras.layers.Cropping1D((1, 0))(ahead)
-    )  # position t: input t + 1
+    # position t: input t + 1
+    ahead = keras.layers.ZeroPadding1D((0, 1))(keras.layers.Cropping1D((1, 0))(ahead))
     peeker = keras.Model(
         tokens, keras.layers.Softmax()(keras.layers.Add()([logits, ahead])), name="date_lstm"
     )

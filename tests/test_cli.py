@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from labs.common.files import read_csv
+from tests.conftest import REPO_ROOT
 
 
 @pytest.mark.parametrize(
@@ -147,8 +148,6 @@ def test_a_mistyped_run_folder_is_reported_before_tensorflow_is_imported(tmp_pat
         f"print('exit', main({argv!r}))\n"
         "print('tensorflow' in sys.modules)"
     )
-    from tests.conftest import REPO_ROOT
-
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO_ROOT)
     assert result.stdout.split() == ["exit", "2", "False"], (result.stdout, result.stderr)
     assert "no folder" in result.stderr and len(result.stderr.strip().splitlines()) == 1
@@ -210,11 +209,6 @@ def test_show_prints_examples_of_each_dataset(cli):
 
 
 def test_autograder_without_a_command_lists_what_it_can_do():
-    import subprocess
-    import sys
-
-    from tests.conftest import REPO_ROOT
-
     result = subprocess.run(
         [sys.executable, "-m", "autograder"], cwd=REPO_ROOT, capture_output=True, text=True
     )

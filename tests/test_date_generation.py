@@ -151,10 +151,8 @@ def test_total_variation_and_bits_per_token():
 @pytest.mark.parametrize(
     "scale,message",
     [
-        (
-            lambda p: p / p.max(axis=-1, keepdims=True),
-            "sum to",
-        ),  # p / max p: the true letter's "probability" 1
+        # p / max p: the true letter's "probability" 1
+        (lambda p: p / p.max(axis=-1, keepdims=True), "sum to"),
         (lambda p: p / np.linalg.norm(p, axis=-1, keepdims=True), "sum to"),  # what UnitNormalization gives
         (lambda p: p / 2, "sum to"),  # half of each: no distribution either
         (lambda p: np.log(p), "in [0, 1]"),  # logits, or a last layer without its softmax
@@ -163,9 +161,8 @@ def test_total_variation_and_bits_per_token():
 def test_outputs_that_are_no_distribution_are_refused_not_read(scale, message):
     """A model that rescales its softmax samples the same dates (sampling divides by the sum) but would claim a
     cross-entropy below the entropy bound, which no distribution reaches."""
-    p = np.random.default_rng(0).dirichlet(
-        np.ones(5), size=(3, 4)
-    )  # (batch, time, vocab), each a distribution
+    # (batch, time, vocab), each a distribution
+    p = np.random.default_rng(0).dirichlet(np.ones(5), size=(3, 4))
     targets = np.array([[1, 2, 3, PAD_ID], [4, 1, PAD_ID, PAD_ID], [2, 2, 2, 2]])
     honest = bits_per_token(p, targets)
     assert honest > 0.5

@@ -599,9 +599,8 @@ if os.fork() == 0:              # a process that forks and exits, again and agai
         ),
         "saboteur": SABOTAGE.format(grader=1, daemon=daemon, hanger=daemon) + hopper,
         "caller": caller,
-        "stasher": LEAK.format(
-            raise_hidden=False
-        ),  # files, shared memory, its keyring: for the examples' run
+        # files, shared memory, its keyring: for the examples' run
+        "stasher": LEAK.format(raise_hidden=False),
     }.items():
         export(model, vocabs, task="name-transliteration", student_id=name, out=subs / name)
         (subs / name / "custom_layers.py").write_text(layer + PRELUDE + attack, encoding="utf-8")
