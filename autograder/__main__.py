@@ -145,6 +145,14 @@ def _parser() -> argparse.ArgumentParser:
     selfcheck.add_argument(
         "--keep", default=None, help="a new folder to keep the /autograder layout in (to look at)"
     )
+    selfcheck.add_argument(
+        "--memory",
+        type=int,
+        default=None,
+        metavar="MB",
+        help="run it in a container with this much memory, as Gradescope's (768 MB by default), and say "
+        "the peak (needs a memory cgroup this machine lets root make)",
+    )
 
     check = commands.add_parser(
         "check",
@@ -435,7 +443,7 @@ def _gradescope_run(args) -> None:
 def _gradescope_selfcheck(args) -> int:
     from autograder.gradescope_check import run_package, summary
 
-    check = run_package(args.package, args.bundle, keep=args.keep)
+    check = run_package(args.package, args.bundle, keep=args.keep, memory_mb=args.memory)
     print("\n".join(summary(check)))
     status = check.results.get("extra_data", {}).get("attention_lab", {}).get("status")
     return 0 if status == GRADED else 1

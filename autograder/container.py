@@ -7,10 +7,14 @@ the kernel kills one of them outright (SIGKILL), and nothing in the process says
 cgroup counts those kills, so the sandbox reads the count before and after a child runs
 (:func:`oom_kills`) and tells an instructor which setting to raise instead of reporting a crash.
 Where no limit is set or the files cannot be read, these functions return None and 0.
+:class:`MemoryCgroup` makes such a limit on this machine, to run the package under it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import time
 from pathlib import Path
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
@@ -75,3 +79,64 @@ def suggested_memory_mb(limit_mb: int | None) -> int:
 def out_of_memory_line(limit_mb: int | None) -> str:
     """The one line a Gradescope run reports when the machine's memory ran out."""
     return f"out of memory: raise the autograder's memory to {suggested_memory_mb(limit_mb)} MB"
+
+
+class MemoryCgroup:
+    """A memory cgroup below this process's own (cgroup v1 or v2) with a limit: a container's memory, here.
+
+    ``gradescope-selfcheck --memory`` and ``benchmarks/gradescope_limits.py`` run ``run_autograder`` in one,
+    as Gradescope runs it in its container: the grader and its child share the limit, and the kernel kills
+    one of them when they need more."""
+
+    def __init__(self, folder: Path, v2: bool):
+        self.folder, self.v2 = folder, v2
+
+    @classmethod
+    def create(cls, limit_mb: int) -> "MemoryCgroup | None":
+        own = _own_memory_cgroups()
+        if not own:
+            return None
+        v2 = (own[0] / "memory.max").exists() or (own[0] / "cgroup.controllers").exists()
+        folder = own[0] / f"attention-lab-container-{os.getpid()}-{time.monotonic_ns()}"
+        try:
+            folder.mkdir()
+            (folder / ("memory.max" if v2 else "memory.limit_in_bytes")).write_text(str(limit_mb << 20))
+            if not v2:
+                with contextlib.suppress(OSError):
+                    (folder / "memory.memsw.limit_in_bytes").write_text(str(limit_mb << 20))
+        except OSError:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+            return None
+        return cls(folder, v2)
+
+    def join(self) -> None:
+        """Moves the calling process into the cgroup: a ``preexec_fn``, called in the new process before it
+        execs."""
+        fd = os.open(self.folder / "cgroup.procs", os.O_WRONLY)
+        try:
+            os.write(fd, str(os.getpid()).encode())
+        finally:
+            os.close(fd)
+
+    def peak_mb(self) -> float | None:
+        name = "memory.peak" if self.v2 else "memory.max_usage_in_bytes"
+        with contextlib.suppress(OSError, ValueError):
+            return round(int((self.folder / name).read_text()) / 2**20, 1)
+        return None
+
+    def oom_kills(self) -> int:
+        name = "memory.events" if self.v2 else "memory.oom_control"
+        with contextlib.suppress(OSError):
+            for line in (self.folder / name).read_text().splitlines():
+                if line.startswith("oom_kill "):
+                    return int(line.split()[1])
+        return 0
+
+    def remove(self) -> None:
+        for _ in range(50):
+            try:
+                self.folder.rmdir()
+                return
+            except OSError:
+                time.sleep(0.1)

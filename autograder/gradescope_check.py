@@ -16,7 +16,10 @@ read-only. This does the same on this machine, in a folder of its own:
   cgroup), folders on the way to Python that other users may not enter (``/root``, where pyenv
   keeps it) opened as a container image has them, and then :data:`autograder.seccomp.CONTAINER`
   installed, so that ``run_autograder`` and all it starts can make no namespace and mount nothing;
-- ``run_autograder`` run as it is, exactly its own ``chmod``s; ``results.json`` read back.
+- ``run_autograder`` run as it is, exactly its own ``chmod``s; ``results.json`` read back;
+- with ``--memory MB``, all of it in a memory cgroup with that limit, as Gradescope's container
+  (768 MB by default): the grader and its child share it, and the kernel kills one of them when
+  they need more. The check says the peak and the kernel's kills.
 
 It needs Linux, root and ``unshare`` (as Gradescope's containers do), and the kit's virtual
 environment (``make`` creates ``.venv``). The test suite runs it on bundles of every task.
@@ -35,7 +38,10 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.container import MemoryCgroup
 from labs.common.errors import InputError
+
+MIN_MEMORY_MB = 64  # below this not even run_autograder's shell and Python start
 
 # Installed in the container before run_autograder starts: what Docker's default profile refuses.
 _ENTER_CONTAINER = (
@@ -76,6 +82,9 @@ class SelfCheck:
     seconds: float  # run_autograder's wall time
     output: str  # what run_autograder printed (stdout and stderr)
     root: Path | None  # the layout, when kept
+    memory_mb: int | None = None  # the container's memory limit, when one was set
+    peak_mb: float | None = None  # the most memory the run used under it (what the kernel counted)
+    oom_kills: int = 0  # the processes the kernel killed for that memory
 
 
 def refuse_unless_possible() -> None:
@@ -135,13 +144,24 @@ def _unpack_upload(bundle: Path, submission: Path) -> None:
 
 
 def run_package(
-    package: str | Path, bundle: str | Path, *, keep: str | Path | None = None, timeout: float = 900
+    package: str | Path,
+    bundle: str | Path,
+    *,
+    keep: str | Path | None = None,
+    timeout: float = 900,
+    memory_mb: int | None = None,
 ) -> SelfCheck:
-    """Grade ``bundle`` with the Gradescope ``package`` as Gradescope runs it; see the module's docstring."""
+    """Grade ``bundle`` with the Gradescope ``package`` as Gradescope runs it, in a container with
+    ``memory_mb`` of memory where given; see the module's docstring."""
     package, bundle = Path(package), Path(bundle)
     for path, what in ((package, "package"), (bundle, "bundle")):
         if not path.exists():
             raise InputError(f"no {what} at {str(path)!r}")
+    if memory_mb is not None and memory_mb < MIN_MEMORY_MB:
+        raise InputError(
+            f"--memory {memory_mb}: give the container's memory in MB, at least {MIN_MEMORY_MB} "
+            "(Gradescope's default is 768)"
+        )
     refuse_unless_possible()
     if keep is not None:
         top = Path(keep).resolve()  # the run happens in a folder of its own: paths must not be relative
@@ -149,6 +169,13 @@ def run_package(
             raise InputError(
                 f"--keep {str(keep)!r} exists already: name a new folder (the layout is written there)"
             )
+    container = MemoryCgroup.create(memory_mb) if memory_mb is not None else None
+    if memory_mb is not None and container is None:
+        raise InputError(
+            "this machine lets the self-check make no memory cgroup for --memory (a container's memory "
+            "limit): run it without --memory, or in a container started with a memory limit"
+        )
+    if keep is not None:
         top.mkdir(parents=True)
     else:
         top = Path(tempfile.mkdtemp(prefix="attention-lab-gradescope-"))
@@ -221,6 +248,7 @@ def run_package(
                 text=True,
                 errors="replace",
                 timeout=timeout,
+                preexec_fn=container.join if container else None,
             )
         except subprocess.TimeoutExpired:
             raise InputError(  # noqa: B904 (the timeout is the whole story)
@@ -237,18 +265,41 @@ def run_package(
                 f"run_autograder wrote no results.json (exit status {ran.returncode}); its output:\n"
                 + output[-3000:]
             ) from None
-        return SelfCheck(results, round(seconds, 1), output, top if keep is not None else None)
+        return SelfCheck(
+            results,
+            round(seconds, 1),
+            output,
+            top if keep is not None else None,
+            *((memory_mb, container.peak_mb(), container.oom_kills()) if container is not None else ()),
+        )
     finally:
+        if container is not None:
+            container.remove()
         if keep is None:
             subprocess.run(["rm", "-rf", "--", str(top)], check=False)
 
 
 def summary(check: SelfCheck) -> list[str]:
-    """What an instructor reads: the status, isolation and score Gradescope would show, and the time."""
+    """What an instructor reads: the status, isolation and score Gradescope would show, the time, and the
+    memory where the run had a limit. A grader killed before it wrote its results has no status: its
+    line (run_autograder's own) stands in its place."""
     record = check.results.get("extra_data", {}).get("attention_lab", {})
-    return [
-        f"status: {record.get('status')}" + (f": {record.get('message')}" if record.get("message") else ""),
-        f"isolation: {record.get('isolation')}",
-        f"score: {check.results.get('score')} / {record.get('max_score')}",
-        f"run_autograder took {check.seconds:.1f} s",
-    ]
+    if record:
+        lines = [
+            f"status: {record.get('status')}"
+            + (f": {record.get('message')}" if record.get("message") else ""),
+            f"isolation: {record.get('isolation')}",
+            f"score: {check.results.get('score')} / {record.get('max_score')}",
+        ]
+    else:
+        lines = [
+            f"status: the grader stopped: {check.results.get('output')}",
+            f"score: {check.results.get('score')}",
+        ]
+    lines.append(f"run_autograder took {check.seconds:.1f} s")
+    if check.memory_mb is not None:
+        kills = check.oom_kills
+        killed = f"; the kernel killed {kills} process{'es' if kills > 1 else ''} for memory" if kills else ""
+        peak = f"peak {check.peak_mb:g} MB" if check.peak_mb is not None else "peak unknown"
+        lines.append(f"memory: {peak} of the container's {check.memory_mb} MB{killed}")
+    return lines

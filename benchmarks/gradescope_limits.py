@@ -29,7 +29,6 @@ Prints a table; writes benchmarks/results/gradescope_limits.json.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import shutil
@@ -44,6 +43,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from results_file import write_results  # noqa: E402
+
+from autograder.container import MemoryCgroup  # noqa: E402
 
 GRADESCOPE_MB = 768
 GRADESCOPE_TIMEOUT_SECONDS = 600
@@ -95,64 +96,6 @@ def _anonymous_bytes(pid: int) -> int:
     except (OSError, ValueError):
         pass
     return 0
-
-
-class MemoryCgroup:
-    """A memory cgroup below this process's own (cgroup v1 or v2) with a limit: a container's memory, here."""
-
-    def __init__(self, folder: Path, v2: bool):
-        self.folder, self.v2 = folder, v2
-
-    @classmethod
-    def create(cls, limit_mb: int) -> "MemoryCgroup | None":
-        from autograder.container import _own_memory_cgroups
-
-        own = _own_memory_cgroups()
-        if not own:
-            return None
-        v2 = (own[0] / "memory.max").exists() or (own[0] / "cgroup.controllers").exists()
-        folder = own[0] / f"gradescope-limits-{os.getpid()}"
-        try:
-            folder.mkdir()
-            (folder / ("memory.max" if v2 else "memory.limit_in_bytes")).write_text(str(limit_mb << 20))
-            if not v2:
-                with contextlib.suppress(OSError):
-                    (folder / "memory.memsw.limit_in_bytes").write_text(str(limit_mb << 20))
-        except OSError:
-            with contextlib.suppress(OSError):
-                folder.rmdir()
-            return None
-        return cls(folder, v2)
-
-    def join(self) -> None:
-        """Called in the new process before it execs."""
-        fd = os.open(self.folder / "cgroup.procs", os.O_WRONLY)
-        try:
-            os.write(fd, str(os.getpid()).encode())
-        finally:
-            os.close(fd)
-
-    def peak_mb(self) -> float | None:
-        name = "memory.peak" if self.v2 else "memory.max_usage_in_bytes"
-        with contextlib.suppress(OSError, ValueError):
-            return round(int((self.folder / name).read_text()) / 2**20, 1)
-        return None
-
-    def oom_kills(self) -> int:
-        name = "memory.events" if self.v2 else "memory.oom_control"
-        with contextlib.suppress(OSError):
-            for line in (self.folder / name).read_text().splitlines():
-                if line.startswith("oom_kill "):
-                    return int(line.split()[1])
-        return 0
-
-    def remove(self) -> None:
-        for _ in range(50):
-            try:
-                self.folder.rmdir()
-                return
-            except OSError:
-                time.sleep(0.1)
 
 
 def _tree(root) -> list:

@@ -15,13 +15,12 @@ import sys
 
 import pytest
 
+from autograder.container import MemoryCgroup
 from autograder.hidden import make_hidden_set
-from tests.conftest import REPO_ROOT, load_benchmark
+from tests.conftest import REPO_ROOT
 
 # Run alone, after the rest (make test): it fills a container's memory.
 pytestmark = pytest.mark.serial
-
-gradescope_limits = load_benchmark("gradescope_limits")
 
 
 @pytest.fixture
@@ -30,7 +29,7 @@ def container():
     made = []
 
     def make(limit_mb: int):
-        cgroup = gradescope_limits.MemoryCgroup.create(limit_mb)
+        cgroup = MemoryCgroup.create(limit_mb)
         if cgroup is None:
             pytest.skip("this machine lets the test make no memory cgroup (a container's memory limit)")
         made.append(cgroup)
@@ -54,40 +53,72 @@ def _run_in(cgroup, *args: str) -> subprocess.CompletedProcess:
     )
 
 
-def test_a_child_killed_for_the_containers_memory_gives_the_setting_to_raise(container, tmp_path):
+def test_a_package_in_a_container_too_small_for_the_model_gives_the_setting_to_raise(container, tmp_path):
+    """The package as Gradescope runs it (``gradescope-selfcheck --memory``) in a 300 MB container: the
+    grader needs about 70 MB, its child (TensorFlow) 400 MB or more.
+
+    The kernel kills the child first (the sandbox makes it so) and the grader writes the line with its
+    status. Where the child is slow to die (its memory cannot be taken back at once), the kernel goes on
+    to kill the grader; ``run_autograder`` then writes the same line (CI saw it once)."""
+    from autograder.gradescope import package
+    from autograder.gradescope_check import run_package, summary
+    from autograder.rubric import load_rubric
     from labs.common.submission import export
     from labs.date_translation.config import DateTranslationConfig
     from labs.date_translation.train import train
+    from tests.test_gradescope_package import _container_or_skip
 
+    _container_or_skip()
+    container(64).remove()  # or skip: the self-check makes its own, of this kind
     run = train(DateTranslationConfig.tiny(train_size=200), verbose=0)
-    export(
-        run.model, run.vocabs, task="date-translation", student_id="gs", out=tmp_path / "submission" / "s.zip"
-    )
+    bundle = export(run.model, run.vocabs, task="date-translation", student_id="gs", out=tmp_path / "s.zip")
     (tmp_path / "secret.txt").write_text("a-course-secret-0123456789abcdef")
     make_hidden_set("date-translation", tmp_path / "secret.txt", tmp_path / "hidden", n=20)
-    cgroup = container(300)  # the grader needs about 70 MB, its child (TensorFlow) 400 MB or more
-    ran = _run_in(
-        cgroup,
-        "-c",
-        gradescope_limits.AS_IN_A_CONTAINER,
-        "gradescope-run",
-        "--task",
+    made = package(
         "date-translation",
-        "--hidden",
-        str(tmp_path / "hidden"),
-        "--submission",
-        str(tmp_path / "submission"),
-        "--rubric",
-        str(REPO_ROOT / "autograder" / "rubrics" / "date-translation.toml"),
-        "--results",
-        str(tmp_path / "results.json"),
+        tmp_path / "hidden",
+        tmp_path / "autograder.zip",
+        load_rubric(task="date-translation"),
     )
-    assert ran.returncode == 0, ran.stderr[-2000:]
-    assert cgroup.oom_kills() >= 1  # the kernel did kill, for memory
+    check = run_package(made, bundle, memory_mb=300)
     line = "out of memory: raise the autograder's memory to 600 MB"
-    results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
-    assert results["output"] == line and ran.stdout.strip().splitlines()[-1] == line
-    assert results["extra_data"]["attention_lab"]["status"] == "machine-out-of-memory"
+    assert check.oom_kills >= 1, check.output[-2000:]  # the kernel did kill, for memory
+    assert check.results["output"] == line
+    assert line in check.output.splitlines()
+    record = check.results.get("extra_data", {}).get("attention_lab")
+    assert record is None or record["status"] == "machine-out-of-memory", record
+    said = summary(check)
+    kills = f"{check.oom_kills} process{'es' if check.oom_kills > 1 else ''}"
+    assert line in said[0] and said[-1] == (
+        f"memory: peak {check.peak_mb:g} MB of the container's 300 MB; the kernel killed {kills} for memory"
+    )
+    assert 0 < check.peak_mb <= 300
+
+
+def test_a_child_the_kernel_killed_for_the_machines_memory_is_not_the_students_fault(monkeypatch, tmp_path):
+    """The grader's side of it, where the kernel spared the grader: the child died of SIGKILL and the
+    machine's count of kills rose (made to rise here)."""
+    from autograder import sandbox
+
+    kills = iter(range(100))
+    monkeypatch.setattr(sandbox, "oom_kills", lambda: next(kills))
+    monkeypatch.setattr(sandbox, "memory_limit_mb", lambda: 300)
+    private = sandbox._private_folder({}, "none", 0)
+    try:
+        ran = sandbox._contain(
+            [sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"],
+            private,
+            sandbox.Limits(),
+            "none",
+            0,
+        )
+    finally:
+        sandbox._remove(private)
+    assert ran.code == -9 and ran.status == "machine-out-of-memory"
+    assert ran.message == (
+        "out of memory: raise the autograder's memory to 600 MB; the grading machine ran out of memory "
+        "(300 MB held the grader and the model together)"
+    )
 
 
 def test_a_grader_killed_before_it_wrote_results_gets_the_same_line(container, tmp_path):

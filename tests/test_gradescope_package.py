@@ -315,3 +315,15 @@ def test_the_selfcheck_command_keeps_the_layout_where_asked_and_says_what_it_fou
     assert again.returncode == 2 and again.stderr.strip().endswith(
         "exists already: name a new folder (the layout is written there)"
     ), again.stderr
+
+
+def test_the_selfcheck_refuses_a_container_too_small_to_start_in_one_line(tmp_path):
+    for name in ("autograder.zip", "submission.zip"):
+        (tmp_path / name).write_bytes(b"PK")  # checked before anything is read
+    ran = run_autograder(
+        "gradescope-selfcheck", "autograder.zip", "submission.zip", "--memory", "10", cwd=tmp_path
+    )
+    assert ran.returncode == 2 and ran.stderr.strip().splitlines() == [
+        "python -m autograder: error: --memory 10: give the container's memory in MB, at least 64 "
+        "(Gradescope's default is 768)"
+    ], ran.stderr
