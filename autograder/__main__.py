@@ -32,19 +32,24 @@ import time
 import warnings
 from pathlib import Path
 
+from autograder.gradescope_check import container_memory_mb
 from autograder.keras_floor import check_keras
 from autograder.lms import LMS_NAMES
 from autograder.rubric import RubricError, load_rubric
 from autograder.sandbox import ISOLATIONS
 from autograder.status import GRADED
 from labs import tasks
-from labs.common.arguments import Parser
+from labs.common.arguments import Parser, checked
 from labs.common.errors import InputError
 
 TASKS = tasks.names()
 # The commands that load other people's bundles need the grader's Keras floor. `check` does not: a
 # student checks their own bundle, in Colab's Keras too.
 GRADING_COMMANDS = ("grade", "gradescope-run")
+
+
+MEMORY_MB = checked(container_memory_mb)
+MEMORY_MB.__name__ = "int"  # what argparse names in "invalid int value"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -137,7 +142,7 @@ def _parser() -> argparse.ArgumentParser:
     selfcheck = commands.add_parser(
         "gradescope-selfcheck",
         help="run a Gradescope package on one bundle as "
-        "Gradescope does (root, no user namespaces, no cgroup), before uploading it",
+        "Gradescope does (root, no user namespaces, no cgroup of its own), before uploading it",
     )
     selfcheck.set_defaults(handler=_gradescope_selfcheck)
     selfcheck.add_argument("package", help="the autograder.zip that `gradescope` wrote")
@@ -147,11 +152,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     selfcheck.add_argument(
         "--memory",
-        type=int,
+        type=MEMORY_MB,
         default=None,
         metavar="MB",
-        help="run it in a container with this much memory, as Gradescope's (768 MB by default), and say "
-        "the peak (needs a memory cgroup this machine lets root make)",
+        help="run it in a container with this much memory and say the peak (without it, no limit; "
+        "Gradescope's default is 768; needs a memory cgroup this machine lets root make)",
     )
 
     check = commands.add_parser(
@@ -464,7 +469,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"python -m autograder: error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("python -m autograder: interrupted; results written so far are kept", file=sys.stderr)
+        kept = (
+            "; the bundles graded so far are kept: run it again to go on" if args.command == "grade" else ""
+        )
+        print(f"python -m autograder: interrupted{kept}", file=sys.stderr)
         return 130
 
 

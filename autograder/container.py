@@ -70,10 +70,14 @@ def oom_kills() -> int:
     return total
 
 
+GRADESCOPE_DEFAULT_MB = 768  # a Gradescope container's memory unless the assignment's settings raise it
+
+
 def suggested_memory_mb(limit_mb: int | None) -> int:
     """What to raise the machine's memory to after an out-of-memory kill: twice its limit (Gradescope's
-    default, 768 MB, becomes 1,536 MB), or 1,536 MB where the limit is unknown."""
-    return 2 * limit_mb if limit_mb else 1536
+    default, 768 MB, becomes 1,536 MB) and never less than that default, or 1,536 MB where the limit is
+    unknown."""
+    return max(2 * limit_mb, GRADESCOPE_DEFAULT_MB) if limit_mb else 2 * GRADESCOPE_DEFAULT_MB
 
 
 def out_of_memory_line(limit_mb: int | None) -> str:

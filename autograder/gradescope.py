@@ -21,8 +21,9 @@ checks that before it runs anything, and refuses otherwise. ``python -m autograd
 
 Memory: the container holds the grader and its sandboxed child together (768 MB by default). When
 the kernel kills the child for it, results.json and the run's output say so in one line, "out of
-memory: raise the autograder's memory to N MB" (:mod:`autograder.container`); when it kills the
-grader itself, ``run_autograder`` writes that result (:func:`write_killed_result`).
+memory: raise the autograder's memory to N MB" (:mod:`autograder.container`), with a line for the
+student under it, a score of 0 and no tests (:func:`out_of_memory_result`); when it kills the grader
+itself, ``run_autograder`` writes the same result (:func:`write_killed_result`).
 """
 
 from __future__ import annotations
@@ -154,9 +155,33 @@ def run_on_gradescope(
         )
     output = gradescope_results(record, rubric)
     if record["status"] == MACHINE_OUT_OF_MEMORY:
-        output["output"] = out_of_memory_line(memory_limit_mb())  # the instructor's setting, in one line
+        # as if the kernel had killed the grader: no tests, no leaderboard row; the record for the instructor
+        output = out_of_memory_result(memory_limit_mb(), {"extra_data": output["extra_data"]})
     Path(results).write_text(json.dumps(output, indent=2), encoding="utf-8")
     return output
+
+
+def _stopped_result(output: str, result: dict | None = None) -> dict:
+    """Gradescope's results for a run stopped by the machine, not by the student's bundle: ``output``, a
+    score of 0 and no tests (a machine's failure earns no points that would look like a grade), with what
+    ``result`` adds."""
+    return {
+        "tests": [],
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        **(result or {}),
+        "score": 0,
+        "output": output,
+        "output_format": "text",
+    }
+
+
+def out_of_memory_result(limit_mb: int | None, result: dict | None = None) -> dict:
+    """The results of a run the container's memory stopped, the same whichever process the kernel killed:
+    the instructor's line, then what the student reads (Gradescope shows them the output too)."""
+    from autograder.reports import STATUS_ADVICE
+
+    return _stopped_result(f"{out_of_memory_line(limit_mb)}\n{STATUS_ADVICE[MACHINE_OUT_OF_MEMORY]}", result)
 
 
 def write_killed_result(results: str | Path, exit_status: int) -> dict:
@@ -165,19 +190,11 @@ def write_killed_result(results: str | Path, exit_status: int) -> dict:
 
     Exit status 137 (SIGKILL) in a container with a memory limit is the kernel's out-of-memory kill."""
     if exit_status in (137, -9) and memory_limit_mb() is not None:
-        line = out_of_memory_line(memory_limit_mb())
+        output = out_of_memory_result(memory_limit_mb())
     else:
-        line = (
+        output = _stopped_result(
             f"the autograder stopped unexpectedly (exit status {exit_status}); its log is in the run's output"
         )
-    output = {
-        "score": 0,
-        "output": line,
-        "output_format": "text",
-        "tests": [],
-        "visibility": "visible",
-        "stdout_visibility": "hidden",
-    }
     Path(results).write_text(json.dumps(output, indent=2), encoding="utf-8")
-    print(line)
+    print(output["output"].splitlines()[0])
     return output

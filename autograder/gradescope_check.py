@@ -38,7 +38,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.container import MemoryCgroup
+from autograder.container import GRADESCOPE_DEFAULT_MB, MemoryCgroup
 from labs.common.errors import InputError
 
 MIN_MEMORY_MB = 64  # below this not even run_autograder's shell and Python start
@@ -85,6 +85,18 @@ class SelfCheck:
     memory_mb: int | None = None  # the container's memory limit, when one was set
     peak_mb: float | None = None  # the most memory the run used under it (what the kernel counted)
     oom_kills: int = 0  # the processes the kernel killed for that memory
+
+
+def container_memory_mb(value: int | str) -> int:
+    """``value`` as a container's memory in whole MB (``--memory``), or InputError (ValueError for what is
+    no whole number)."""
+    memory_mb = int(value)
+    if memory_mb < MIN_MEMORY_MB:
+        raise InputError(
+            f"give the container's memory in MB, at least {MIN_MEMORY_MB} (Gradescope's default is "
+            f"{GRADESCOPE_DEFAULT_MB}), not {memory_mb}"
+        )
+    return memory_mb
 
 
 def refuse_unless_possible() -> None:
@@ -157,11 +169,8 @@ def run_package(
     for path, what in ((package, "package"), (bundle, "bundle")):
         if not path.exists():
             raise InputError(f"no {what} at {str(path)!r}")
-    if memory_mb is not None and memory_mb < MIN_MEMORY_MB:
-        raise InputError(
-            f"--memory {memory_mb}: give the container's memory in MB, at least {MIN_MEMORY_MB} "
-            "(Gradescope's default is 768)"
-        )
+    if memory_mb is not None:
+        memory_mb = container_memory_mb(memory_mb)
     refuse_unless_possible()
     if keep is not None:
         top = Path(keep).resolve()  # the run happens in a folder of its own: paths must not be relative
@@ -281,9 +290,10 @@ def run_package(
 
 def summary(check: SelfCheck) -> list[str]:
     """What an instructor reads: the status, isolation and score Gradescope would show, the time, and the
-    memory where the run had a limit. A grader killed before it wrote its results has no status: its
-    line (run_autograder's own) stands in its place."""
+    memory where the run had a limit. A grader killed before it wrote its results has no status: the
+    first line of its results (run_autograder's own) stands in its place."""
     record = check.results.get("extra_data", {}).get("attention_lab", {})
+    said = str(check.results.get("output", "")).splitlines()
     if record:
         lines = [
             f"status: {record.get('status')}"
@@ -293,13 +303,26 @@ def summary(check: SelfCheck) -> list[str]:
         ]
     else:
         lines = [
-            f"status: the grader stopped: {check.results.get('output')}",
+            f"status: the grader stopped: {said[0] if said else ''}",
             f"score: {check.results.get('score')}",
         ]
     lines.append(f"run_autograder took {check.seconds:.1f} s")
     if check.memory_mb is not None:
-        kills = check.oom_kills
-        killed = f"; the kernel killed {kills} process{'es' if kills > 1 else ''} for memory" if kills else ""
-        peak = f"peak {check.peak_mb:g} MB" if check.peak_mb is not None else "peak unknown"
-        lines.append(f"memory: {peak} of the container's {check.memory_mb} MB{killed}")
+        lines.append(_memory_line(check))
     return lines
+
+
+def _memory_line(check: SelfCheck) -> str:
+    kills = check.oom_kills
+    line = f"memory: peak {check.peak_mb:g} MB" if check.peak_mb is not None else "memory: peak unknown"
+    line += f" of the container's {check.memory_mb} MB"
+    if kills:
+        return (
+            f"{line}; the kernel killed {kills} process{'es' if kills > 1 else ''} for memory: run it again "
+            "with a larger --memory to see what the package needs"
+        )
+    if check.peak_mb is not None and check.peak_mb >= 0.9 * check.memory_mb:
+        return (
+            f"{line} (at its limit: the kernel took back cached files to stay under it, and killed nothing)"
+        )
+    return line

@@ -72,7 +72,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.claims import check_weights, checked_failure
-from autograder.container import memory_limit_mb, oom_kills, out_of_memory_line
+from autograder.container import memory_limit_mb, oom_kills, suggested_memory_mb
 from autograder.process_tree import (
     SCRATCH,
     Cgroup,
@@ -560,8 +560,11 @@ def _verdict(stopped: str, limits: Limits, cpu_seconds: float) -> tuple[str, str
     """The status and message of a run the grader, or the kernel for the grading machine's memory, stopped."""
     if stopped == MACHINE_OUT_OF_MEMORY:
         limit = memory_limit_mb()
-        held = f" ({limit} MB held the grader and the model together)" if limit else ""
-        return stopped, f"{out_of_memory_line(limit)}; the grading machine ran out of memory{held}"
+        held = f" (its {limit} MB held the grader and the model together)" if limit else ""
+        return stopped, (
+            f"the grading machine ran out of memory{held}: raise the autograder's memory to "
+            f"{suggested_memory_mb(limit)} MB"
+        )
     return STOPPED_STATUS.get(stopped, stopped), {
         "cpu-time": f"loading and running the model used more than {limits.cpu_seconds} s of CPU time "
         "(all its processes together)",

@@ -324,6 +324,26 @@ def test_the_selfcheck_refuses_a_container_too_small_to_start_in_one_line(tmp_pa
         "gradescope-selfcheck", "autograder.zip", "submission.zip", "--memory", "10", cwd=tmp_path
     )
     assert ran.returncode == 2 and ran.stderr.strip().splitlines() == [
-        "python -m autograder: error: --memory 10: give the container's memory in MB, at least 64 "
-        "(Gradescope's default is 768)"
+        "python -m autograder gradescope-selfcheck: error: argument --memory: give the container's memory in "
+        "MB, at least 64 (Gradescope's default is 768), not 10 (see 'python -m autograder "
+        "gradescope-selfcheck --help')"
     ], ran.stderr
+
+
+def test_the_selfcheck_says_when_a_run_is_at_its_containers_limit_and_when_the_kernel_killed():
+    from autograder.gradescope_check import SelfCheck, summary
+
+    def memory(peak_mb: float, kills: int) -> str:
+        return summary(SelfCheck({"score": 0, "output": "x"}, 1.0, "", None, 768, peak_mb, kills))[-1]
+
+    assert memory(402.5, 0) == "memory: peak 402.5 MB of the container's 768 MB"
+    assert memory(760, 0) == (
+        "memory: peak 760 MB of the container's 768 MB (at its limit: the kernel took back cached files to "
+        "stay under it, and killed nothing)"
+    )
+    assert memory(768, 2).endswith(
+        "the kernel killed 2 processes for memory: run it again with a larger --memory to see what the package needs"
+    )
+    assert summary(SelfCheck({"score": 0, "output": "line one\nline two"}, 1.0, "", None))[0] == (
+        "status: the grader stopped: line one"
+    )
