@@ -138,9 +138,13 @@ class MemoryCgroup:
         return 0
 
     def remove(self) -> None:
+        """Removes the cgroup once its processes are gone (it waits up to 5 s for them); gone already is
+        done."""
         for _ in range(50):
             try:
                 self.folder.rmdir()
+                return
+            except FileNotFoundError:
                 return
             except OSError:
                 time.sleep(0.1)

@@ -71,7 +71,7 @@ def test_a_package_in_a_container_too_small_for_the_model_gives_the_setting_to_r
     from tests.test_gradescope_package import _container_or_skip
 
     _container_or_skip()
-    container(64).remove()  # or skip: the self-check makes its own, of this kind
+    container(64)  # or skip: the self-check makes its own, of this kind
     run = train(DateTranslationConfig.tiny(train_size=200), verbose=0)
     bundle = export(run.model, run.vocabs, task="date-translation", student_id="gs", out=tmp_path / "s.zip")
     (tmp_path / "secret.txt").write_text("a-course-secret-0123456789abcdef")
