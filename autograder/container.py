@@ -57,17 +57,23 @@ def memory_limit_mb() -> int | None:
     return min(limits) if limits else None
 
 
+def _kills(text: str) -> int:
+    """The ``oom_kill`` count of a cgroup's memory.events or memory.oom_control text (0 where it has none)."""
+    for line in text.splitlines():
+        key, _, value = line.partition(" ")
+        if key == "oom_kill" and value.strip().isdigit():
+            return int(value)
+    return 0
+
+
 def oom_kills() -> int:
     """How many processes the kernel has killed for memory in this process's cgroups (0 where it cannot
     tell)."""
-    total = 0
-    for folder in _own_memory_cgroups():
-        for name in ("memory.events.local", "memory.oom_control"):  # v2 (this cgroup only), v1
-            for line in _read(folder / name).splitlines():
-                key, _, value = line.partition(" ")
-                if key == "oom_kill" and value.strip().isdigit():
-                    total += int(value)
-    return total
+    return sum(
+        _kills(_read(folder / name))
+        for folder in _own_memory_cgroups()
+        for name in ("memory.events.local", "memory.oom_control")  # v2 (this cgroup only), v1
+    )
 
 
 GRADESCOPE_DEFAULT_MB = 768  # a Gradescope container's memory unless the assignment's settings raise it
@@ -130,12 +136,7 @@ class MemoryCgroup:
         return None
 
     def oom_kills(self) -> int:
-        name = "memory.events" if self.v2 else "memory.oom_control"
-        with contextlib.suppress(OSError):
-            for line in (self.folder / name).read_text().splitlines():
-                if line.startswith("oom_kill "):
-                    return int(line.split()[1])
-        return 0
+        return _kills(_read(self.folder / ("memory.events" if self.v2 else "memory.oom_control")))
 
     def remove(self) -> None:
         """Removes the cgroup once its processes are gone (it waits up to 5 s for them); gone already is

@@ -41,7 +41,7 @@ from pathlib import Path
 from autograder.container import GRADESCOPE_DEFAULT_MB, MemoryCgroup
 from labs.common.errors import InputError
 
-MIN_MEMORY_MB = 64  # below this not even run_autograder's shell and Python start
+MIN_MEMORY_MB = 64  # a floor against a mistyped --memory (run_autograder still started at 64 MB here)
 
 # Installed in the container before run_autograder starts: what Docker's default profile refuses.
 _ENTER_CONTAINER = (
