@@ -119,25 +119,39 @@ def _quiet_env():
     return env
 
 
+# `python -m labs ARGS` as a terminal's foreground job starts it: Ctrl-C raises KeyboardInterrupt. A
+# process inherits an ignored SIGINT, and Python keeps it ignored: `make test &` from a script (a shell
+# without job control) would otherwise start this test's training deaf to the signal it sends.
+AS_A_FOREGROUND_JOB = (
+    "import runpy, signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "runpy.run_module('labs', run_name='__main__', alter_sys=True)"
+)
+
+
 def test_an_interrupted_training_keeps_its_last_whole_epoch_and_exports_it(tmp_path):
     out = tmp_path / "names"
     # far more epochs than the poll below can miss on a loaded machine; --score: a --tiny run with another flag
     # is still one, for export's note
     command = ["train", TASK, "--tiny", "--epochs", "400", "--score", "additive", "--out", str(out)]
     process = subprocess.Popen(
-        [sys.executable, "-m", "labs", *command],
+        [sys.executable, "-c", AS_A_FOREGROUND_JOB, *command],
         cwd=REPO_ROOT,
         env=_quiet_env(),
         text=True,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-    deadline = time.monotonic() + 240
-    while not (out / "metrics.json").is_file() and process.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.2)
-    time.sleep(1.0)
-    process.send_signal(signal.SIGINT)  # what Ctrl-C does
-    stdout, stderr = process.communicate(timeout=120)
+    try:
+        deadline = time.monotonic() + 240
+        while not (out / "metrics.json").is_file() and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(1.0)
+        process.send_signal(signal.SIGINT)  # what Ctrl-C does
+        stdout, stderr = process.communicate(timeout=120)
+    finally:  # a training that did not stop is not left running 400 epochs
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
     assert process.returncode == 130, stdout + stderr
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     done = metrics["epochs_done"]
