@@ -6,6 +6,9 @@ by the container's memory cgroup: when the grader and its sandboxed child togeth
 the kernel kills one of them outright (SIGKILL), and nothing in the process says why. The
 cgroup counts those kills, so the sandbox reads the count before and after a child runs
 (:func:`oom_kills`) and tells an instructor which setting to raise instead of reporting a crash.
+A container only a little too small may kill nothing: the run thrashes, reading back what was pushed
+out, until a time limit stops it. The cgroup counts that memory too (:func:`refaulted_mb`), so such a
+timeout is the machine's, not the student's (:func:`thrashed`).
 Where no limit is set or the files cannot be read, these functions return None and 0.
 :class:`MemoryCgroup` makes such a limit on this machine, to run the package under it.
 """
@@ -19,6 +22,7 @@ from pathlib import Path
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 UNLIMITED = 1 << 60  # cgroup v1 writes "no limit" as a number near 2**63
+PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
 def _read(path: Path) -> str:
@@ -26,6 +30,16 @@ def _read(path: Path) -> str:
         return path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return ""
+
+
+def _counts(text: str) -> dict[str, int]:
+    """The ``name value`` lines of a cgroup file (memory.events, memory.oom_control, memory.stat)."""
+    counts = {}
+    for line in text.splitlines():
+        key, _, value = line.partition(" ")
+        if value.strip().isdigit():
+            counts[key] = int(value)
+    return counts
 
 
 def _own_memory_cgroups(proc_cgroup: str | None = None) -> list[Path]:
@@ -46,24 +60,56 @@ def _own_memory_cgroups(proc_cgroup: str | None = None) -> list[Path]:
     return []
 
 
-def memory_limit_mb() -> int | None:
-    """The tightest memory limit on this process's cgroups, in MB, or None where there is none."""
-    limits = []
+def _limiting_cgroup() -> tuple[Path, int] | None:
+    """The folder of this process's memory cgroup with the tightest limit, and that limit in bytes; None
+    where no limit is set."""
+    tightest = None
     for folder in _own_memory_cgroups():
         for name in ("memory.max", "memory.limit_in_bytes"):
             value = _read(folder / name).strip()
-            if value.isdigit() and int(value) < UNLIMITED:
-                limits.append(int(value) >> 20)
-    return min(limits) if limits else None
+            if value.isdigit() and int(value) < UNLIMITED and (tightest is None or int(value) < tightest[1]):
+                tightest = (folder, int(value))
+    return tightest
+
+
+def memory_limit_mb() -> int | None:
+    """The tightest memory limit on this process's cgroups, in MB, or None where there is none."""
+    tightest = _limiting_cgroup()
+    return tightest[1] >> 20 if tightest else None
+
+
+def _refaulted_pages(memory_stat: str) -> int:
+    """The pages a cgroup's memory.stat says were evicted and then read back in: its working set did not
+    fit. cgroup v1 counts the cgroup and those below it in ``total_workingset_refault_*``, v2 in
+    ``workingset_refault_*``."""
+    counts = _counts(memory_stat)
+    prefix = "total_" if "total_workingset_refault_file" in counts else ""
+    return sum(counts.get(f"{prefix}workingset_refault_{kind}", 0) for kind in ("anon", "file"))
+
+
+def refaulted_mb() -> float:
+    """How much memory the kernel has read back in, in MB, after evicting it from the cgroup that holds
+    this process's memory limit (0 where there is no limit or the count cannot be read).
+
+    A container too small for what runs in it evicts the pages of TensorFlow's libraries and its files,
+    and reads them back at once: the run thrashes, slowly, and the kernel kills nothing. A run that read
+    back more than the container holds did not fit in it (:func:`thrashed`)."""
+    tightest = _limiting_cgroup()
+    if tightest is None:
+        return 0.0
+    return _refaulted_pages(_read(tightest[0] / "memory.stat")) * PAGE / 2**20
+
+
+def thrashed(reread_mb: float, limit_mb: int | None) -> bool:
+    """Whether a container that read back ``reread_mb`` during a run (:func:`refaulted_mb`, after minus
+    before) did not fit what ran in it: it read back more than its whole ``limit_mb``, so what it held was
+    pushed out and read again and again."""
+    return limit_mb is not None and reread_mb > limit_mb
 
 
 def _kills(text: str) -> int:
     """The ``oom_kill`` count of a cgroup's memory.events or memory.oom_control text (0 where it has none)."""
-    for line in text.splitlines():
-        key, _, value = line.partition(" ")
-        if key == "oom_kill" and value.strip().isdigit():
-            return int(value)
-    return 0
+    return _counts(text).get("oom_kill", 0)
 
 
 def oom_kills() -> int:

@@ -47,6 +47,11 @@ no privilege; only a cpuset cgroup or a seccomp rule would), so a child that doe
 cores from its neighbour, but still pays for them in CPU time, and a neighbour stopped by the
 wall-clock backstop is graded again alone (:func:`autograder.batch.grade_folder`).
 
+The grading machine's own memory (a Gradescope container's limit, :mod:`autograder.container`) is not the
+student's to answer for. When the kernel killed the child for it, or when a run stopped by a time limit had
+read back more memory than the machine holds (its pages pushed out and read again: it thrashed, and the
+kernel killed nothing), the status is ``machine-out-of-memory`` and the message says what to raise.
+
 What comes back: the child's result, through a descriptor into a file the grader owns (bounded, never a pipe,
 never a path the child chose); its standard output and error go to bounded files too. The model's parameter
 count (and what model similarity compares) is read from its weights file by :mod:`autograder.weights`, in a
@@ -72,7 +77,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.claims import check_weights, checked_failure
-from autograder.container import memory_limit_mb, oom_kills, suggested_memory_mb
+from autograder.container import memory_limit_mb, oom_kills, refaulted_mb, suggested_memory_mb, thrashed
 from autograder.process_tree import (
     SCRATCH,
     Cgroup,
@@ -552,19 +557,28 @@ class _Run:
     cpu_seconds: float
 
 
-# Why the grader stopped a tree -> the status the student sees: both time limits are a ``timeout``.
-STOPPED_STATUS = {"cpu-time": TIMEOUT, "wall-time": TIMEOUT}
+# Why the grader stopped a tree -> the status the student sees: both time limits are a ``timeout``, unless
+# the grading machine's memory was what made the run slow (``thrashed``).
+TIME_LIMITS = ("cpu-time", "wall-time")
+THRASHED = "thrashed"
+STOPPED_STATUS = {"cpu-time": TIMEOUT, "wall-time": TIMEOUT, THRASHED: MACHINE_OUT_OF_MEMORY}
 
 
-def _verdict(stopped: str, limits: Limits, cpu_seconds: float) -> tuple[str, str]:
-    """The status and message of a run the grader, or the kernel for the grading machine's memory, stopped."""
-    if stopped == MACHINE_OUT_OF_MEMORY:
+def _verdict(stopped: str, limits: Limits, cpu_seconds: float, reread_mb: float = 0.0) -> tuple[str, str]:
+    """The status and message of a run the grader, or the kernel for the grading machine's memory, stopped.
+
+    ``reread_mb``: what the grading machine read back in after evicting it during the run (``thrashed``)."""
+    if stopped in (MACHINE_OUT_OF_MEMORY, THRASHED):
         limit = memory_limit_mb()
         held = f" (its {limit} MB held the grader and the model together)" if limit else ""
-        return stopped, (
-            f"the grading machine ran out of memory{held}: raise the autograder's memory to "
-            f"{suggested_memory_mb(limit)} MB"
-        )
+        raise_it = f"raise the autograder's memory to {suggested_memory_mb(limit)} MB"
+        if stopped == THRASHED:
+            return MACHINE_OUT_OF_MEMORY, (
+                f"the grading machine's memory was too small{held}: the model's files and libraries were "
+                f"pushed out of it and read back, {reread_mb:,.0f} MB in all, until the time limit stopped "
+                f"the run: {raise_it}"
+            )
+        return stopped, f"the grading machine ran out of memory{held}: {raise_it}"
     return STOPPED_STATUS.get(stopped, stopped), {
         "cpu-time": f"loading and running the model used more than {limits.cpu_seconds} s of CPU time "
         "(all its processes together)",
@@ -615,7 +629,9 @@ def _contain(
         TreeLimits(limits.memory_mb << 20, limits.tasks, limits.cpus),
     )
     cores = _own_cores(slot, limits.cpus) if limits.cpus and not (cgroup and cgroup.cpu_quota) else None
-    kills = oom_kills()  # the grading machine's own count: a rise means the kernel killed for its memory
+    # the grading machine's own counts: a rise in kills means the kernel killed for its memory; memory read
+    # back in, more than the machine holds, means the run thrashed
+    kills, refaulted = oom_kills(), refaulted_mb()
     started = time.perf_counter()
     with open(private / "stdout", "wb") as stdout, open(private / "stderr", "wb") as stderr:
         process = subprocess.Popen(
@@ -657,9 +673,12 @@ def _contain(
                     else None
                 )
             cgroup.remove()
+        reread_mb = refaulted_mb() - refaulted
         if stopped is None and process.returncode != 0 and oom_kills() > kills:
             stopped = MACHINE_OUT_OF_MEMORY
-    status, message = _verdict(stopped, limits, tree.cpu_seconds) if stopped else (None, "")
+        elif stopped in TIME_LIMITS and thrashed(reread_mb, memory_limit_mb()):
+            stopped = THRASHED  # slow because the machine's memory was too small, not the model
+    status, message = _verdict(stopped, limits, tree.cpu_seconds, reread_mb) if stopped else (None, "")
     return _Run(
         process.returncode,
         status,

@@ -128,6 +128,88 @@ def test_a_child_the_kernel_killed_for_the_machines_memory_is_not_the_students_f
     )
 
 
+@pytest.mark.parametrize("reread_mb, status", [(301.0, "machine-out-of-memory"), (299.0, "timeout")])
+def test_a_timeout_in_a_machine_that_read_back_more_than_it_holds_is_the_machines(
+    monkeypatch, reread_mb, status
+):
+    """A run the time limit stopped, in a 300 MB machine that meanwhile read back more than 300 MB (made to
+    here): the machine thrashed, and the student hears so; a little less, and it is the model's timeout."""
+    from autograder import sandbox
+
+    counts = iter([0.0, reread_mb])
+    monkeypatch.setattr(sandbox, "refaulted_mb", lambda: next(counts))
+    monkeypatch.setattr(sandbox, "memory_limit_mb", lambda: 300)
+    private = sandbox._private_folder({}, "none", 0)
+    try:
+        ran = sandbox._contain(
+            [sys.executable, "-c", "import time; time.sleep(60)"],
+            private,
+            sandbox.Limits(wall_seconds=1),
+            "none",
+            0,
+        )
+    finally:
+        sandbox._remove(private)
+    assert ran.status == status
+    if status == "timeout":
+        assert ran.message.startswith("loading and running the model took longer than 1 s of wall-clock time")
+    else:
+        assert ran.message == (
+            "the grading machine's memory was too small (its 300 MB held the grader and the model together): "
+            f"the model's files and libraries were pushed out of it and read back, {reread_mb:,.0f} MB in all, "
+            "until the time limit stopped the run: raise the autograder's memory to 768 MB"
+        )
+
+
+# The child of the test below: it writes a file three times the container's size and reads it again and again,
+# as TensorFlow's libraries are read back in a container too small for them.
+READ_AGAIN = """
+import sys
+size_mb = int(sys.argv[1])
+with open("big", "wb") as out:
+    for _ in range(size_mb):
+        out.write(bytes(1 << 20))
+while True:
+    with open("big", "rb") as f:
+        while f.read(1 << 20):
+            pass
+"""
+
+# The grader's side, in the container: the sandbox as Gradescope's read-only cgroups leave it (no cgroup of
+# its own for the child), a child limited to 5 s of wall-clock time; prints the run's status and message.
+GRADE_IN_CONTAINER = """
+import json, sys
+from autograder import sandbox
+sandbox.Cgroup.create = classmethod(lambda cls, *args: None)
+private = sandbox._private_folder({}, "none", 0)
+try:
+    ran = sandbox._contain(
+        [sys.executable, "-c", sys.argv[1], sys.argv[2]], private,
+        sandbox.Limits(wall_seconds=5, file_mb=1024), "none", 0,
+    )
+finally:
+    sandbox._remove(private)
+print(json.dumps({"status": ran.status, "message": ran.message}))
+"""
+
+
+@pytest.mark.parametrize("file_mb, status", [(480, "machine-out-of-memory"), (16, "timeout")])
+def test_a_container_that_thrashes_until_the_time_limit_is_the_machines_fault(container, file_mb, status):
+    """In a 160 MB container the child reads a 480 MB file again and again: the kernel kills nothing, the
+    pages it reads push out those it read, and the time limit stops it; the grader reads the container's
+    count of what it read back. A 16 MB file stays in memory: the same loop is the model's timeout."""
+    cgroup = container(160)
+    ran = _run_in(cgroup, "-c", GRADE_IN_CONTAINER, READ_AGAIN, str(file_mb))
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    result = json.loads(ran.stdout.strip().splitlines()[-1])
+    assert result["status"] == status, result
+    assert cgroup.oom_kills() == 0  # it thrashed: nothing was killed
+    if status == "machine-out-of-memory":
+        assert result["message"].startswith(
+            "the grading machine's memory was too small (its 160 MB held the grader and the model together)"
+        )
+
+
 def test_a_grader_killed_before_it_wrote_results_gets_the_same_line(container, tmp_path):
     """run_autograder's fallback: the grader's own process got SIGKILL (exit status 137)."""
     cgroup = container(768)
