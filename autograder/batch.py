@@ -45,7 +45,7 @@ from autograder.sandbox import (
     sandbox_uid,
 )
 from autograder.similarity import THRESHOLDS, evidence_path, save_evidence, write_similarity
-from autograder.status import ERROR, TIMEOUT
+from autograder.status import ERROR, MACHINE_OUT_OF_MEMORY, TIMEOUT
 from labs import tasks
 from labs.common.errors import InputError
 from labs.common.files import read_csv
@@ -342,11 +342,16 @@ def _grade_one(batch: _Batch, index: int) -> tuple[dict, dict]:
     return record, evidence
 
 
+# What a run beside other bundles may have failed for their sake: its status -> the instructor's note.
+AGAIN_ALONE = {TIMEOUT: "ran out of time", MACHINE_OUT_OF_MEMORY: "ran out of the grading machine's memory"}
+
+
 def _run_pool(batch: _Batch, todo: list[int], jobs: int, progress: bool, done: int) -> Iterator[dict]:
     """Grade ``todo``, ``jobs`` at a time; yield each record that stands, its files written.
 
-    A bundle that ran out of time (``timeout``) while another was being graded is graded once more with
-    nothing beside it, and that second result stands; its notes (the instructor's) say so."""
+    A bundle that ran out of time (``timeout``) or of the machine's memory (``machine-out-of-memory``) while
+    another was being graded is graded once more with nothing beside it, and that second result stands; its
+    notes (the instructor's) say so."""
     from tqdm.auto import tqdm
 
     running, beside_others, lock = set(), set(), threading.Lock()
@@ -385,7 +390,7 @@ def _run_pool(batch: _Batch, todo: list[int], jobs: int, progress: bool, done: i
             again = []
             for future in as_completed(futures):
                 record, evidence = future.result()
-                if record["status"] == TIMEOUT and futures[future] in beside_others:
+                if record["status"] in AGAIN_ALONE and futures[future] in beside_others:
                     again.append((futures[future], record))  # nothing of this run is kept: not even its files
                 else:
                     yield kept(record, evidence)
@@ -394,10 +399,8 @@ def _run_pool(batch: _Batch, todo: list[int], jobs: int, progress: bool, done: i
             raise
         for index, first in again:  # the pool is idle: each runs with nothing beside it
             record, evidence = _grade_one(batch, index)
-            why = first["message"]
-            record["notes"].append(
-                f"graded again alone: its first run, beside other bundles, ran out of time ({why})"
-            )
+            what, why = AGAIN_ALONE[first["status"]], first["message"]
+            record["notes"].append(f"graded again alone: its first run, beside other bundles, {what} ({why})")
             yield kept(record, evidence)
 
 

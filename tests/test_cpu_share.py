@@ -121,8 +121,10 @@ def test_cpu_time_is_charged_across_the_whole_tree(homework, containment, tmp_pa
     )
 
 
-def _first_run_times_out(monkeypatch, out_of_time: set[str], jobs: int) -> list[tuple[str, int]]:
-    """Make the first run of every bundle in ``out_of_time`` end in ``timeout`` (all runs, for a name ending
+def _first_run_times_out(
+    monkeypatch, out_of_time: set[str], jobs: int, status: str = "timeout"
+) -> list[tuple[str, int]]:
+    """Make the first run of every bundle in ``out_of_time`` end in ``status`` (all runs, for a name ending
     in ``-always``); the others are graded for real. The first runs of a batch with ``jobs`` 2 overlap.
     Returns each run as ``(bundle, runs in flight as it started)``."""
     real = autograder.batch.grade_bundle
@@ -140,7 +142,7 @@ def _first_run_times_out(monkeypatch, out_of_time: set[str], jobs: int) -> list[
             if path.name in out_of_time and (first or path.name.endswith("-always")):
                 record = missing_bundle(path.name, rubric, hidden, "", kwargs.get("isolation", "none"))
                 record.update(
-                    status="timeout",
+                    status=status,
                     message=f"run {len([n for n, _ in runs if n == path.name])} took "
                     "longer than 60 s of wall-clock time",
                 )
@@ -164,8 +166,13 @@ def lab2(tmp_path_factory):
     return root
 
 
-def test_a_bundle_out_of_time_beside_another_is_graded_again_alone(lab2, monkeypatch, tmp_path):
-    runs = _first_run_times_out(monkeypatch, {"slow", "slow-always"}, jobs=2)
+@pytest.mark.parametrize(
+    "status, why",
+    [("timeout", "ran out of time"), ("machine-out-of-memory", "ran out of the grading machine's memory")],
+)
+def test_a_bundle_out_of_time_beside_another_is_graded_again_alone(lab2, monkeypatch, tmp_path, status, why):
+    """A timeout, or the grading machine's memory (a neighbour held part of it), beside another bundle."""
+    runs = _first_run_times_out(monkeypatch, {"slow", "slow-always"}, jobs=2, status=status)
     records = {
         r["student"]: r
         for r in grade_folder(
@@ -182,15 +189,15 @@ def test_a_bundle_out_of_time_beside_another_is_graded_again_alone(lab2, monkeyp
     slow, always = records["slow"], records["slow-always"]
     assert slow["status"] == "graded", slow["message"]  # the second result stands
     assert (
-        "graded again alone: its first run, beside other bundles, ran out of time (run 1 took longer than 60 "
-        "s" in "; ".join(slow["notes"])
+        f"graded again alone: its first run, beside other bundles, {why} (run 1 took longer than 60 s"
+        in "; ".join(slow["notes"])
     )
-    assert always["status"] == "timeout" and always["message"].startswith("run 2 took longer")
+    assert always["status"] == status and always["message"].startswith("run 2 took longer")
     assert any("graded again alone" in note for note in always["notes"])
     gradebook = (tmp_path / "grades" / "gradebook.csv").read_text(encoding="utf-8")
     assert gradebook.count("graded again alone") == 2  # the instructor's notes column
     feedback = (tmp_path / "grades" / "feedback" / "slow.md").read_text(encoding="utf-8")
-    assert "timeout" not in feedback and "again alone" not in feedback
+    assert status not in feedback and "again alone" not in feedback
 
 
 def test_a_bundle_out_of_time_alone_is_not_graded_again(lab2, monkeypatch, tmp_path):
