@@ -102,6 +102,18 @@ def test_a_package_in_a_container_too_small_for_the_model_gives_the_setting_to_r
     assert 0 < check.peak_mb <= 300
 
 
+def _contain_in_a_300_mb_machine(monkeypatch, code: str, **limits):
+    """The sandbox's run of ``python -c code`` (no isolation), in a grading machine it is told has 300 MB."""
+    from autograder import sandbox
+
+    monkeypatch.setattr(sandbox, "memory_limit_mb", lambda: 300)
+    private = sandbox._private_folder({}, "none", 0)
+    try:
+        return sandbox._contain([sys.executable, "-c", code], private, sandbox.Limits(**limits), "none", 0)
+    finally:
+        sandbox._remove(private)
+
+
 def test_a_child_the_kernel_killed_for_the_machines_memory_is_not_the_students_fault(monkeypatch, tmp_path):
     """The grader's side of it, where the kernel spared the grader: the child died of SIGKILL and the
     machine's count of kills rose (made to rise here)."""
@@ -109,18 +121,7 @@ def test_a_child_the_kernel_killed_for_the_machines_memory_is_not_the_students_f
 
     kills = iter(range(100))
     monkeypatch.setattr(sandbox, "oom_kills", lambda: next(kills))
-    monkeypatch.setattr(sandbox, "memory_limit_mb", lambda: 300)
-    private = sandbox._private_folder({}, "none", 0)
-    try:
-        ran = sandbox._contain(
-            [sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"],
-            private,
-            sandbox.Limits(),
-            "none",
-            0,
-        )
-    finally:
-        sandbox._remove(private)
+    ran = _contain_in_a_300_mb_machine(monkeypatch, "import os, signal; os.kill(os.getpid(), signal.SIGKILL)")
     assert ran.code == -9 and ran.status == "machine-out-of-memory"
     assert ran.message == (
         "the grading machine ran out of memory (its 300 MB held the grader and the model together): raise "
@@ -138,18 +139,7 @@ def test_a_timeout_in_a_machine_that_read_back_more_than_it_holds_is_the_machine
 
     counts = iter([0.0, reread_mb])
     monkeypatch.setattr(sandbox, "refaulted_mb", lambda: next(counts))
-    monkeypatch.setattr(sandbox, "memory_limit_mb", lambda: 300)
-    private = sandbox._private_folder({}, "none", 0)
-    try:
-        ran = sandbox._contain(
-            [sys.executable, "-c", "import time; time.sleep(60)"],
-            private,
-            sandbox.Limits(wall_seconds=1),
-            "none",
-            0,
-        )
-    finally:
-        sandbox._remove(private)
+    ran = _contain_in_a_300_mb_machine(monkeypatch, "import time; time.sleep(60)", wall_seconds=1)
     assert ran.status == status
     if status == "timeout":
         assert ran.message.startswith("loading and running the model took longer than 1 s of wall-clock time")
