@@ -48,9 +48,10 @@ cores from its neighbour, but still pays for them in CPU time, and a neighbour s
 wall-clock backstop is graded again alone (:func:`autograder.batch.grade_folder`).
 
 The grading machine's own memory (a Gradescope container's limit, :mod:`autograder.container`) is not the
-student's to answer for. When the kernel killed the child for it, or when a run stopped by a time limit had
-read back more memory than the machine holds (its pages pushed out and read again: it thrashed, and the
-kernel killed nothing), the status is ``machine-out-of-memory`` and the message says what to raise.
+student's to answer for: when the kernel killed the child for it, the status is ``machine-out-of-memory`` and
+the message says what to raise. A machine only a little too small may kill nothing and thrash instead (its
+pages pushed out and read back) until the wall-clock limit stops the run: that stays a ``timeout`` (the
+student's code can make the same count), and the instructor's log says what the machine read back.
 
 What comes back: the child's result, through a descriptor into a file the grader owns (bounded, never a pipe,
 never a path the child chose); its standard output and error go to bounded files too. The model's parameter
@@ -63,6 +64,7 @@ import contextlib
 import functools
 import importlib.util
 import json
+import logging
 import os
 import re
 import shutil
@@ -100,6 +102,7 @@ from autograder.status import (
 )
 from labs.common.errors import InputError
 
+log = logging.getLogger("autograder")  # the grader's log (grade.py's), the instructor's
 KIT_ROOT = Path(__file__).resolve().parents[1]
 KIT_CODE = ("labs", "autograder")  # what the child may import from the kit
 MASKED_PACKAGES = ("pythainlp", "onnxruntime")  # the homework's spellings come from these
@@ -557,28 +560,19 @@ class _Run:
     cpu_seconds: float
 
 
-# Why the grader stopped a tree -> the status the student sees: both time limits are a ``timeout``, unless
-# the grading machine's memory was what made the run slow (``thrashed``).
-TIME_LIMITS = ("cpu-time", "wall-time")
-THRASHED = "thrashed"
-STOPPED_STATUS = {"cpu-time": TIMEOUT, "wall-time": TIMEOUT, THRASHED: MACHINE_OUT_OF_MEMORY}
+# Why the grader stopped a tree -> the status the student sees: both time limits are a ``timeout``.
+STOPPED_STATUS = {"cpu-time": TIMEOUT, "wall-time": TIMEOUT}
 
 
-def _verdict(stopped: str, limits: Limits, cpu_seconds: float, reread_mb: float = 0.0) -> tuple[str, str]:
-    """The status and message of a run the grader, or the kernel for the grading machine's memory, stopped.
-
-    ``reread_mb``: what the grading machine read back in after evicting it during the run (``thrashed``)."""
-    if stopped in (MACHINE_OUT_OF_MEMORY, THRASHED):
+def _verdict(stopped: str, limits: Limits, cpu_seconds: float) -> tuple[str, str]:
+    """The status and message of a run the grader, or the kernel for the grading machine's memory, stopped."""
+    if stopped == MACHINE_OUT_OF_MEMORY:
         limit = memory_limit_mb()
         held = f" (its {limit} MB held the grader and the model together)" if limit else ""
-        raise_it = f"raise the autograder's memory to {suggested_memory_mb(limit)} MB"
-        if stopped == THRASHED:
-            return MACHINE_OUT_OF_MEMORY, (
-                f"the grading machine's memory was too small{held}: the model's files and libraries were "
-                f"pushed out of it and read back, {reread_mb:,.0f} MB in all, until the time limit stopped "
-                f"the run: {raise_it}"
-            )
-        return stopped, f"the grading machine ran out of memory{held}: {raise_it}"
+        return stopped, (
+            f"the grading machine ran out of memory{held}: raise the autograder's memory to "
+            f"{suggested_memory_mb(limit)} MB"
+        )
     return STOPPED_STATUS.get(stopped, stopped), {
         "cpu-time": f"loading and running the model used more than {limits.cpu_seconds} s of CPU time "
         "(all its processes together)",
@@ -606,6 +600,27 @@ def _over_limit(tree: ProcessTree, cgroup: Cgroup | None, limits: Limits, elapse
     ):  # at the limit, forks are already refused
         return TOO_MANY_PROCESSES
     return None
+
+
+def _say_if_thrashed(reread_mb: float, seconds: float, cpu_seconds: float) -> None:
+    """Tell the instructor (the grader's log, the run's output on Gradescope) when a run that mostly waited
+    until the wall-clock limit stopped it was in a machine that meanwhile read back more memory than it holds
+    (:func:`autograder.container.thrashed`): the wait may have been the machine's.
+
+    Only the instructor hears it. The student's status stays ``timeout``: their own code can read files
+    until the count is high, and choose the figure, so it decides nothing and is shown to no student."""
+    limit = memory_limit_mb()
+    if thrashed(reread_mb, limit):
+        log.warning(
+            "a run stopped after %.0f s of wall-clock time, %.0f s of CPU, while the grading machine read back "
+            "%.0f MB of memory it had pushed out, more than its %s MB: if the model is not slow otherwise, the "
+            "machine was short of memory; raise it (to %s MB) and grade again",
+            seconds,
+            cpu_seconds,
+            reread_mb,
+            limit,
+            suggested_memory_mb(limit),
+        )
 
 
 def _contain(
@@ -673,17 +688,17 @@ def _contain(
                     else None
                 )
             cgroup.remove()
-        reread_mb = refaulted_mb() - refaulted
         if stopped is None and process.returncode != 0 and oom_kills() > kills:
             stopped = MACHINE_OUT_OF_MEMORY
-        elif stopped in TIME_LIMITS and thrashed(reread_mb, memory_limit_mb()):
-            stopped = THRASHED  # slow because the machine's memory was too small, not the model
-    status, message = _verdict(stopped, limits, tree.cpu_seconds, reread_mb) if stopped else (None, "")
+    elapsed = time.perf_counter() - started
+    if stopped == "wall-time" and cgroup is None and tree.cpu_seconds < elapsed / 2:
+        _say_if_thrashed(refaulted_mb() - refaulted, elapsed, tree.cpu_seconds)
+    status, message = _verdict(stopped, limits, tree.cpu_seconds) if stopped else (None, "")
     return _Run(
         process.returncode,
         status,
         message,
-        time.perf_counter() - started,
+        elapsed,
         tree.peak_memory_bytes / 2**20,
         tree.cpu_seconds,
     )

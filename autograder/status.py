@@ -42,8 +42,7 @@ MEANINGS = {
     TIMEOUT: "over the rubric's time limit",
     OUT_OF_MEMORY: "over the rubric's memory limit (all its processes together)",
     MACHINE_OUT_OF_MEMORY: "the grading machine's own memory ran out (the kernel killed the model's "
-    "process, or the run thrashed until a time limit stopped it): the machine needs more, not the bundle "
-    "less (Gradescope: Autograder Settings)",
+    "process): the machine needs more, not the bundle less (Gradescope: Autograder Settings)",
     TOO_MANY_PROCESSES: "over the rubric's limit on processes and threads",
     CRASHED: "the grading process stopped unexpectedly (the last line of its error is the message)",
     ERROR: "anything else, with the last line of the error",
