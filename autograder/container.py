@@ -79,17 +79,20 @@ def memory_limit_mb() -> int | None:
 
 
 def _refaulted_pages(memory_stat: str) -> int:
-    """The pages a cgroup's memory.stat says were evicted and then read back in: its working set did not
-    fit. cgroup v1 counts the cgroup and those below it in ``total_workingset_refault_*``, v2 in
-    ``workingset_refault_*``."""
+    """The pages a cgroup's memory.stat says were read back in after they had been evicted. cgroup v1 counts
+    the cgroup and those below it in ``total_workingset_refault_*``, v2 in ``workingset_refault_*`` (before
+    Linux 5.9, one ``workingset_refault``)."""
     counts = _counts(memory_stat)
     prefix = "total_" if "total_workingset_refault_file" in counts else ""
-    return sum(counts.get(f"{prefix}workingset_refault_{kind}", 0) for kind in ("anon", "file"))
+    split = [f"{prefix}workingset_refault_{kind}" for kind in ("anon", "file")]
+    if not any(name in counts for name in split):
+        return counts.get("workingset_refault", 0)
+    return sum(counts.get(name, 0) for name in split)
 
 
 def refaulted_mb() -> float:
-    """How much memory the kernel has read back in, in MB, after evicting it from the cgroup that holds
-    this process's memory limit (0 where there is no limit or the count cannot be read).
+    """How much memory the kernel has read back in for the cgroup that holds this process's memory limit, in
+    MB, after it had been evicted (by this cgroup or another); 0 where there is no limit or no count.
 
     A container too small for what runs in it evicts the pages of TensorFlow's libraries and its files,
     and reads them back at once: the run thrashes, slowly, and the kernel kills nothing. A run that read
@@ -97,11 +100,16 @@ def refaulted_mb() -> float:
 
     A hint, not a measure: the kernel also counts a page another cgroup pushed out (a container before this
     one, reading the same image's files), and any process in the container can raise the count by reading
-    files. cgroup v1 has the counts from Linux 6.1, v2 from 5.9; before, this is 0."""
+    files. cgroup v1 shows the counts from Linux 6.1; before, this is 0."""
     tightest = _limiting_cgroup()
     if tightest is None:
         return 0.0
     return _refaulted_pages(_read(tightest[0] / "memory.stat")) * PAGE / 2**20
+
+
+# The words of the instructor's note on a run that may have thrashed (the sandbox's; gradescope-selfcheck
+# shows the lines that hold them).
+MACHINE_READ_BACK = "while the grading machine read back"
 
 
 def thrashed(reread_mb: float, limit_mb: int | None) -> bool:

@@ -387,6 +387,8 @@ def _grade(path: Path, work: Path, rubric: Rubric, hidden: HiddenSet, options: O
         # 3. Run on the hidden inputs, in the sandbox.
         job = _job(rubric, hidden, [], carries_code)
         outcome = run_child(files, job, rubric.limits, options.isolation)
+        if outcome.machine_note:  # the instructor's alone: never in the record, which students get
+            log.warning("%s: %s", display_name(path), outcome.machine_note)
         found.sandbox = {
             "sandbox_seconds": round(outcome.seconds, 2),
             "peak_memory_mb": outcome.peak_memory_mb,

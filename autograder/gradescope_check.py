@@ -38,7 +38,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.container import GRADESCOPE_DEFAULT_MB, MemoryCgroup
+from autograder.container import GRADESCOPE_DEFAULT_MB, MACHINE_READ_BACK, MemoryCgroup
 from labs.common.errors import InputError
 
 MIN_MEMORY_MB = 64  # a floor against a mistyped --memory (run_autograder still started at 64 MB here)
@@ -309,6 +309,8 @@ def summary(check: SelfCheck) -> list[str]:
     lines.append(f"run_autograder took {check.seconds:.1f} s")
     if check.memory_mb is not None:
         lines.append(_memory_line(check))
+    # the grader's note for the instructor alone (the run's output, hidden from students on Gradescope)
+    lines += [line.strip() for line in check.output.splitlines() if MACHINE_READ_BACK in line]
     return lines
 
 

@@ -64,7 +64,6 @@ import contextlib
 import functools
 import importlib.util
 import json
-import logging
 import os
 import re
 import shutil
@@ -79,7 +78,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.claims import check_weights, checked_failure
-from autograder.container import memory_limit_mb, oom_kills, refaulted_mb, suggested_memory_mb, thrashed
+from autograder.container import (
+    MACHINE_READ_BACK,
+    memory_limit_mb,
+    oom_kills,
+    refaulted_mb,
+    suggested_memory_mb,
+    thrashed,
+)
 from autograder.process_tree import (
     SCRATCH,
     Cgroup,
@@ -102,7 +108,6 @@ from autograder.status import (
 )
 from labs.common.errors import InputError
 
-log = logging.getLogger("autograder")  # the grader's log (grade.py's), the instructor's
 KIT_ROOT = Path(__file__).resolve().parents[1]
 KIT_CODE = ("labs", "autograder")  # what the child may import from the kit
 MASKED_PACKAGES = ("pythainlp", "onnxruntime")  # the homework's spellings come from these
@@ -168,6 +173,7 @@ class SandboxResult:
     isolation: str
     peak_memory_mb: float  # of the whole tree
     cpu_seconds: float = 0.0  # CPU time of the whole tree
+    machine_note: str = ""  # for the instructor's log alone, never the student: the machine may have thrashed
 
 
 UNSHARE = [
@@ -558,6 +564,7 @@ class _Run:
     seconds: float
     peak_memory_mb: float
     cpu_seconds: float
+    machine_note: str = ""  # for the instructor alone: the machine may have thrashed (_thrash_note)
 
 
 # Why the grader stopped a tree -> the status the student sees: both time limits are a ``timeout``.
@@ -602,25 +609,23 @@ def _over_limit(tree: ProcessTree, cgroup: Cgroup | None, limits: Limits, elapse
     return None
 
 
-def _say_if_thrashed(reread_mb: float, seconds: float, cpu_seconds: float) -> None:
-    """Tell the instructor (the grader's log, the run's output on Gradescope) when a run that mostly waited
-    until the wall-clock limit stopped it was in a machine that meanwhile read back more memory than it holds
-    (:func:`autograder.container.thrashed`): the wait may have been the machine's.
+def _thrash_note(reread_mb: float, seconds: float, cpu_seconds: float) -> str:
+    """The instructor's line (``SandboxResult.machine_note``) when a run that mostly waited until the
+    wall-clock limit stopped it was in a machine that meanwhile read back more memory than it holds
+    (:func:`autograder.container.thrashed`): the wait may have been the machine's. Else "".
 
-    Only the instructor hears it. The student's status stays ``timeout``: their own code can read files
-    until the count is high, and choose the figure, so it decides nothing and is shown to no student."""
+    Only the instructor hears it (the grader's log; on Gradescope, the run's output). The student's status
+    stays ``timeout``: their own code can read files until the count is high, and choose the figure, so it
+    decides nothing and is shown to no student."""
     limit = memory_limit_mb()
-    if thrashed(reread_mb, limit):
-        log.warning(
-            "a run stopped after %.0f s of wall-clock time, %.0f s of CPU, while the grading machine read back "
-            "%.0f MB of memory it had pushed out, more than its %s MB: if the model is not slow otherwise, the "
-            "machine was short of memory; raise it (to %s MB) and grade again",
-            seconds,
-            cpu_seconds,
-            reread_mb,
-            limit,
-            suggested_memory_mb(limit),
-        )
+    if not thrashed(reread_mb, limit):
+        return ""
+    return (
+        f"a run stopped after {seconds:.0f} s of wall-clock time, {cpu_seconds:.0f} s of CPU, "
+        f"{MACHINE_READ_BACK} {reread_mb:,.0f} MB of memory it had pushed out, more than its {limit} MB: if "
+        f"the model is not slow otherwise, the machine was short of memory; raise it (to "
+        f"{suggested_memory_mb(limit)} MB) and grade again"
+    )
 
 
 def _contain(
@@ -645,7 +650,7 @@ def _contain(
     )
     cores = _own_cores(slot, limits.cpus) if limits.cpus and not (cgroup and cgroup.cpu_quota) else None
     # the grading machine's own counts: a rise in kills means the kernel killed for its memory; memory read
-    # back in, more than the machine holds, means the run thrashed
+    # back in, more than the machine holds, may mean the run thrashed (a hint for the instructor's log)
     kills, refaulted = oom_kills(), refaulted_mb()
     started = time.perf_counter()
     with open(private / "stdout", "wb") as stdout, open(private / "stderr", "wb") as stderr:
@@ -690,9 +695,9 @@ def _contain(
             cgroup.remove()
         if stopped is None and process.returncode != 0 and oom_kills() > kills:
             stopped = MACHINE_OUT_OF_MEMORY
-    elapsed = time.perf_counter() - started
+    elapsed, note = time.perf_counter() - started, ""
     if stopped == "wall-time" and cgroup is None and tree.cpu_seconds < elapsed / 2:
-        _say_if_thrashed(refaulted_mb() - refaulted, elapsed, tree.cpu_seconds)
+        note = _thrash_note(refaulted_mb() - refaulted, elapsed, tree.cpu_seconds)
     status, message = _verdict(stopped, limits, tree.cpu_seconds) if stopped else (None, "")
     return _Run(
         process.returncode,
@@ -701,6 +706,7 @@ def _contain(
         elapsed,
         tree.peak_memory_bytes / 2**20,
         tree.cpu_seconds,
+        note,
     )
 
 
@@ -845,6 +851,7 @@ def _outcome(run: _Run, private: Path, limits: Limits, isolation: str) -> Sandbo
             isolation,
             round(run.peak_memory_mb, 1),
             round(run.cpu_seconds, 2),
+            run.machine_note,
         )
 
     if run.status is not None:

@@ -131,31 +131,27 @@ def test_a_child_the_kernel_killed_for_the_machines_memory_is_not_the_students_f
     )
 
 
-THRASH_LINE = "while the grading machine read back"  # the instructor's line (sandbox._say_if_thrashed)
-
-
 @pytest.mark.parametrize("reread_mb", [301.0, 299.0])
 def test_a_timeout_in_a_machine_that_read_back_more_than_it_holds_is_told_to_the_instructor_only(
-    monkeypatch, caplog, reread_mb
+    monkeypatch, reread_mb
 ):
     """A run that waited until the wall-clock limit, in a 300 MB machine that meanwhile read back more than
-    300 MB (made to here): the instructor's log says the machine may have been short of memory, with the
+    300 MB (made to here): the instructor's note says the machine may have been short of memory, with the
     figures; the student's status and message are the timeout's, whatever the count (their code can raise
-    it, and choose the figure). A little less than 300 MB, and the log says nothing."""
+    it, and choose the figure). A little less than 300 MB, and there is no note."""
     from autograder import sandbox
 
     counts = iter([0.0, reread_mb])
     monkeypatch.setattr(sandbox, "refaulted_mb", lambda: next(counts))
-    with caplog.at_level("WARNING", logger="autograder"):
-        ran = _contain_in_a_300_mb_machine(monkeypatch, "import time; time.sleep(60)", wall_seconds=1)
+    ran = _contain_in_a_300_mb_machine(monkeypatch, "import time; time.sleep(60)", wall_seconds=1)
     assert ran.status == "timeout"
     assert ran.message.startswith("loading and running the model took longer than 1 s of wall-clock time")
     assert "read back" not in ran.message
-    said = [r.getMessage() for r in caplog.records if THRASH_LINE in r.getMessage()]
     if reread_mb < 300:
-        assert said == []
+        assert ran.machine_note == ""
     else:
-        assert len(said) == 1 and said[0].endswith(
+        assert ran.machine_note.startswith("a run stopped after 1 s of wall-clock time, 0 s of CPU, ")
+        assert ran.machine_note.endswith(
             f"while the grading machine read back {reread_mb:.0f} MB of memory it had pushed out, more than its "
             "300 MB: if the model is not slow otherwise, the machine was short of memory; raise it (to 768 MB) "
             "and grade again"
@@ -178,12 +174,11 @@ while True:
 """
 
 # The grader's side, in the container: the sandbox as Gradescope's read-only cgroups leave it (no cgroup of
-# its own for the child), a child limited to 5 s of wall-clock time; prints the run's status and message, and
-# the grader's log goes to stderr.
+# its own for the child), a child limited to 5 s of wall-clock time; prints the run's status, message and the
+# instructor's note.
 GRADE_IN_CONTAINER = """
-import json, logging, sys
+import json, sys
 from autograder import sandbox
-logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
 sandbox.Cgroup.create = classmethod(lambda cls, *args: None)
 private = sandbox._private_folder({}, "none", 0)
 try:
@@ -193,7 +188,7 @@ try:
     )
 finally:
     sandbox._remove(private)
-print(json.dumps({"status": ran.status, "message": ran.message, "cpu": ran.cpu_seconds}))
+print(json.dumps({"status": ran.status, "message": ran.message, "note": ran.machine_note}))
 """
 
 
@@ -201,17 +196,18 @@ print(json.dumps({"status": ran.status, "message": ran.message, "cpu": ran.cpu_s
 def test_a_container_that_thrashes_until_the_time_limit_is_told_to_the_instructor(container, file_mb):
     """In a 160 MB container the child reads a 480 MB file again and again: the kernel kills nothing, the
     pages it reads push out those it read, and the wall-clock limit stops it; the grader reads the
-    container's count of what it read back, and its log says so. A 16 MB file stays in memory: the same loop
-    reads nothing back, and the log says nothing. Both are the student's timeout."""
+    container's count of what it read back, and its note for the instructor says so. A 16 MB file stays in
+    memory: the same loop reads nothing back, and there is no note. Both are the student's timeout."""
     cgroup = container(160)
     ran = _run_in(cgroup, "-c", GRADE_IN_CONTAINER, READ_AGAIN, str(file_mb))
     assert ran.returncode == 0, ran.stderr[-2000:]
     result = json.loads(ran.stdout.strip().splitlines()[-1])
     assert result["status"] == "timeout", result
     assert cgroup.oom_kills() == 0  # it thrashed: nothing was killed
-    assert (THRASH_LINE in ran.stderr) == (file_mb == 480), (result, ran.stderr[-2000:])
     if file_mb == 480:
-        assert "more than its 160 MB" in ran.stderr
+        assert "MB of memory it had pushed out, more than its 160 MB: " in result["note"], result
+    else:
+        assert result["note"] == "", result
 
 
 def test_a_grader_killed_before_it_wrote_results_gets_the_same_line(container, tmp_path):
@@ -248,3 +244,34 @@ def test_the_child_is_the_kernels_first_choice_for_memory_and_the_grader_is_not(
     assert child.stdout.strip() == "1000", child.stderr
     with open("/proc/self/oom_score_adj") as grader:
         assert int(grader.read()) < 1000
+
+
+def test_the_note_goes_to_the_graders_log_with_the_bundles_name_and_never_into_the_record(
+    monkeypatch, caplog, tmp_path
+):
+    """Whatever the child made the count say, the record (which the student gets: feedback, Gradescope's
+    extra_data) holds the timeout alone; the grader's log names the bundle beside the note."""
+    from autograder import grade
+    from autograder.hidden import load_hidden_set
+    from autograder.rubric import load_rubric
+    from autograder.sandbox import SandboxResult
+    from labs.common.submission import export
+    from tests.test_autograder import tiny_model_and_hidden_set
+
+    model, vocabs = tiny_model_and_hidden_set("date-translation", tmp_path)
+    bundle = export(model, vocabs, task="date-translation", student_id="slow", out=tmp_path / "slow.zip")
+    note = "a run stopped after 240 s of wall-clock time, 3 s of CPU, while the grading machine read back 1,337 MB"
+    stopped = SandboxResult(
+        "timeout", "loading and running the model took longer than 240 s", {}, 240.0, "none", 80.0
+    )
+    stopped.machine_note = note
+    monkeypatch.setattr(grade, "run_child", lambda *args, **kwargs: stopped)
+    with caplog.at_level("WARNING", logger="autograder"):
+        record = grade.grade_bundle(
+            bundle,
+            load_rubric(task="date-translation"),
+            grade.HiddenSet(tmp_path / "hidden", *load_hidden_set(tmp_path / "hidden", "date-translation")),
+        )
+    assert record["status"] == "timeout"
+    assert "1,337" not in json.dumps(record)
+    assert f"slow.zip: {note}" in [r.getMessage() for r in caplog.records]

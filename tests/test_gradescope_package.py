@@ -347,3 +347,12 @@ def test_the_selfcheck_says_when_a_run_is_at_its_containers_limit_and_when_the_k
     assert summary(SelfCheck({"score": 0, "output": "line one\nline two"}, 1.0, "", None))[0] == (
         "status: the grader stopped: line one"
     )
+    # the grader's note for the instructor, in run_autograder's output, is shown; the rest of that output not
+    note = (
+        "s.zip: a run stopped after 240 s of wall-clock time, 3 s of CPU, while the grading machine read back"
+    )
+    output = f"Grading s.zip\n  {note} 900 MB ...\nother\n"
+    assert summary(SelfCheck({"score": 0, "output": "x"}, 1.0, output, None))[-2:] == [
+        "run_autograder took 1.0 s",
+        f"{note} 900 MB ...",
+    ]
