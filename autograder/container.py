@@ -8,7 +8,7 @@ cgroup counts those kills, so the sandbox reads the count before and after a chi
 (:func:`oom_kills`) and tells an instructor which setting to raise instead of reporting a crash.
 A container only a little too small may kill nothing: the run thrashes, reading back what was pushed
 out, until a time limit stops it. The cgroup counts that memory too (:func:`refaulted_mb`), and the sandbox
-tells the instructor when a timeout may have been the machine's (:func:`thrashed`).
+tells the instructor when a timeout may have been the machine's.
 Where no limit is set or the files cannot be read, these functions return None and 0.
 :class:`MemoryCgroup` makes such a limit on this machine, to run the package under it.
 """
@@ -96,7 +96,7 @@ def refaulted_mb() -> float:
 
     A container too small for what runs in it evicts the pages of TensorFlow's libraries and its files,
     and reads them back at once: the run thrashes, slowly, and the kernel kills nothing. A run that read
-    back more than the container holds may not have fitted in it (:func:`thrashed`).
+    back more than the container holds may not have fitted in it.
 
     A hint, not a measure: the kernel also counts a page another cgroup pushed out (a container before this
     one, reading the same image's files), and any process in the container can raise the count by reading
@@ -110,13 +110,6 @@ def refaulted_mb() -> float:
 # The words of the instructor's note on a run that may have thrashed (the sandbox's; gradescope-selfcheck
 # shows the lines that hold them).
 MACHINE_READ_BACK = "while the grading machine read back"
-
-
-def thrashed(reread_mb: float, limit_mb: int | None) -> bool:
-    """Whether a container that read back ``reread_mb`` during a run (:func:`refaulted_mb`, after minus
-    before) may not have fitted what ran in it: it read back more than its whole ``limit_mb``, as when what it
-    held was pushed out and read again and again."""
-    return limit_mb is not None and reread_mb > limit_mb
 
 
 def _kills(text: str) -> int:

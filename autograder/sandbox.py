@@ -84,7 +84,6 @@ from autograder.container import (
     oom_kills,
     refaulted_mb,
     suggested_memory_mb,
-    thrashed,
 )
 from autograder.process_tree import (
     SCRATCH,
@@ -611,14 +610,15 @@ def _over_limit(tree: ProcessTree, cgroup: Cgroup | None, limits: Limits, elapse
 
 def _thrash_note(reread_mb: float, seconds: float, cpu_seconds: float) -> str:
     """The instructor's line (``SandboxResult.machine_note``) when a run that mostly waited until the
-    wall-clock limit stopped it was in a machine that meanwhile read back more memory than it holds
-    (:func:`autograder.container.thrashed`): the wait may have been the machine's. Else "".
+    wall-clock limit stopped it was in a machine that meanwhile read back more memory than it holds (what it
+    held pushed out and read again: :func:`autograder.container.refaulted_mb`): the wait may have been the
+    machine's. Else "".
 
     Only the instructor hears it (the grader's log; on Gradescope, the run's output). The student's status
     stays ``timeout``: their own code can read files until the count is high, and choose the figure, so it
     decides nothing and is shown to no student."""
     limit = memory_limit_mb()
-    if not thrashed(reread_mb, limit):
+    if limit is None or reread_mb <= limit:
         return ""
     return (
         f"a run stopped after {seconds:.0f} s of wall-clock time, {cpu_seconds:.0f} s of CPU, "
@@ -696,6 +696,7 @@ def _contain(
         if stopped is None and process.returncode != 0 and oom_kills() > kills:
             stopped = MACHINE_OUT_OF_MEMORY
     elapsed, note = time.perf_counter() - started, ""
+    # a child with a cgroup of its own would add what its own limit made it read back: no note then
     if stopped == "wall-time" and cgroup is None and tree.cpu_seconds < elapsed / 2:
         note = _thrash_note(refaulted_mb() - refaulted, elapsed, tree.cpu_seconds)
     status, message = _verdict(stopped, limits, tree.cpu_seconds) if stopped else (None, "")

@@ -131,6 +131,26 @@ def test_a_child_the_kernel_killed_for_the_machines_memory_is_not_the_students_f
     )
 
 
+@pytest.mark.parametrize(
+    "memory_stat, pages",
+    [
+        # cgroup v1 (Linux 6.1 on): the total_ lines count the cgroups below too, the others this one alone
+        (
+            "workingset_refault_anon 1\nworkingset_refault_file 2\ntotal_workingset_refault_anon 30\n"
+            "total_workingset_refault_file 400\n",
+            430,
+        ),
+        ("anon 7\nworkingset_refault_anon 5\nworkingset_refault_file 60\n", 65),  # v2, Linux 5.9 on
+        ("anon 7\nworkingset_refault 70\n", 70),  # v2 before Linux 5.9: one line
+        ("cache 4096\nrss 8192\n", 0),  # v1 before Linux 6.1: no count
+    ],
+)
+def test_the_pages_read_back_are_read_from_each_form_of_memory_stat(memory_stat, pages):
+    from autograder.container import _refaulted_pages
+
+    assert _refaulted_pages(memory_stat) == pages
+
+
 @pytest.mark.parametrize("reread_mb", [301.0, 299.0])
 def test_a_timeout_in_a_machine_that_read_back_more_than_it_holds_is_told_to_the_instructor_only(
     monkeypatch, reread_mb
