@@ -30,7 +30,7 @@ $(STAMP): requirements.txt requirements-dev.txt
 demo: $(STAMP)
 	$(PY) -m labs demo
 
-# The suite on TEST_JOBS processes at once (each test file on one of them), then the files marked serial
+# The suite on TEST_JOBS processes at once (each test file on one of them), then the tests marked serial
 # alone: those that change what the others share (a secret in the kit), fill the container's memory or
 # load the machine themselves. Both parts run; either failing fails make test.
 TEST_JOBS ?= 2

@@ -45,3 +45,10 @@ def without_feedback_examples():
     import autograder.batch
 
     return mock.patch.object(autograder.batch, "public_examples", lambda task: [])
+
+
+@pytest.fixture
+def no_feedback_examples():
+    """:func:`without_feedback_examples` for the whole test."""
+    with without_feedback_examples():
+        yield

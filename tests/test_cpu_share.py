@@ -3,7 +3,10 @@
 Graded side by side (``--jobs 2``), each child is held to its share of the cores: a CPU quota on its cgroup,
 or cores of its own where no cgroup can be made. The time limit is the CPU time of the child's whole tree
 (many processes cannot each take the per-process limit); the wall-clock limit is a backstop. A bundle that
-still ran out of time beside another is graded again alone before it gets ``timeout``."""
+still ran out of time beside another is graded again alone before it gets ``timeout``.
+
+The tests that load the machine themselves run alone, after the rest (``serial``: make test); those about
+grading again alone only pretend a first run failed, and run with the others."""
 
 import os
 import threading
@@ -18,12 +21,9 @@ from autograder.grade import missing_bundle
 from autograder.process_tree import Cgroup, TreeLimits
 from autograder.rubric import load_rubric
 from labs.common.submission import export
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, without_feedback_examples
 from tests.test_autograder import _rubric, tiny_model_and_hidden_set
 from tests.test_grader_attacks import PRELUDE, needs_namespaces
-
-# Run alone, after the rest (make test): it measures CPU time charged under load it makes itself.
-pytestmark = pytest.mark.serial
 
 # The attack that worked: busy processes, each in a session of its own (the scheduler shares the
 # CPU per session), while the module goes on to load the model as an honest one does. Its run is
@@ -82,21 +82,31 @@ def homework(tmp_path_factory):
         _rubric(root, "name-transliteration", cpu_seconds=CPU_SECONDS, wall_seconds=60, memory_mb=3072)
     )
     bundle(root / "alone", "honest")
-    alone = grade_folder(root / "alone", rubric, root / "hidden", root / "grades-alone", progress=False)[0]
+    with without_feedback_examples():  # the hidden run is what is compared
+        alone = grade_folder(root / "alone", rubric, root / "hidden", root / "grades-alone", progress=False)[
+            0
+        ]
     assert alone["status"] == "graded", alone["message"]
     return SimpleNamespace(root=root, hidden=root / "hidden", rubric=rubric, bundle=bundle, alone=alone)
 
 
+@pytest.mark.serial  # it measures CPU time charged under load it makes itself
 @needs_namespaces
 def test_a_bundle_that_burns_every_core_costs_its_neighbour_nothing(homework, containment, tmp_path):
     homework.bundle(tmp_path / "subs", "honest")
     homework.bundle(tmp_path / "subs", "burner", BURN)
-    records = {
-        r["student"]: r
-        for r in grade_folder(
-            tmp_path / "subs", homework.rubric, homework.hidden, tmp_path / "grades", jobs=2, progress=False
-        )
-    }
+    with without_feedback_examples():
+        records = {
+            r["student"]: r
+            for r in grade_folder(
+                tmp_path / "subs",
+                homework.rubric,
+                homework.hidden,
+                tmp_path / "grades",
+                jobs=2,
+                progress=False,
+            )
+        }
     honest, burner = records["honest"], records["burner"]
     assert honest["status"] == "graded", honest["message"]
     assert (honest["score"], honest["metrics"]) == (homework.alone["score"], homework.alone["metrics"])
@@ -107,6 +117,7 @@ def test_a_bundle_that_burns_every_core_costs_its_neighbour_nothing(homework, co
     assert any("graded again alone" in note for note in burner["notes"])
 
 
+@pytest.mark.serial  # it loads the machine itself
 @needs_namespaces
 def test_cpu_time_is_charged_across_the_whole_tree(homework, containment, tmp_path):
     """Eight processes of 4 s each stay under the per-process limit; together they are over the tree's."""

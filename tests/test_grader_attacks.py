@@ -2,7 +2,8 @@
 
 The homework is the task whose bundles carry code (``custom_layers.py``), so every attack is one
 of its bundles. They are graded in one batch with ``--jobs 2``, in the layout the README used to
-show: the secret and another assignment's hidden set inside the kit's folder. Each attack bundle
+show: the secret and another assignment's hidden set inside the kit's folder (the one that sleeps
+until the time limit, alone). Each attack bundle
 carries the honest model and layer; its module attacks as it is imported. So an attack that
 fails leaves a bundle graded exactly like the honest one, and one that succeeds says what it did
 in its message (``ESCAPED: ...``).
@@ -31,11 +32,12 @@ from autograder.hidden import load_hidden_set, make_hidden_set
 from autograder.rubric import load_rubric
 from autograder.sandbox import SANDBOX_UID_BASE, available_isolation, package_folders
 from labs.common.submission import export
-from tests.conftest import REPO_ROOT
-from tests.test_autograder import SECRET, _rubric
+from tests.conftest import REPO_ROOT, without_feedback_examples
+from tests.test_autograder import SECRET, _rubric, tiny_model_and_hidden_set
 
-# Run alone, after the rest (make test): it puts a secret in the kit, which stops any other grading.
-pytestmark = pytest.mark.serial
+# Run alone, after the rest (make test): the batch of attacks and the test of a secret left in the kit put one
+# there, which stops any other grading; others fill the machine's memory or look at all its processes.
+serial = pytest.mark.serial
 
 # Imports spelled so that a static read does not see them (the audit refuses plain `import os` and any named
 # `__import__`; it lists `__builtins__` and `getattr` for the instructor).
@@ -290,7 +292,6 @@ def attacked(tmp_path_factory):
             "swarm": SWARM,
             "forker": FORK,
             "injector": INJECT,
-            "sleeper": SLEEP,
             "hog": HOG,
             "leaker": LEAK.format(raise_hidden=True),
             "stasher": LEAK.format(raise_hidden=False),
@@ -339,6 +340,7 @@ needs_namespaces = pytest.mark.skipif(
 )
 
 
+@serial
 @needs_namespaces
 def test_honest_bundles_keep_their_score_and_failed_attacks_change_nothing(attacked):
     records = attacked["records"]
@@ -350,6 +352,7 @@ def test_honest_bundles_keep_their_score_and_failed_attacks_change_nothing(attac
     assert not [p for p in attacked["writes"] if Path(p).exists()]
 
 
+@serial
 @needs_namespaces
 def test_nothing_a_bundle_starts_outlives_its_run_and_the_grader_survives(attacked):
     assert attacked["leftovers"] == {"daemon": [], "hanger": []}  # both were sleeping when the child ended
@@ -358,6 +361,7 @@ def test_nothing_a_bundle_starts_outlives_its_run_and_the_grader_survives(attack
     )  # the held-open output did not hang the grader
 
 
+@serial
 @needs_namespaces
 def test_forged_results_earn_only_what_their_predictions_earn(attacked):
     records = attacked["records"]
@@ -383,6 +387,7 @@ def test_forged_results_earn_only_what_their_predictions_earn(attacked):
     assert row["message"] == formula["message"]
 
 
+@serial
 @needs_namespaces
 def test_floods_swarms_and_fork_bombs_are_stopped_and_named(attacked):
     records = attacked["records"]
@@ -390,10 +395,29 @@ def test_floods_swarms_and_fork_bombs_are_stopped_and_named(attacked):
     assert records["flooder"]["status"] == "load-failed" and "File too large" in records["flooder"]["message"]
     assert records["swarm"]["status"] == "out-of-memory", records["swarm"]["message"]
     assert records["forker"]["status"] == "too-many-processes", records["forker"]["message"]
-    assert records["sleeper"]["status"] == "timeout" and "longer than 30 s" in records["sleeper"]["message"]
     assert records["hog"]["status"] == "out-of-memory", records["hog"]["message"]
 
 
+@needs_namespaces
+def test_a_module_that_sleeps_is_stopped_at_the_wall_clock_limit(tmp_path):
+    """Graded on its own, with a short limit: in the batch above, beside other bundles, it would be graded
+    again alone (test_cpu_share), a second wait for nothing."""
+    model, vocabs = tiny_model_and_hidden_set("name-transliteration", tmp_path)
+    layer = (REPO_ROOT / "homework" / "kv_attention.py").read_text(encoding="utf-8")
+    export(
+        model, vocabs, task="name-transliteration", student_id="sleeper", out=tmp_path / "subs" / "sleeper"
+    )
+    (tmp_path / "subs" / "sleeper" / "custom_layers.py").write_text(layer + PRELUDE + SLEEP, encoding="utf-8")
+    rubric = load_rubric(_rubric(tmp_path, "name-transliteration", wall_seconds=10))
+    [record] = grade_folder(
+        tmp_path / "subs", rubric, tmp_path / "hidden", tmp_path / "grades", progress=False
+    )
+    assert record["status"] == "timeout" and "longer than 10 s" in record["message"], record["message"]
+    assert record["sandbox_seconds"] < 30  # stopped, not waited for
+    assert not [note for note in record["notes"] if "graded again" in note]
+
+
+@serial
 @needs_namespaces
 def test_borrowed_solutions_and_plain_imports_are_refused(attacked):
     records = attacked["records"]
@@ -407,7 +431,7 @@ def test_borrowed_solutions_and_plain_imports_are_refused(attacked):
     assert "worth a read" in "; ".join(records["snoop"]["notes"])  # __builtins__ and open: listed
 
 
-@needs_namespaces
+@serial
 @needs_namespaces
 def test_no_hidden_input_and_no_host_path_reaches_a_student(attacked):
     """The scored run is given the hidden inputs and no example; the examples a student sees come from a run
@@ -443,6 +467,7 @@ def test_no_hidden_input_and_no_host_path_reaches_a_student(attacked):
         assert not [path for path in host if path in said], student
 
 
+@serial
 def test_injected_text_lands_as_text_in_every_report(attacked):
     grades = attacked["grades"]
     record = attacked["records"]["injector"]
@@ -467,7 +492,7 @@ def test_injected_text_lands_as_text_in_every_report(attacked):
     assert results["output_format"] == "text" and all(t["output_format"] == "text" for t in results["tests"])
 
 
-def test_no_isolation_refuses_code_unless_the_instructor_asks(tmp_path, monkeypatch):
+def test_no_isolation_refuses_code_unless_the_instructor_asks(tmp_path, monkeypatch, no_feedback_examples):
     """Where the machine cannot isolate code, a bundle that carries some is not run; Keras-only bundles
     are."""
     import keras
@@ -540,6 +565,7 @@ def test_no_isolation_refuses_code_unless_the_instructor_asks(tmp_path, monkeypa
     )  # Keras layers only: no code to run
 
 
+@serial  # it looks for the sandbox users' processes on the whole machine
 @pytest.mark.skipif(
     os.geteuid() != 0, reason="user isolation runs the child as another user: the grader must be root"
 )
@@ -675,6 +701,7 @@ def _processes_of_users_from(first_uid: int) -> list[int]:
     return found
 
 
+@serial  # its bundles fill gigabytes of the machine's memory
 @needs_namespaces
 def test_without_a_cgroup_the_watchdog_stops_memory_in_files_and_fork_bombs(tmp_path, monkeypatch):
     """Where the grader may create no cgroup (a user's laptop), the watchdog keeps the same limits."""
@@ -708,18 +735,20 @@ time.sleep(120)
         export(model, vocabs, task="name-transliteration", student_id=name, out=tmp_path / "subs" / name)
         (tmp_path / "subs" / name / "custom_layers.py").write_text(layer + PRELUDE + attack, encoding="utf-8")
     rubric = load_rubric(_rubric(tmp_path, "name-transliteration", wall_seconds=60, memory_mb=3072, tasks=64))
-    records = {
-        r["student"]: r
-        for r in grade_folder(
-            tmp_path / "subs", rubric, tmp_path / "hidden", tmp_path / "grades", progress=False
-        )
-    }
+    with without_feedback_examples():  # else each hoard runs again on the public examples
+        records = {
+            r["student"]: r
+            for r in grade_folder(
+                tmp_path / "subs", rubric, tmp_path / "hidden", tmp_path / "grades", progress=False
+            )
+        }
     assert records["memfds"]["status"] == "out-of-memory", records["memfds"]["message"]
     assert records["mapped"]["status"] == "out-of-memory", records["mapped"]["message"]
     assert records["forker"]["status"] == "too-many-processes", records["forker"]["message"]
     assert records["forker"]["sandbox_seconds"] < 60
 
 
+@serial
 @pytest.mark.parametrize("left", ["secret", "hidden set", "other hidden set", "word list", "copy of targets"])
 def test_grade_stops_while_the_kit_holds_a_secret(tmp_path, left):
     """The README's former layout kept the secret and hidden sets in the kit's folder, which student code has
