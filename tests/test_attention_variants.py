@@ -116,7 +116,7 @@ def test_step_decoding_beam_search_and_the_full_rerun_agree(models, attention):
 
 @pytest.mark.parametrize("attention, architecture_points", [("bahdanau", 10), ("transformer", 0)])
 def test_variant_bundles_grade_and_the_rubric_still_requires_additive_attention(
-    attention, architecture_points, tmp_path
+    models, attention, architecture_points, tmp_path
 ):
     """Bahdanau's unrolled decoder is graded by its signature and has AdditiveAttention; the Transformer has
     none."""
@@ -124,23 +124,21 @@ def test_variant_bundles_grade_and_the_rubric_still_requires_additive_attention(
     from autograder.hidden import make_hidden_set
     from autograder.rubric import load_rubric
     from labs.common.submission import export
-    from labs.date_translation.train import train
 
     secret = tmp_path / "secret.txt"
     secret.write_text("a-course-secret-0123456789abcdef")
-    run = train(DateTranslationConfig.tiny(attention=attention, train_size=500), verbose=0)
     (tmp_path / "subs").mkdir()
     export(
-        run.model,
-        run.vocabs,
-        task=run.task,
+        models[attention],
+        VOCABS,
+        task=TASK.name,
         student_id="6512345678",
         out=tmp_path / "subs" / "6512345678.zip",
     )
-    make_hidden_set(run.task, secret, tmp_path / "hidden", n=30)
+    make_hidden_set(TASK.name, secret, tmp_path / "hidden", n=30)
     record = grade_folder(
         tmp_path / "subs",
-        load_rubric(task=run.task),
+        load_rubric(task=TASK.name),
         tmp_path / "hidden",
         tmp_path / "grades",
         progress=False,

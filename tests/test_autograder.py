@@ -881,65 +881,6 @@ def test_a_rerun_resumes_and_grading_again_gives_the_same_scores(lab2_graded, mo
     assert len(runs) == 2 and {r["grader_sha256"] for r in fixed} == {"0" * 64}
 
 
-# ---- the reference models, end to end ----
-
-
-def test_reference_models_are_graded_end_to_end(tmp_path, secret_file):
-    """Tiny trained runs of the three labs, exported as bundles and graded from the command line."""
-    from labs.date_generation.config import DateGenerationConfig
-    from labs.date_generation.train import train as train_dates
-    from labs.date_translation.config import DateTranslationConfig
-    from labs.date_translation.train import train as train_translator
-    from labs.name_transliteration.config import NameTransliterationConfig
-    from labs.name_transliteration.train import train as train_names
-
-    runs = {
-        "date-generation": train_dates(DateGenerationConfig.tiny(), verbose=0),
-        "date-translation": train_translator(DateTranslationConfig.tiny(), verbose=0),
-        "name-transliteration": train_names(NameTransliterationConfig.tiny(), verbose=0),
-    }
-    for task, run in runs.items():
-        vocabs = run.vocabs if hasattr(run, "vocabs") else {"target": run.vocab}
-        subs = tmp_path / task / "submissions"
-        export(run.model, vocabs, task=task, student_id="reference", out=subs / "reference.zip")
-        made = run_autograder(
-            "hidden-set",
-            "--task",
-            task,
-            "--seed-file",
-            str(secret_file),
-            "--out",
-            str(tmp_path / task / "hidden"),
-            "--n",
-            "100",
-        )
-        assert made.returncode == 0, made.stderr
-        graded = run_autograder(
-            "grade",
-            str(subs),
-            "--task",
-            task,
-            "--hidden",
-            str(tmp_path / task / "hidden"),
-            "--out",
-            str(tmp_path / task / "grades"),
-            "--quiet",
-        )
-        assert graded.returncode == 0, graded.stderr
-        assert (
-            "1 graded" in graded.stdout
-            and "similarity.csv (0 flagged pairs) and class-report.html" in graded.stdout
-        )
-        result = json.loads(
-            (tmp_path / task / "grades" / "results" / "reference.json").read_text(encoding="utf-8")
-        )
-        assert result["extra_data"]["attention_lab"]["status"] == "graded"
-        assert result["tests"][0]["score"] == 10  # the reference architecture earns its points
-    checked = run_autograder("check", str(tmp_path / "date-translation" / "submissions" / "reference.zip"))
-    assert checked.returncode == 0, checked.stderr
-    assert "status: graded" in checked.stdout and "score on the public dev set" in checked.stdout
-
-
 def test_gradescope_package_runs_one_submission(tmp_path, secret_file):
     model, vocabs = _lab2_model()
     make_hidden_set("date-translation", secret_file, tmp_path / "hidden", n=100)

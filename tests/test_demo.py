@@ -48,6 +48,10 @@ def test_tiny_demo_writes_the_report_and_grades_all_three_models(out_in_the_kit,
             (lab["score"], "reference-copy"),
         ]
         assert lab["flagged_pairs"] == [["reference", "reference-copy"]]
+        results = json.loads(
+            (out / "grading" / task / "grades" / "results" / "reference.json").read_text(encoding="utf-8")
+        )
+        assert results["tests"][0]["score"] == 10  # the reference architecture earns its points
         assert (out / lab["class_report"]).is_file() and lab["class_report"] in report
     html = (out / "report.html").read_text(encoding="utf-8")
     assert html.count("data:image/png;base64,") >= 7  # 3 training curves and 4 heatmaps

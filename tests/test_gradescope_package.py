@@ -70,7 +70,7 @@ def packages(tmp_path_factory):
 
 
 def test_honest_bundles_of_every_task_grade_as_in_the_kits_own_sandbox(packages):
-    from autograder.grade import HiddenSet, grade_bundle, public_examples
+    from autograder.grade import HiddenSet, grade_bundle
     from autograder.gradescope_check import run_package
     from autograder.hidden import load_hidden_set
     from autograder.rubric import load_rubric
@@ -85,7 +85,6 @@ def test_honest_bundles_of_every_task_grade_as_in_the_kits_own_sandbox(packages)
             made["bundle"],
             load_rubric(task=name),
             HiddenSet(made["hidden"], *load_hidden_set(made["hidden"], name)),
-            examples=public_examples(name),
             isolation=available_isolation(),
             run_unisolated=True,
         )

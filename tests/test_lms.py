@@ -605,6 +605,8 @@ def test_a_moodle_folder_is_graded_and_its_worksheet_written(tmp_path, hidden):
         "moodle",
     )
     assert graded.returncode == 0, graded.stderr
+    assert "1 graded, 1 malformed" in graded.stdout  # --quiet: no progress bar, the summary stays
+    assert "similarity.csv (0 flagged pairs) and class-report.html" in graded.stdout
     with open(tmp_path / "grades" / "gradebook.csv", encoding="utf-8") as handle:
         assert {row["student"]: row["notes"] for row in csv.DictReader(handle)}["101"] == ""
     exported = run_autograder(
