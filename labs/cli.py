@@ -22,7 +22,7 @@ import labs
 from labs import tasks
 from labs.common.arguments import Commands, Parser, checked, positive_int
 from labs.common.errors import InputError
-from labs.common.files import check_run_folder
+from labs.common.files import check_out_folder, check_run_folder
 from labs.common.submission import check_layer_module, check_student_id
 
 
@@ -171,6 +171,7 @@ def _config(args, task: tasks.Task):
 
 
 def train_command(args) -> None:
+    check_out_folder(args.out)  # before TensorFlow's seconds of start-up
     task = tasks.get(args.task)
     run = task.train(_config(args, task), out_dir=args.out, verbose=0 if args.quiet else 1)
     print(run.summary())

@@ -172,7 +172,9 @@ def test_a_bad_word_list_is_one_line_and_writes_nothing(tmp_path, secret_file, t
     assert not (tmp_path / "h").exists() and made.stdout == ""
 
 
-def test_a_homework_bundle_grades_against_a_private_word_set(tmp_path, secret_file, word_list):
+def test_a_homework_bundle_grades_against_a_private_word_set(
+    tmp_path, secret_file, word_list, no_feedback_examples
+):
     bundle = "homework-bundle-kit-0.1.0.zip"
     (tmp_path / "subs").mkdir()
     (tmp_path / "subs" / bundle).write_bytes((REPO_ROOT / "tests" / "fixtures" / bundle).read_bytes())

@@ -642,7 +642,9 @@ def test_the_similarity_command_on_a_folder_that_was_not_graded_says_so(tmp_path
     )
 
 
-def test_a_copied_language_model_is_flagged_by_its_weights_and_its_next_character_guesses(tmp_path):
+def test_a_copied_language_model_is_flagged_by_its_weights_and_its_next_character_guesses(
+    tmp_path, no_feedback_examples
+):
     from autograder.batch import grade_folder
     from autograder.hidden import make_hidden_set
     from autograder.rubric import load_rubric

@@ -49,7 +49,7 @@ def test_no_task_is_named_outside_the_registry():
     assert offenders == []
 
 
-def test_a_new_task_is_one_package_and_one_registry_entry(tmp_path):
+def test_a_new_task_is_one_package_and_one_registry_entry(tmp_path, no_feedback_examples):
     from labs import cli
     from tests.toy_task.lab import COLUMNS, generate
     from tests.toy_task.task import make_task

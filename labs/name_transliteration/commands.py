@@ -84,7 +84,7 @@ def romanize_command(args) -> None:
 
     from labs.common.errors import InputError
     from labs.name_transliteration.data import DEFAULT_TABLE, load_lexicon
-    from labs.name_transliteration.romanization import ROMANIZE_COLUMNS, romanize_table_or_live
+    from labs.name_transliteration.romanization import ROMANIZE_COLUMNS, checked_words, romanize_table_or_live
 
     words = [w for text in args.words for w in text.split()]
     if args.file is not None:
@@ -97,6 +97,7 @@ def romanize_command(args) -> None:
                 else (error.strerror or str(error))
             )
             raise InputError(f"cannot read {args.file!r}: {reason}") from None
+    words = checked_words(words)  # before the table's seconds of reading
     rows = romanize_table_or_live(words, load_lexicon(args.table or DEFAULT_TABLE).words)
     writer = csv.DictWriter(sys.stdout, ROMANIZE_COLUMNS, lineterminator="\n")
     writer.writeheader()

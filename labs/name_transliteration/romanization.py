@@ -462,6 +462,19 @@ THAI_WORD = re.compile("[\u0e01-\u0e4e]+")  # Thai letters, vowels and marks (no
 ROMANIZE_COLUMNS = ("thai", "spelling", "alternatives")
 
 
+def checked_words(words: Iterable[str]) -> list[str]:
+    """The words to romanize, each once, in order; an InputError for none, or for one that is not Thai."""
+    from labs.common.errors import InputError
+
+    words = list(dict.fromkeys(words))
+    if not words:
+        raise InputError("no Thai words given; pass words (python -m labs romanize สมชาย ใจดี) or --file FILE")
+    bad = next((w for w in words if not THAI_WORD.fullmatch(w)), None)
+    if bad is not None:
+        raise InputError(f"{bad[:40]!r} is not a Thai word: give Thai letters only, one word per name part")
+    return words
+
+
 def romanize_table_or_live(words: Iterable[str], lexicon_words: dict) -> list[dict]:
     """``python -m labs romanize``: each Thai word's main spelling and alternatives, as CSV rows.
 
@@ -471,12 +484,7 @@ def romanize_table_or_live(words: Iterable[str], lexicon_words: dict) -> list[di
     """
     from labs.common.errors import InputError
 
-    words = list(dict.fromkeys(words))
-    if not words:
-        raise InputError("no Thai words given; pass words (python -m labs romanize สมชาย ใจดี) or --file FILE")
-    bad = next((w for w in words if not THAI_WORD.fullmatch(w)), None)
-    if bad is not None:
-        raise InputError(f"{bad[:40]!r} is not a Thai word: give Thai letters only, one word per name part")
+    words = checked_words(words)
     live = [w for w in words if w not in lexicon_words]
     raw = dict(zip(live, zip(*(romanize_words(live, engine) for engine in ENGINES)))) if live else {}
     rows = []
