@@ -12,10 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from autograder.batch import grade_folder
 from autograder.hidden import make_hidden_set
 from autograder.lms import apply_late, canvas_rows, moodle_rows, read_entries, unpack_download
 from autograder.reports import gradescope_results
 from autograder.rubric import RubricError, load_rubric
+from tests.conftest import without_feedback_examples
 from tests.test_autograder import _rubric, run_autograder
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -469,20 +471,8 @@ def test_a_canvas_download_is_graded_as_it_comes_and_its_grades_go_back(tmp_path
         link = zipfile.ZipInfo("leelisa_34567_600_link.zip")
         link.external_attr = (stat.S_IFLNK | 0o777) << 16
         archive.writestr(link, "/etc/passwd")
-    graded = run_autograder(
-        "grade",
-        str(download),
-        "--task",
-        LAB2,
-        "--hidden",
-        str(hidden),
-        "--out",
-        str(tmp_path / "grades"),
-        "--rubric",
-        str(rubric),
-        "--quiet",
-    )
-    assert graded.returncode == 0, graded.stderr
+    with without_feedback_examples():  # the Moodle test grades from the command line, examples and all
+        grade_folder(download, load_rubric(rubric, LAB2), hidden, tmp_path / "grades", progress=False)
     with open(tmp_path / "grades" / "gradebook.csv", encoding="utf-8") as handle:
         book = {row["student"]: row for row in csv.DictReader(handle)}
     assert sorted(book) == ["12345", "23456", "34567", "45678", "anon_Xy12z"]

@@ -92,8 +92,10 @@ def test_a_new_task_is_one_package_and_one_registry_entry(tmp_path, no_feedback_
 
 
 def test_the_cli_exports_a_run_as_the_python_function_does(tmp_path, cli):
-    trained = cli("train", "date-translation", "--tiny", "--quiet", "--out", str(tmp_path / "run"))
-    assert trained.returncode == 0, trained.stderr
+    from labs.date_translation.config import DateTranslationConfig
+    from labs.date_translation.train import train
+
+    train(DateTranslationConfig.tiny(), out_dir=tmp_path / "run", verbose=0)  # the folder `train` writes
     exported = cli(
         "export",
         "--model",
