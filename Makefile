@@ -31,8 +31,8 @@ demo: $(STAMP)
 	$(PY) -m labs demo
 
 # The suite on TEST_JOBS processes at once (each test file on one of them), then the tests marked serial
-# alone: those that change what the others share (a secret in the kit), fill the container's memory or
-# load the machine themselves. Both parts run; either failing fails make test.
+# alone: those that change what the others share (a secret in the kit), fill the container's memory, load
+# the machine themselves or look at every process on it. Both parts run; either failing fails make test.
 TEST_JOBS ?= 2
 test: $(STAMP) lint browser
 	status=0; \

@@ -383,6 +383,18 @@ def test_hidden_set_refuses_a_short_secret(tmp_path):
     )
     assert result.returncode == 2 and "use at least 16 random characters" in result.stderr
     assert not (tmp_path / "h").exists()
+    (tmp_path / "s.txt").write_text(SECRET)
+    made = run_autograder(
+        "hidden-set",
+        "--task",
+        "date-generation",
+        "--seed-file",
+        str(tmp_path / "s.txt"),
+        "--out",
+        str(tmp_path / "h"),
+    )
+    assert made.returncode == 0 and "wrote a hidden set of" in made.stdout, made.stderr
+    assert load_hidden_set(tmp_path / "h", "date-generation")[0]
 
 
 # ---- bundles, hostile and honest ----

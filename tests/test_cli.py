@@ -170,6 +170,30 @@ def test_training_into_a_file_is_refused_in_one_line_and_leaves_it(cli, tmp_path
     assert len(result.stderr.strip().splitlines()) == 1 and taken.read_text() == "mine\n"
 
 
+def test_a_refused_training_or_romanization_says_so_before_its_seconds_of_start_up(tmp_path):
+    """A bad --out or a word that is not Thai is said before TensorFlow is imported or the name table read."""
+    (tmp_path / "notes.txt").write_text("mine\n")
+    probe = (
+        "import sys; from labs.cli import main; from labs.name_transliteration.data import _load_lexicon; "
+        "code = main(sys.argv[1:]); "
+        "print(code, 'tensorflow' in sys.modules, _load_lexicon.cache_info().currsize)"
+    )
+    for args in (
+        ["train", "name-transliteration", "--tiny", "--out", str(tmp_path / "notes.txt")],
+        ["romanize", "สมชาย", "Somchai"],
+    ):
+        done = subprocess.run(
+            [sys.executable, "-c", probe, *args],
+            cwd=REPO_ROOT,
+            env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.stdout.split() == ["2", "False", "0"], (args, done.stdout, done.stderr)
+        assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
 def test_unwritable_location_gives_one_line_even_for_root(cli):
     result = cli("data", "iso-dates", "--n", "5", "--out", "/proc/attention-lab-test.csv")
     assert result.returncode == 2

@@ -1,9 +1,9 @@
 """The grader under attack: homework bundles written by a student who has read the grader's source.
 
 The homework is the task whose bundles carry code (``custom_layers.py``), so every attack is one
-of its bundles. They are graded in one batch with ``--jobs 2``, in the layout the README used to
-show: the secret and another assignment's hidden set inside the kit's folder (the one that sleeps
-until the time limit, alone). Each attack bundle
+of its bundles. All but one are graded in one batch with ``--jobs 2``, in the layout the README used
+to show: the secret and another assignment's hidden set inside the kit's folder. (The one that sleeps
+until the time limit is graded alone, with a short limit.) Each attack bundle
 carries the honest model and layer; its module attacks as it is imported. So an attack that
 fails leaves a bundle graded exactly like the honest one, and one that succeeds says what it did
 in its message (``ESCAPED: ...``).
@@ -414,7 +414,6 @@ def test_a_module_that_sleeps_is_stopped_at_the_wall_clock_limit(tmp_path):
     )
     assert record["status"] == "timeout" and "longer than 10 s" in record["message"], record["message"]
     assert record["sandbox_seconds"] < 30  # stopped, not waited for
-    assert not [note for note in record["notes"] if "graded again" in note]
 
 
 @serial

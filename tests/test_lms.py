@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from autograder.batch import grade_folder
-from autograder.hidden import make_hidden_set
 from autograder.lms import apply_late, canvas_rows, moodle_rows, read_entries, unpack_download
 from autograder.reports import gradescope_results
 from autograder.rubric import RubricError, load_rubric
@@ -449,7 +448,18 @@ def test_canvas_and_moodle_rows_take_only_their_own_students():
 def hidden(tmp_path_factory):
     root = tmp_path_factory.mktemp("lms-hidden")
     (root / "secret.txt").write_text("an LMS test's secret, long enough to seed a hidden set")
-    make_hidden_set(LAB2, root / "secret.txt", root / "hidden", n=40)
+    made = run_autograder(
+        "hidden-set",
+        "--task",
+        LAB2,
+        "--seed-file",
+        str(root / "secret.txt"),
+        "--out",
+        str(root / "hidden"),
+        "--n",
+        "40",
+    )
+    assert made.returncode == 0, made.stderr
     return root / "hidden"
 
 
