@@ -649,9 +649,11 @@ def _contain(
         TreeLimits(limits.memory_mb << 20, limits.tasks, limits.cpus),
     )
     cores = _own_cores(slot, limits.cpus) if limits.cpus and not (cgroup and cgroup.cpu_quota) else None
-    # the grading machine's own counts: a rise in kills means the kernel killed for its memory; memory read
-    # back in, more than the machine holds, may mean the run thrashed (a hint for the instructor's log)
-    kills, refaulted = oom_kills(), refaulted_mb()
+    kills = oom_kills()  # the grading machine's own count: a rise means the kernel killed for its memory
+    # Where the child has no cgroup of its own (Gradescope), memory the machine read back in, more than it
+    # holds, may mean the run thrashed: a hint for the instructor's log. (With a cgroup of its own, what its
+    # own limit made it read back would count too.)
+    refaulted = refaulted_mb() if cgroup is None else None
     started = time.perf_counter()
     with open(private / "stdout", "wb") as stdout, open(private / "stderr", "wb") as stderr:
         process = subprocess.Popen(
@@ -696,8 +698,7 @@ def _contain(
         if stopped is None and process.returncode != 0 and oom_kills() > kills:
             stopped = MACHINE_OUT_OF_MEMORY
     elapsed, note = time.perf_counter() - started, ""
-    # a child with a cgroup of its own would add what its own limit made it read back: no note then
-    if stopped == "wall-time" and cgroup is None and tree.cpu_seconds < elapsed / 2:
+    if stopped == "wall-time" and refaulted is not None and tree.cpu_seconds < elapsed / 2:
         note = _thrash_note(refaulted_mb() - refaulted, elapsed, tree.cpu_seconds)
     status, message = _verdict(stopped, limits, tree.cpu_seconds) if stopped else (None, "")
     return _Run(

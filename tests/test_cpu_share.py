@@ -83,9 +83,7 @@ def homework(tmp_path_factory):
     )
     bundle(root / "alone", "honest")
     with without_feedback_examples():  # the hidden run is what is compared
-        alone = grade_folder(root / "alone", rubric, root / "hidden", root / "grades-alone", progress=False)[
-            0
-        ]
+        [alone] = grade_folder(root / "alone", rubric, root / "hidden", root / "grades-alone", progress=False)
     assert alone["status"] == "graded", alone["message"]
     return SimpleNamespace(root=root, hidden=root / "hidden", rubric=rubric, bundle=bundle, alone=alone)
 

@@ -278,9 +278,14 @@ def test_the_note_goes_to_the_graders_log_with_the_bundles_name_and_never_into_t
     bundle = export(model, vocabs, task="date-translation", student_id="slow", out=tmp_path / "slow.zip")
     note = "a run stopped after 240 s of wall-clock time, 3 s of CPU, while the grading machine read back 1,337 MB"
     stopped = SandboxResult(
-        "timeout", "loading and running the model took longer than 240 s", {}, 240.0, "none", 80.0
+        "timeout",
+        "loading and running the model took longer than 240 s",
+        {},
+        240.0,
+        "none",
+        80.0,
+        machine_note=note,
     )
-    stopped.machine_note = note
     monkeypatch.setattr(grade, "run_child", lambda *args, **kwargs: stopped)
     with caplog.at_level("WARNING", logger="autograder"):
         record = grade.grade_bundle(
