@@ -135,6 +135,54 @@ def test_the_xla_probe_pads_a_batch_up_to_a_multiple_with_padding_only():
             assert (padded.numpy()[:, :width] == given).all() and not padded.numpy()[:, width:].any()
 
 
+def test_the_transformer_encoder_setting_keeps_the_kits_encoder_contract_and_gives_the_kits_back(monkeypatch):
+    """The experiment's Transformer encoder plugs into the kit's decoder and beam search as the LSTM encoder
+    does, and a run that fails still leaves the kit's own encoder in place."""
+    import keras
+    import pytest
+
+    from labs.name_transliteration import model as kit_model
+    from labs.name_transliteration import train as kit_train
+    from labs.name_transliteration.config import NameTransliterationConfig
+    from labs.name_transliteration.data import vocabularies
+    from labs.name_transliteration.transliterate import transliterate
+
+    experiments = load_benchmark("name_transliteration_experiments")
+    setting = "6 epochs, learning rate 0.001, transformer encoder"
+    assert experiments.ENCODERS[setting] is experiments.transformer_encoder
+    keras.utils.set_random_seed(1)
+    config, vocabs = NameTransliterationConfig.tiny(), vocabularies()
+    encoder = experiments.transformer_encoder(config, len(vocabs["source"]), d=16, layers=1, heads=2)
+    out = encoder(keras.ops.convert_to_tensor([[5, 6, 7, 0], [5, 0, 0, 0]]))
+    assert tuple(out["memory"]["h"].shape) == (2, 4, 16)
+    assert [tuple(s.shape) for s in out["state"]] == [(2, 2 * config.units)] * 2
+    # the state of a name does not depend on the padding after it
+    alone = encoder(keras.ops.convert_to_tensor([[5]]))["state"][0]
+    assert keras.ops.convert_to_numpy(alone)[0] == pytest.approx(
+        keras.ops.convert_to_numpy(out["state"][0])[1], abs=1e-5
+    )
+
+    kit_encoder = kit_model.build_encoder
+    monkeypatch.setattr(
+        kit_model,
+        "build_encoder",
+        lambda c, n: experiments.transformer_encoder(c, n, d=16, layers=1, heads=2),
+    )
+    model = kit_model.build_model(config, len(vocabs["source"]), len(vocabs["target"]))
+    [written] = transliterate(model, vocabs, ["สมชาย ใจดี"], beam=3)
+    assert len(written.alternatives) == 3 and all(isinstance(a, str) for a in written.alternatives)
+    monkeypatch.setattr(kit_model, "build_encoder", kit_encoder)
+
+    def fails(*args, **kwargs):
+        assert kit_model.build_encoder is experiments.transformer_encoder  # in place while it trains
+        raise RuntimeError("stopped")
+
+    monkeypatch.setattr(kit_train, "train", fails)
+    with pytest.raises(RuntimeError, match="stopped"):
+        experiments.run(setting, 1)
+    assert kit_model.build_encoder is kit_encoder
+
+
 def test_the_experiments_file_replaces_a_record_with_the_same_key_and_keeps_the_rest(tmp_path, monkeypatch):
     import json
 
