@@ -211,7 +211,7 @@ def transformer_encoder(config, source_vocab_size: int, d: int = 128, layers: in
     [s_0, c_0]}, from a Transformer encoder (Vaswani et al. 2017) with the norm before each sublayer, which
     trains more steadily without a warm-up than the norm after it:
 
-        x_j = E[token_j] + P[j]
+        x_j = E[token_j] + P[j]                        learned positions, j < 128 (names are far shorter)
         x   = x + MultiHead(LN(x), LN(x), LN(x))      every source position reads every other
         x   = x + W_2 relu(W_1 LN(x))
         h_j = LN(x_j)
