@@ -3,10 +3,12 @@
     python benchmarks/name_transliteration_experiments.py --list                # the settings
     python benchmarks/name_transliteration_experiments.py --only 'demo, gru' --seeds 1 2  # 5-12 min a run
     python benchmarks/name_transliteration_experiments.py --throughput 128 512 [--jit] [--round-to 8]
+    python benchmarks/name_transliteration_experiments.py --throughput 128 --encoder SETTING
 
 Each setting is the homework's configuration as it was before issue 29 (``BEFORE``: learning rate
 0.003, eight epochs) with a few fields changed, or with another training word table
-(``--only`` picks settings by name; with none given, all of them run). Each run trains the
+(``--only`` picks settings by name; with none given, all of them run); the settings in ``ENCODERS``
+also put another encoder in place of the kit's. Each run trains the
 reference model (the solution's key-value attention), decodes the public test split with beam 3 and
 records its training time and accuracy (any accepted spelling) on ``seen`` and ``unseen`` names, and
 its accuracy on every held-out word of the dev and test splits once (1,313 words, each in a name with
@@ -33,6 +35,7 @@ import random
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -207,39 +210,51 @@ SETTINGS["6 epochs, learning rate 0.001, transformer encoder"] = (
 
 
 def transformer_encoder(config, source_vocab_size: int, d: int = 128, layers: int = 2, heads: int = 4):
-    """The kit's encoder's contract, source (B, S) -> {"memory": {h (B, S, d), source_mask}, "state":
-    [s_0, c_0]}, from a Transformer encoder (Vaswani et al. 2017) with the norm before each sublayer, which
-    trains more steadily without a warm-up than the norm after it:
+    """The kit's LSTM encoder's contract (one RNN cell, no second read), source (B, S) -> {"memory":
+    {h (B, S, d), source_mask (B, S)}, "state": [s_0, c_0] (B, 2u) each}, from a Transformer encoder
+    (Vaswani et al. 2017) with the norm before each sublayer, which trains more steadily without a warm-up
+    than the norm after it:
 
         x_j = E[token_j] + P[j]                        learned positions, j < 128 (names are far shorter)
         x   = x + MultiHead(LN(x), LN(x), LN(x))      every source position reads every other
         x   = x + W_2 relu(W_1 LN(x))
         h_j = LN(x_j)
-        s_0 = tanh(W_s mean_j h_j),  c_0 = W_c mean_j h_j   the LSTM decoder's first state (B, 2u) each
+        m   = mean of h_j over the real j (not padding)
+        s_0 = tanh(W_s m),  c_0 = W_c0 m               the LSTM decoder's first state
     """
     import keras
 
+    if config.cell != "lstm" or config.second_read:
+        raise ValueError(
+            "transformer_encoder gives the first state of one LSTM decoder only (cell='lstm', "
+            f"second_read=False); got cell={config.cell!r}, second_read={config.second_read}"
+        )
     # (B, S)
     source = keras.Input(shape=(None,), dtype="int32", name="source")
     source_mask = keras.ops.not_equal(source, 0)
+    # (B, S): 0, 1, 2, ...
     j = keras.ops.cumsum(keras.ops.ones_like(source), axis=1) - 1
-    # (B, S, d)
+    # x_j (B, S, d)
     x = keras.layers.Embedding(source_vocab_size, d, name="source_embedding")(source)
     x = x + keras.layers.Embedding(128, d, name="source_positions_128")(j)
     x = keras.layers.Dropout(config.dropout, name="source_dropout")(x)
     for layer in range(1, layers + 1):
         z = keras.layers.LayerNormalization(name=f"encoder_{layer}_norm_1")(x)
+        # (B, S, d): every position reads the real ones (value_mask); what padded positions compute is never
+        # read (the mean below skips them, the decoder's attention has memory_mask), so they need no mask
         z = keras.layers.MultiHeadAttention(heads, d // heads, name=f"encoder_{layer}_attention")(
-            z, z, query_mask=source_mask, value_mask=source_mask
+            z, z, value_mask=source_mask
         )
         x = x + z
         z = keras.layers.LayerNormalization(name=f"encoder_{layer}_norm_2")(x)
+        # (B, S, 2d)
         z = keras.layers.Dense(2 * d, activation="relu", name=f"encoder_{layer}_W_1")(z)
+        # (B, S, d)
         x = x + keras.layers.Dense(d, name=f"encoder_{layer}_W_2")(z)
     # h_j (B, S, d)
     h = keras.layers.LayerNormalization(name="encoder_norm")(x)
-    # the mean of the real positions' h_j (B, d)
-    real = keras.ops.expand_dims(keras.ops.cast(source_mask, "float32"), -1)
+    # m (B, d): the mean of the real positions' h_j
+    real = keras.ops.expand_dims(keras.ops.cast(source_mask, h.dtype), -1)
     mean = keras.ops.sum(h * real, axis=1) / keras.ops.maximum(keras.ops.sum(real, axis=1), 1.0)
     state = [
         keras.layers.Dense(2 * config.units, activation="tanh", name="W_s")(mean),
@@ -252,6 +267,20 @@ def transformer_encoder(config, source_vocab_size: int, d: int = 128, layers: in
 
 # settings whose encoder is built here, not by the kit (the model's other parts are the kit's)
 ENCODERS = {"6 epochs, learning rate 0.001, transformer encoder": transformer_encoder}
+
+
+@contextmanager
+def encoder_of(setting: str | None):
+    """Within the block, the kit's model is built with ``setting``'s encoder (``ENCODERS``; the kit's own for
+    any other setting); with the kit's own again after it, however the block ends."""
+    from labs.name_transliteration import model
+
+    kit_encoder = model.build_encoder
+    model.build_encoder = ENCODERS.get(setting, kit_encoder)  # build_model calls it by this name
+    try:
+        yield
+    finally:
+        model.build_encoder = kit_encoder
 
 
 def _letters_ok(letters: set[str], names: set[str]):
@@ -348,7 +377,7 @@ def held_out_words(seed: int = 3) -> list[dict]:
 
 
 def run(name: str, seed: int) -> dict:
-    from labs.name_transliteration import evaluate, model
+    from labs.name_transliteration import evaluate
     from labs.name_transliteration.config import NameTransliterationConfig
     from labs.name_transliteration.train import train
     from labs.name_transliteration.transliterate import transliterate
@@ -356,12 +385,8 @@ def run(name: str, seed: int) -> dict:
     what, fields, kind = SETTINGS[name]
     table = word_table(kind)
     config = NameTransliterationConfig(**{**BEFORE, **fields, "seed": seed})
-    kit_encoder = model.build_encoder
-    model.build_encoder = ENCODERS.get(name, kit_encoder)  # build_model calls it by this name
-    try:
+    with encoder_of(name):
         trained = train(config, verbose=2, **({"word_table": table} if table else {}))
-    finally:
-        model.build_encoder = kit_encoder
     test = read_csv(DATASETS_DIR / "thai-names" / "test.csv")
     beam = transliterate(trained.model, trained.vocabs, [r["source"] for r in test], beam=3)
     summary = evaluate.summary(test, [r.alternatives for r in beam])
@@ -387,11 +412,17 @@ def run(name: str, seed: int) -> dict:
 
 
 def provenance() -> dict:
-    """The kit's commit and the time (UTC) of a record."""
+    """The kit's commit and the time (UTC) of a record; the commit ends in "+changes" when tracked files other
+    than the results differ from it (the code that ran is not that commit's)."""
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", "-C", str(REPO_ROOT), *args], capture_output=True, text=True
+        ).stdout.strip()
+
+    changed = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)benchmarks/results")
     return {
-        "commit": subprocess.run(
-            ["git", "-C", str(REPO_ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-        ).stdout.strip(),
+        "commit": git("rev-parse", "--short", "HEAD") + ("+changes" if changed else ""),
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M"),
     }
 
@@ -406,9 +437,12 @@ def save(part: str, record: dict, key: tuple[str, ...]) -> list[dict]:
     return same
 
 
-def throughput(batch_sizes: list[int], jit: bool, round_to: int = 1, names: int = 16_384) -> None:
+def throughput(
+    batch_sizes: list[int], jit: bool, round_to: int = 1, names: int = 16_384, encoder: str | None = None
+) -> None:
     """Names per second of training, for each batch size, in one process: an epoch to trace, then one timed;
-    each figure is saved in the results file's ``throughput`` part.
+    each figure is saved in the results file's ``throughput`` part. ``encoder``: a setting of ``ENCODERS``
+    whose encoder the model has instead of the kit's.
 
     With ``jit``, Keras compiles the training step with XLA (``jit_compile=True``). XLA compiles the step anew
     for each shape, and length-sorted batches come in dozens of shapes: ``round_to`` pads each batch's
@@ -430,7 +464,8 @@ def throughput(batch_sizes: list[int], jit: bool, round_to: int = 1, names: int 
         if round_to > 1:
             batches = batches.map(lambda inputs, target_out: padded_up(*inputs, target_out, round_to))
         shapes = {(int(s.shape[1]), int(t.shape[1])) for (s, t), _ in batches}  # (source, target) lengths
-        model = build_model(config, len(vocabs["source"]), len(vocabs["target"]))
+        with encoder_of(encoder):
+            model = build_model(config, len(vocabs["source"]), len(vocabs["target"]))
         model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", jit_compile=jit)
         seconds = []
         for _ in range(2):
@@ -438,6 +473,7 @@ def throughput(batch_sizes: list[int], jit: bool, round_to: int = 1, names: int 
             model.fit(batches, epochs=1, verbose=0)
             seconds.append(time.perf_counter() - started)
         record = {
+            "encoder": encoder or "kit",
             "batch_size": batch_size,
             "jit": jit,
             "round_to": round_to,
@@ -448,11 +484,12 @@ def throughput(batch_sizes: list[int], jit: bool, round_to: int = 1, names: int 
             "names_per_second": round(names / seconds[1]),
             **provenance(),
         }
-        save("throughput", record, ("batch_size", "jit", "round_to"))
+        save("throughput", record, ("encoder", "batch_size", "jit", "round_to"))
         rounded = f", lengths rounded up to {round_to}s" if round_to > 1 else ""
         print(
-            f"batch {batch_size}{', XLA' if jit else ''}{rounded} ({len(shapes)} batch shapes): first epoch "
-            f"(tracing) {seconds[0]:.0f} s, second {seconds[1]:.0f} s: {names / seconds[1]:,.0f} names/s",
+            f"{record['encoder']}'s encoder, batch {batch_size}{', XLA' if jit else ''}{rounded} "
+            f"({len(shapes)} batch shapes): first epoch (tracing) {seconds[0]:.0f} s, "
+            f"second {seconds[1]:.0f} s: {names / seconds[1]:,.0f} names/s",
             flush=True,
         )
 
@@ -499,9 +536,18 @@ def main() -> None:
         metavar="N",
         help="with --throughput: pad each batch's lengths up to a multiple of N (fewer shapes for XLA)",
     )
+    parser.add_argument(
+        "--encoder",
+        choices=sorted(ENCODERS),
+        default=None,
+        metavar="SETTING",
+        help="with --throughput: the encoder of this setting instead of the kit's ("
+        + "; ".join(ENCODERS)
+        + ")",
+    )
     args = parser.parse_args()
     if args.throughput:
-        throughput(args.throughput, args.jit, args.round_to)
+        throughput(args.throughput, args.jit, args.round_to, encoder=args.encoder)
         return
     unknown = sorted(set(args.only or ()) - set(SETTINGS))
     if unknown:

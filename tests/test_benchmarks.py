@@ -137,8 +137,12 @@ def test_the_xla_probe_pads_a_batch_up_to_a_multiple_with_padding_only():
 
 def test_the_transformer_encoder_setting_keeps_the_kits_encoder_contract_and_gives_the_kits_back(monkeypatch):
     """The experiment's Transformer encoder plugs into the kit's decoder and beam search as the LSTM encoder
-    does, and a run that fails still leaves the kit's own encoder in place."""
+    does, refuses the configurations whose decoder it cannot start, and a run that fails still leaves the kit's
+    own encoder in place."""
+    import dataclasses
+
     import keras
+    import numpy as np
     import pytest
 
     from labs.name_transliteration import model as kit_model
@@ -152,35 +156,68 @@ def test_the_transformer_encoder_setting_keeps_the_kits_encoder_contract_and_giv
     assert experiments.ENCODERS[setting] is experiments.transformer_encoder
     keras.utils.set_random_seed(1)
     config, vocabs = NameTransliterationConfig.tiny(), vocabularies()
-    encoder = experiments.transformer_encoder(config, len(vocabs["source"]), d=16, layers=1, heads=2)
-    out = encoder(keras.ops.convert_to_tensor([[5, 6, 7, 0], [5, 0, 0, 0]]))
-    assert tuple(out["memory"]["h"].shape) == (2, 4, 16)
-    assert [tuple(s.shape) for s in out["state"]] == [(2, 2 * config.units)] * 2
-    # the state of a name does not depend on the padding after it
-    alone = encoder(keras.ops.convert_to_tensor([[5]]))["state"][0]
-    assert keras.ops.convert_to_numpy(alone)[0] == pytest.approx(
-        keras.ops.convert_to_numpy(out["state"][0])[1], abs=1e-5
-    )
+
+    def small(c, n):
+        return experiments.transformer_encoder(c, n, d=16, layers=2, heads=2)
+
+    encoder = small(config, len(vocabs["source"]))
+    padded = encoder(keras.ops.convert_to_tensor([[5, 6, 7, 0], [5, 8, 0, 0]]))
+    assert tuple(padded["memory"]["h"].shape) == (2, 4, 16)
+    assert keras.ops.convert_to_numpy(padded["memory"]["source_mask"]).tolist() == [
+        [True, True, True, False],
+        [True, True, False, False],
+    ]
+    assert [tuple(s.shape) for s in padded["state"]] == [(2, 2 * config.units)] * 2
+    # a name's states (h_j of its letters, s_0 and c_0) do not depend on the padding after it
+    alone = encoder(keras.ops.convert_to_tensor([[5, 8]]))
+    np.testing.assert_allclose(alone["memory"]["h"][0], padded["memory"]["h"][1, :2], atol=1e-5)
+    for first, batched in zip(alone["state"], padded["state"]):
+        np.testing.assert_allclose(first[0], batched[1], atol=1e-5)
+    for other in ({"cell": "gru"}, {"second_read": True}):
+        with pytest.raises(ValueError, match="one LSTM decoder only"):
+            small(dataclasses.replace(config, **other), len(vocabs["source"]))
 
     kit_encoder = kit_model.build_encoder
-    monkeypatch.setattr(
-        kit_model,
-        "build_encoder",
-        lambda c, n: experiments.transformer_encoder(c, n, d=16, layers=1, heads=2),
-    )
-    model = kit_model.build_model(config, len(vocabs["source"]), len(vocabs["target"]))
-    [written] = transliterate(model, vocabs, ["สมชาย ใจดี"], beam=3)
-    assert len(written.alternatives) == 3 and all(isinstance(a, str) for a in written.alternatives)
-    monkeypatch.setattr(kit_model, "build_encoder", kit_encoder)
+    monkeypatch.setitem(experiments.ENCODERS, setting, small)
+    with experiments.encoder_of(setting):
+        model = kit_model.build_model(config, len(vocabs["source"]), len(vocabs["target"]))
+    assert kit_model.build_encoder is kit_encoder
+    assert model.get_layer("encoder").get_layer("encoder_2_attention")  # the Transformer's, not the LSTM
+    written = transliterate(model, vocabs, ["สมชาย ใจดี", "ศันสนะ สมบัติมล"], beam=3)
+    assert [len(w.alternatives) for w in written] == [3, 3]
 
     def fails(*args, **kwargs):
-        assert kit_model.build_encoder is experiments.transformer_encoder  # in place while it trains
+        assert kit_model.build_encoder is small  # in place while it trains
         raise RuntimeError("stopped")
 
     monkeypatch.setattr(kit_train, "train", fails)
     with pytest.raises(RuntimeError, match="stopped"):
         experiments.run(setting, 1)
     assert kit_model.build_encoder is kit_encoder
+
+
+def test_a_record_made_from_code_that_differs_from_its_commit_says_so(tmp_path, monkeypatch):
+    import subprocess
+
+    experiments = load_benchmark("name_transliteration_experiments")
+    monkeypatch.setattr(experiments, "REPO_ROOT", tmp_path)
+
+    def git(*args):
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "benchmarks" / "results").mkdir(parents=True)
+    (tmp_path / "code.py").write_text("x = 1\n")
+    (tmp_path / "benchmarks" / "results" / "runs.json").write_text("{}\n")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first")
+    commit = experiments.provenance()["commit"]
+    assert len(commit) >= 7 and "+" not in commit
+    (tmp_path / "benchmarks" / "results" / "runs.json").write_text('{"runs": []}\n')  # results: expected
+    (tmp_path / "notes.txt").write_text("untracked\n")
+    assert experiments.provenance()["commit"] == commit
+    (tmp_path / "code.py").write_text("x = 2\n")
+    assert experiments.provenance()["commit"] == commit + "+changes"
 
 
 def test_the_experiments_file_replaces_a_record_with_the_same_key_and_keeps_the_rest(tmp_path, monkeypatch):
