@@ -120,7 +120,8 @@ SETTINGS: dict[str, tuple[str, dict, str | None]] = {
     # The score: additive, e_tj = w . tanh(q_t + k_j) (Bahdanau-style; the layer's other choice) in place of
     # the scaled dot product q_t . k_j / sqrt(d): a small network scores each pair instead of one product.
     "6 epochs, learning rate 0.005, additive score": (
-        "6 epochs; learning rate 0.005; the additive score in place of the scaled dot product (the new default)",
+        "6 epochs; learning rate 0.005; the additive score in place of the scaled dot product "
+        "(the new default)",
         {"epochs": 6, "learning_rate": 0.005, "score": "additive"},
         None,
     ),
