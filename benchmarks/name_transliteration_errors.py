@@ -13,7 +13,11 @@ sorts each name it writes wrong by its first wrong word:
   reading of the word, through the kit's own repairs and name rules, where the neural reading differs
   (``ยลรดี`` Yonradee against Yondee, ``ดลลดา`` Donlada against Donda): which syllables an unwritten vowel
   makes is the neural romanizer's habit word by word, which letters alone do not settle.
-- ``in the top 3``: none of those, and a right spelling is among the beam's three.
+- ``in the top 3``: none of those, and a right spelling is among the beam's three. For these it also
+  prints how much likelier the model finds what it wrote than the first right spelling of the three: the
+  margin ``log p(written | x) - log p(right | x)`` in nats, where ``log p(y | x) = sum_t log p_t(y_t | y_<t,
+  x)``, teacher-forced. Small margins are near coin flips that a better ranking might settle; large ones
+  are readings the model is sure of.
 - ``other``: the rest, a name written with another number of words among them.
 
 It also grades the same outputs as if every spelling of the rule reading were accepted too, and counts the
@@ -34,6 +38,8 @@ import itertools
 import re
 import sys
 from pathlib import Path
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -104,6 +110,19 @@ def sort_error(words: list[str], written: str, top_3: list[str], accepted: list[
     return {"word": word, "kind": kind}
 
 
+def log_probabilities(model, vocabs, pairs: list[dict]) -> np.ndarray:
+    """log p(y | x) = sum_t log p_t(y_t | y_<t, x) of each pair's ``target`` given its ``source``: (n,)."""
+    from labs.common.pipeline import translation_arrays
+
+    # source (n, S), target_in and target_out (n, T)
+    source, target_in, target_out = translation_arrays(pairs, vocabs)
+    # p_t (n, T, V): every step's distribution over the letters, the true letters fed in (teacher forcing)
+    p = model.predict((source, target_in), verbose=0, batch_size=512)
+    # (n, T): the probability of each true letter, and of </s> after the last
+    p_true = np.take_along_axis(p, target_out[..., None], axis=-1)[..., 0]
+    return np.where(target_out > 0, np.log(np.maximum(p_true, 1e-30)), 0.0).sum(axis=1)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -136,6 +155,7 @@ def main() -> None:
 
     wrong = {kind: [] for kind in KINDS}
     right = right_if_rule_readings = 0
+    second_best = []  # the "in the top 3" names: (source, written, the first right spelling of the three)
     for row, beam in zip(rows, beams):
         words, parts = row["source"].split(" "), beam.output.split(" ")
         accepted = [set(lexicon.words[w].spellings) for w in words]
@@ -147,6 +167,10 @@ def main() -> None:
         if len(parts) == len(words) and all(part in r for part, r in zip(parts, readings)):
             right_if_rule_readings += 1
         error = sort_error(words, beam.output, list(beam.alternatives), accepted, raw)
+        if error["kind"] == "in the top 3":
+            right_names = {" ".join(name) for name in itertools.product(*accepted)}
+            first_right = next(spelling for spelling in beam.alternatives if spelling in right_names)
+            second_best.append((row["source"], beam.output, first_right))
         word = error["word"]
         wrong[error["kind"]].append(
             {
@@ -174,6 +198,17 @@ def main() -> None:
                 f"    {example['source']}: wrote {example['written']}, target {example['target']} "
                 f"(thai2rom_onnx {example['thai2rom_onnx']!r}, royin {example['royin']!r})"
             )
+    margins = np.array([])
+    if second_best:
+        pairs = [{"source": s, "target": t} for s, written, first in second_best for t in (written, first)]
+        # (names, 2): log p of the written spelling, then of the right one
+        log_p = log_probabilities(model, vocabs, pairs).reshape(-1, 2)
+        margins = log_p[:, 0] - log_p[:, 1]
+        print(
+            f"  in the top 3: the written spelling is likelier than the right one by a median "
+            f"{np.median(margins):.2f} nats (p {np.exp(np.median(margins)):.1f} times); under 0.5 nats for "
+            f"{np.mean(margins < 0.5):.0%} of them, under 1 for {np.mean(margins < 1):.0%}."
+        )
     print(
         f"If the rule reading's spellings were accepted too: {right_if_rule_readings / n:.2%}, with "
         f"{per_word_with:.2f} accepted spellings per name word instead of {per_word:.2f}."
@@ -203,6 +238,11 @@ def main() -> None:
             "name_words_with_malformed_base_spelling": malformed_words,
             "name_words": len(name_words),
             "accuracy_by_length_penalty": by_penalty,
+            "in_top_3_margin_nats": {
+                "median": float(np.median(margins)) if margins.size else None,
+                "under_0.5": float(np.mean(margins < 0.5)) if margins.size else None,
+                "under_1": float(np.mean(margins < 1)) if margins.size else None,
+            },
         },
         {},
         "CPU",

@@ -272,3 +272,39 @@ def test_the_error_sorter_blames_the_first_wrong_word_and_names_why():
         "kind": "malformed target",
     }
     assert sort(donda, "Donlada", ["Donlada"], jaidee, raw) == {"word": None, "kind": "other"}
+
+
+def test_the_error_sorter_scores_a_spelling_as_the_decoder_does_letter_by_letter():
+    """log p(y | x) from one teacher-forced pass equals the sum of log p_t(y_t | y_<t, x) over the decoder's
+    steps, </s> included, so the margins it prints are the model's own."""
+    import keras
+    import numpy as np
+    import pytest
+
+    from labs.common import seq2seq
+    from labs.common.vocab import START_ID
+    from labs.name_transliteration.config import NameTransliterationConfig
+    from labs.name_transliteration.data import vocabularies
+    from labs.name_transliteration.model import build_model
+
+    module = load_benchmark("name_transliteration_errors")
+    keras.utils.set_random_seed(1)
+    config, vocabs = NameTransliterationConfig.tiny(), vocabularies()
+    model = build_model(config, len(vocabs["source"]), len(vocabs["target"]))
+    pairs = [
+        {"source": "สมชาย ใจดี", "target": "Somchai Jaidee"},
+        {"source": "สมชาย ใจดี", "target": "Somchai Chaidi"},
+        {"source": "ศันสนะ", "target": "Sansana"},
+    ]
+    scored = module.log_probabilities(model, vocabs, pairs)
+    for pair, log_p in zip(pairs, scored):
+        state = seq2seq.encode(model, vocabs["source"].encode_batch([pair["source"]]))
+        # the target's letters and </s>, one step each
+        letters = vocabs["target"].encode_batch([pair["target"]], add_end=True)[0]
+        letter, total = np.array([START_ID]), 0.0
+        for y_t in letters[letters > 0]:
+            p_t, state, _ = seq2seq.step(model, letter, state)
+            total += float(np.log(p_t[0, y_t]))
+            letter = np.array([y_t])
+        assert log_p == pytest.approx(total, abs=1e-3)
+    assert scored[0] != pytest.approx(scored[1], abs=1e-3)  # two spellings of one name: two scores
