@@ -125,6 +125,12 @@ SETTINGS: dict[str, tuple[str, dict, str | None]] = {
         {"epochs": 6, "learning_rate": 0.005, "score": "additive"},
         None,
     ),
+    "3 epochs, learning rate 0.01, dropout 0.1, additive score": (
+        "3 epochs; learning rate 0.01, dropout 0.1; the additive score in place of the scaled dot product "
+        "(make demo's)",
+        {"epochs": 3, "learning_rate": 0.01, "dropout": 0.1, "score": "additive"},
+        None,
+    ),
     "3 epochs, learning rate 0.01, dropout 0.1, second read": (
         "3 epochs; learning rate 0.01, dropout 0.1; a second read",
         {"epochs": 3, "learning_rate": 0.01, "dropout": 0.1, "second_read": True},
