@@ -113,17 +113,18 @@ def sort_error(words: list[str], written: str, top_3: list[str], accepted: list[
 
 def log_probabilities(model, vocabs, pairs: list[dict]) -> np.ndarray:
     """log p(y | x) = sum_t log p_t(y_t | y_<t, x) of each pair's ``target`` given its ``source``: (n,)."""
+    from labs.common.metrics import true_token_probabilities
+    from labs.common.pipeline import language_model_arrays
+
     # source (n, S): characters outside the vocabulary become <unk>, as when decoding
     source = vocabs["source"].encode_batch([pair["source"] for pair in pairs], unknown="unk")
     # target_in = <s> + spelling, target_out = spelling + </s>: (n, T) each
-    spellings = [pair["target"] for pair in pairs]
-    target_in = vocabs["target"].encode_batch(spellings, add_start=True, unknown="unk")
-    target_out = vocabs["target"].encode_batch(spellings, add_end=True, unknown="unk")
+    target_in, target_out = language_model_arrays([pair["target"] for pair in pairs], vocabs["target"], "unk")
     # p_t (n, T, V): every step's distribution over the letters, the true letters fed in (teacher forcing)
     p = model.predict((source, target_in), verbose=0, batch_size=512)
-    # (n, T): the probability of each true letter, and of </s> after the last
-    p_true = np.take_along_axis(p, target_out[..., None], axis=-1)[..., 0]
-    return np.where(target_out > 0, np.log(np.maximum(p_true, 1e-30)), 0.0).sum(axis=1)
+    # (n, T): the probability of each true letter and of </s> after the last; 1 (log 0) on padding
+    p_true = true_token_probabilities(p, target_out)
+    return np.log(np.clip(p_true, 1e-30, None)).sum(axis=1)
 
 
 def main() -> None:

@@ -17,9 +17,13 @@ import tensorflow as tf
 from labs.common.vocab import Vocabulary
 
 
-def language_model_arrays(texts: list[str], vocab: Vocabulary):
-    """Inputs ``<s> + text`` and targets ``text + </s>``: int32 (n, T) each."""
-    return vocab.encode_batch(texts, add_start=True), vocab.encode_batch(texts, add_end=True)
+def language_model_arrays(texts: list[str], vocab: Vocabulary, unknown: str = "error"):
+    """Inputs ``<s> + text`` and targets ``text + </s>``: int32 (n, T) each (``unknown``: as
+    :meth:`Vocabulary.encode_batch`)."""
+    return (
+        vocab.encode_batch(texts, add_start=True, unknown=unknown),
+        vocab.encode_batch(texts, add_end=True, unknown=unknown),
+    )
 
 
 def translation_arrays(pairs: list[dict], vocabs: dict[str, Vocabulary], source_length: int | None = None):
