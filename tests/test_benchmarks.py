@@ -1,5 +1,7 @@
 """The README's results table is what the benchmarks' JSON files say, and says which are missing."""
 
+import pytest
+
 from tests.conftest import REPO_ROOT, load_benchmark
 
 
@@ -308,3 +310,67 @@ def test_the_error_sorter_scores_a_spelling_as_the_decoder_does_letter_by_letter
             letter = np.array([y_t])
         assert log_p == pytest.approx(total, abs=1e-3)
     assert scored[0] != pytest.approx(scored[1], abs=1e-3)  # two spellings of one name: two scores
+
+
+def test_the_gpu_benchmark_fits_what_labs_train_fits_and_gets_its_weights(tmp_path):
+    """benchmarks/gpu_training.py stores what each task's ``train`` would fit with and fits it elsewhere: on
+    one backend, the replay must give the weights ``labs train`` gives (lab 1's language model; the
+    homework's length-sorted batches, dropout and self-tested layer)."""
+    import numpy as np
+
+    from labs import tasks
+
+    gpu = load_benchmark("gpu_training")
+    names = ("date-generation", "name-transliteration")
+    gpu.prepare(tmp_path / "work", names, tiny=True)
+    gpu.train(tmp_path / "work", tmp_path / "out", names, pad_to=1)
+    for name in names:
+        task = tasks.get(name)
+        run = task.train(task.config.tiny(), verbose=0)
+        first = np.load(tmp_path / "work" / f"{name}.npz")
+        replayed = np.load(tmp_path / "out" / f"{name}-weights.npz")
+        kit = run.model.get_weights()
+        assert len(replayed.files) == len(kit)
+        # prepare stored every variable (the dropout seeds' states too): where each weight starts
+        stored = {id(variable): i for i, variable in enumerate(run.model.variables)}
+        moved = 0
+        for i, (variable, weight) in enumerate(zip(run.model.weights, kit)):
+            np.testing.assert_allclose(replayed[f"arr_{i}"], weight, atol=1e-5, err_msg=f"{name}, weight {i}")
+            moved += not np.allclose(first[f"variables/{stored[id(variable)]}"], weight)
+        assert moved == len(kit), f"{name}: training left {len(kit) - moved} weight(s) where they started"
+
+
+def test_padding_the_homeworks_batches_for_xla_changes_neither_the_letters_nor_the_loss():
+
+    gpu = load_benchmark("gpu_training")
+    seen = gpu.capture("name-transliteration", tiny=True)
+    arrays = {}
+    gpu.store_batches(arrays, "validation", seen["validation"])
+    plain, padded = gpu.stored_batches(arrays, "validation"), gpu.stored_batches(arrays, "validation", 8)
+    assert len({s.shape[1] for (s, _), _ in plain}) > 1  # batches cut to their longest name: several widths
+    for ((s, t_in), t_out), ((ps, pt_in), pt_out) in zip(plain[:3], padded[:3]):
+        for given, wider in ((s, ps), (t_in, pt_in), (t_out, pt_out)):
+            width = given.shape[1]
+            assert wider.shape[1] % 8 == 0 and wider.shape[1] - width < 8
+            assert (wider[:, :width] == given).all() and not wider[:, width:].any()
+        loss = seen["model"].evaluate([s, t_in], t_out, verbose=0)[0]
+        assert seen["model"].evaluate([ps, pt_in], pt_out, verbose=0)[0] == pytest.approx(loss, abs=1e-5)
+
+
+def test_the_gpu_benchmark_imports_the_kits_models_where_tensorflow_is_missing(monkeypatch):
+    import importlib.util
+    import sys
+
+    import tensorflow
+
+    gpu = load_benchmark("gpu_training")
+    real = sys.modules["tensorflow"]
+    assert real is tensorflow
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "tensorflow" else find_spec(name, *a)
+    )
+    with gpu.importable_without_tensorflow():
+        stand_in = sys.modules["tensorflow"]
+        assert stand_in is not real and not hasattr(stand_in, "data")
+    assert sys.modules.get("tensorflow") is real  # given back as it was
