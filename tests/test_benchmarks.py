@@ -374,3 +374,36 @@ def test_the_gpu_benchmark_imports_the_kits_models_where_tensorflow_is_missing(m
         stand_in = sys.modules["tensorflow"]
         assert stand_in is not real and not hasattr(stand_in, "data")
     assert sys.modules.get("tensorflow") is real  # given back as it was
+
+
+def test_keras_adam_steps_a_repeated_letters_embedding_further_than_dense_adam_and_the_setting_swaps_it():
+    """The mechanism the README's GPU rows and the "dense Adam" setting rest on, on the installed Keras: a
+    letter looked up k = 4 times in a batch moves sqrt(4) = 2 times the learning rate in Adam's first step
+    with TensorFlow's sparse gradient, and the learning rate itself once the gradient is dense."""
+    import keras
+    import numpy as np
+    import tensorflow as tf
+
+    experiments = load_benchmark("name_transliteration_experiments")
+
+    def first_step(adam) -> np.ndarray:
+        embedding = keras.layers.Embedding(3, 2, embeddings_initializer="ones")
+        embedding.build((None, 4))
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(embedding(tf.constant([[1, 1, 1, 1]])) * [0.3, -0.2])
+        (gradient,) = tape.gradient(loss, embedding.trainable_variables)
+        assert isinstance(gradient, tf.IndexedSlices) and len(gradient.indices) == 4  # a row per occurrence
+        adam(learning_rate=0.01).apply([gradient], embedding.trainable_variables)
+        return np.abs(embedding.embeddings.numpy() - 1.0)
+
+    kit, dense = first_step(keras.optimizers.Adam), first_step(experiments.dense_adam())
+    np.testing.assert_allclose(kit[1], [0.02, 0.02], rtol=1e-3)
+    np.testing.assert_allclose(dense[1], [0.01, 0.01], rtol=1e-3)
+    assert not kit[[0, 2]].any() and not dense[[0, 2]].any()  # letters not in the batch stay
+
+    kit_adam = keras.optimizers.Adam
+    with experiments.optimizer_of("6 epochs, learning rate 0.005, dense Adam"):
+        assert keras.optimizers.Adam is not kit_adam and issubclass(keras.optimizers.Adam, kit_adam)
+    with experiments.optimizer_of("6 epochs, learning rate 0.005"):
+        assert keras.optimizers.Adam is kit_adam
+    assert keras.optimizers.Adam is kit_adam
