@@ -11,8 +11,8 @@ So the work is cut in three, and only the middle step runs on the GPU:
     python benchmarks/gpu_training.py evaluate gpu-work OUT   # here: the trained weights, scored
 
 1. ``prepare`` runs each task's own ``train`` with its default configuration up to the point where it
-   would fit, and stores what it would fit with: the batches of every epoch in the order its tf.data
-   pipeline gives them, the validation batches, the model's first variables (its weights and its dropout
+   would fit, and stores what it would fit with: the batches of every epoch as Keras' fit reads them from
+   its tf.data pipeline, the validation batches, the model's first variables (its weights and its dropout
    layers' seed states) and the configuration.
 2. ``train`` builds each model with the kit's own builder, gives it those first variables, compiles it with
    the kit's ``compile_for_training`` (Adam, the cosine schedule) and fits it on the stored batches with
@@ -25,10 +25,11 @@ So the work is cut in three, and only the middle step runs on the GPU:
    metrics the task's own benchmark reports, then writes benchmarks/results/gpu_training.json, the CPU
    figures of those benchmarks beside.
 
-On one backend the replay gives the weights ``labs train`` gives (tests/test_benchmarks.py). What differs
-from the students' Colab GPU runtime is the backend, JAX's XLA for TensorFlow, and with it Adam's steps for
-the letter embeddings (the README's Results say how): the times say what a GPU does with these models; the
-accuracies are the JAX backend's, not what Colab's TensorFlow gives.
+On one backend the replay gives the weights ``labs train`` gives, epoch by epoch (tests/test_benchmarks.py).
+What differs from the students' Colab GPU runtime is the backend, JAX in place of TensorFlow: its XLA
+kernels (a generic loop for the masked LSTMs, where TensorFlow uses cuDNN), its dropout random numbers and
+its Adam steps for the letter embeddings (the README's Results say how). The times say what a GPU does
+with these models on JAX; the accuracies are the JAX backend's, not what Colab's TensorFlow gives.
 """
 
 from __future__ import annotations
@@ -60,9 +61,19 @@ class _Captured(Exception):
     """Raised in place of ``fit``: the task's ``train`` has built everything it fits with."""
 
 
-def capture(task_name: str, tiny: bool = False) -> dict:
-    """Run ``task_name``'s ``train`` with its default configuration (``tiny``: its tiny one) up to ``fit``;
-    what it would fit with.
+def configuration(task_name: str, tiny: bool = False, epochs: int | None = None):
+    """``task_name``'s default configuration (``tiny``: its tiny one), with ``epochs`` epochs if given."""
+    from dataclasses import replace
+
+    from labs import tasks
+
+    config = tasks.get(task_name).config
+    config = config.tiny() if tiny else config()
+    return replace(config, epochs=epochs) if epochs else config
+
+
+def capture(task_name: str, config) -> dict:
+    """Run ``task_name``'s ``train`` with ``config`` up to ``fit``; what it would fit with.
 
     Returns ``{"model", "config", "options", "train", "validation", "vocabs"}``: the compiled model (its first
     weights), the configuration, ``compile_for_training``'s keyword options and the two tf.data pipelines."""
@@ -83,7 +94,7 @@ def capture(task_name: str, tiny: bool = False) -> dict:
 
     module.compile_for_training, module.fit = compile_and_keep, stop_before_fitting
     try:
-        task.train(task.config.tiny() if tiny else task.config(), verbose=0)
+        task.train(config, verbose=0)
     except _Captured:
         pass
     finally:
@@ -116,14 +127,41 @@ def store_batches(arrays: dict, name: str, batches) -> int:
     return len(parts[0])
 
 
-def prepare(work: Path, task_names: tuple[str, ...], tiny: bool = False) -> None:
+def batches_fit_reads(batches, epochs: int) -> list[list]:
+    """The batches ``model.fit(batches, epochs=epochs)`` reads from a tf.data pipeline, epoch by epoch.
+
+    A pipeline that reshuffles gives each new iterator of it a new order, and Keras' fit makes its own (two
+    an epoch, in Keras 3.15: one it reads, one it drops), so the orders are read from fit itself, with a
+    model that keeps what it is given and learns nothing."""
+    import keras
+
+    read: list[list] = []
+
+    class Reader(keras.Model):
+        def train_step(self, data):
+            read[-1].append(keras.tree.map_structure(np.asarray, data))
+            return {"batches": len(read[-1])}  # fit wants a figure to log
+
+    class EachEpoch(keras.callbacks.Callback):
+        def on_epoch_begin(self, epoch, logs=None):
+            read.append([])
+
+    reader = Reader()
+    reader.compile(run_eagerly=True)
+    reader.fit(batches, epochs=epochs, shuffle=False, verbose=0, callbacks=[EachEpoch()])
+    return read
+
+
+def prepare(work: Path, task_names: tuple[str, ...], tiny: bool = False, epochs: int | None = None) -> None:
+    """Write ``work``/TASK.npz (batches, first variables) and TASK.json (configuration, sizes), each task."""
     work.mkdir(parents=True, exist_ok=True)
     for name in task_names:
         started = time.perf_counter()
-        seen = capture(name, tiny)
+        seen = capture(name, configuration(name, tiny, epochs))
         config = seen["config"]
         arrays: dict[str, np.ndarray] = {}
-        batches = [store_batches(arrays, f"train/{epoch}", seen["train"]) for epoch in range(config.epochs)]
+        read = batches_fit_reads(seen["train"], config.epochs)
+        batches = [store_batches(arrays, f"train/{epoch}", read[epoch]) for epoch in range(config.epochs)]
         store_batches(arrays, "validation", seen["validation"])
         for i, variable in enumerate(seen["model"].variables):  # the weights and the dropout seeds' states
             arrays[f"variables/{i}"] = np.asarray(variable)
@@ -140,6 +178,8 @@ def prepare(work: Path, task_names: tuple[str, ...], tiny: bool = False) -> None
                     ],
                     "batches_per_epoch": batches[0],
                     "parameters": seen["model"].count_params(),
+                    "variables": len(seen["model"].variables),
+                    "layer_sha256": layer_sha256(name),
                 },
                 indent=2,
             )
@@ -151,6 +191,16 @@ def prepare(work: Path, task_names: tuple[str, ...], tiny: bool = False) -> None
             f"{size / 2**20:.1f} MiB, {time.perf_counter() - started:.0f} s",
             flush=True,
         )
+
+
+def layer_sha256(task_name: str) -> str | None:
+    """The SHA-256 of the task's custom layer file (the homework's key-value attention), or None."""
+    import hashlib
+
+    from labs import tasks
+
+    path = tasks.get(task_name).custom_layer_module
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path else None
 
 
 # -- 2. train (on the GPU machine, Keras on JAX) ------------------------------------------------------------
@@ -198,8 +248,10 @@ def stored_batches(arrays, name: str, pad_to: int = 1) -> list[tuple]:
 
 
 def train(work: Path, out: Path, task_names: tuple[str, ...], pad_to: int, epochs: int | None = None) -> None:
-    """Fit each task's model on the stored batches; ``epochs``: that many instead of the configuration's, the
-    stored epochs taken again in turn (the same names, as ``labs train --epochs`` would reshuffle them)."""
+    """Fit each task's model on the stored batches, epoch by epoch; write its weights and times into ``out``.
+
+    ``epochs``: that many epochs instead of the configuration's (its schedule over them), the stored epochs
+    taken again in turn: the same names, in the stored orders."""
     import keras
 
     from labs import tasks
@@ -208,7 +260,13 @@ def train(work: Path, out: Path, task_names: tuple[str, ...], pad_to: int, epoch
         from labs.common.training import compile_for_training
 
     out.mkdir(parents=True, exist_ok=True)
-    report = {"backend": keras.backend.backend(), "keras": keras.__version__, "pad_to": pad_to, "tasks": {}}
+    report = {
+        "backend": keras.backend.backend(),
+        "keras": keras.__version__,
+        "pad_to": pad_to,
+        "date": time.strftime("%Y-%m-%d", time.gmtime()),
+        "tasks": {},
+    }
     if keras.backend.backend() == "jax":
         import jax
 
@@ -223,8 +281,12 @@ def train(work: Path, out: Path, task_names: tuple[str, ...], pad_to: int, epoch
         config = task.config.resolve().from_dict(
             {**saved["config"], **({"epochs": epochs} if epochs else {})}
         )
+        if layer_sha256(name) != saved["layer_sha256"]:
+            raise SystemExit(f"{name}: its layer file is not the one prepare ran with; run prepare again")
         keras.utils.set_random_seed(config.seed)
         model = model_module(name).build_model(config, *saved["vocab_sizes"])
+        if len(model.variables) != saved["variables"]:
+            raise SystemExit(f"{name}: {len(model.variables)} variables here, {saved['variables']} stored")
         for i, variable in enumerate(model.variables):
             variable.assign(arrays[f"variables/{i}"])
         # only batches cut to their longest (the homework's) vary in shape; its loss masks the padding. Not
@@ -238,6 +300,7 @@ def train(work: Path, out: Path, task_names: tuple[str, ...], pad_to: int, epoch
 
         class Timed(keras.callbacks.Callback):
             def on_epoch_begin(self, epoch, logs=None):
+                train_batches.epoch = epoch  # the batches of the stored epoch, in turn
                 self.started = time.perf_counter()
 
             def on_epoch_end(self, epoch, logs=None):
@@ -286,7 +349,9 @@ def peak_device_bytes() -> int | None:
 
 
 def epoch_batches(epochs: list[list]):
-    """Stored batches, one list per epoch, as a Keras ``PyDataset``: epoch e gives ``epochs[e]``'s."""
+    """Stored batches, one list per epoch, as a Keras ``PyDataset``: while ``.epoch`` is e, the batches of
+    ``epochs[e % len(epochs)]``. The caller sets it as each epoch begins (a callback): Keras calls
+    ``on_epoch_end`` once before the first epoch too, so counting there would start at the second."""
     import keras
 
     class EpochBatches(keras.utils.PyDataset):
@@ -299,9 +364,6 @@ def epoch_batches(epochs: list[list]):
 
         def __getitem__(self, i):
             return epochs[self.epoch % len(epochs)][i]
-
-        def on_epoch_end(self):
-            self.epoch += 1
 
         def cardinality(self):  # what compile_for_training reads from a tf.data pipeline
             return len(self)
@@ -362,6 +424,15 @@ def evaluate(work: Path, trained: Path, task_names: tuple[str, ...], out: Path |
         model.set_weights([weights[f"arr_{i}"] for i in range(len(weights.files))])
         figures = report["tasks"][name]
         figures["scores"] = score(name, model, task.vocabularies(), config)
+        # the training batch shapes XLA would meet without the padding
+        arrays = np.load(work / f"{name}.npz")
+        figures["shapes_unpadded"] = len(
+            {
+                tuple(a.shape for a in flatten(batch))
+                for epoch in range(config.epochs)
+                for batch in stored_batches(arrays, f"train/{epoch}")
+            }
+        )
         results_name, cpu_seconds = CPU_FIGURES[name]
         cpu = json.loads((RESULTS / f"{results_name}.json").read_text())
         figures["cpu"] = {
@@ -382,9 +453,11 @@ def evaluate(work: Path, trained: Path, task_names: tuple[str, ...], out: Path |
             "benchmark": "gpu_training",
             "report": report,
             "checks": {},
-            "date": datetime.fromtimestamp(  # the day train wrote its figures
-                (trained / "gpu_training.json").stat().st_mtime, timezone.utc
-            ).strftime("%Y-%m-%d"),
+            # the day train ran (a run made before train recorded it: the day its file was written)
+            "date": report.get("date")
+            or datetime.fromtimestamp((trained / "gpu_training.json").stat().st_mtime, timezone.utc).strftime(
+                "%Y-%m-%d"
+            ),
             "machine": f"{report.get('device', 'an accelerator')}, {libraries}; scored with TensorFlow, CPU",
             "command": "python benchmarks/gpu_training.py prepare gpu-work; KERAS_BACKEND=jax python "
             "benchmarks/gpu_training.py train gpu-work --out OUT (on the GPU machine); python "

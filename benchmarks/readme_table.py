@@ -241,8 +241,13 @@ def _gpu(r: dict) -> list[tuple[str, str, str]]:
     labs = {"date-generation": "lab 1", "date-translation": "lab 2", "name-transliteration": "homework"}
     rows = []
     for name, t in m["tasks"].items():
-        first, rest, cpu = t["epoch_seconds"][0], t["epoch_seconds"][1:], t["cpu"]
+        first, rest, cpu = t["epoch_seconds"][0], t["epoch_seconds"][1:] or [0.0], t["cpu"]
         scores = t["scores"]
+        unpadded = (
+            f", {t['shapes_unpadded']} before padding"
+            if t.get("shapes_unpadded", t["shapes"]) != t["shapes"]
+            else ""
+        )
         if "validity" in scores:
             quality = f"validity {_pct(scores['validity'])}"
         elif "exact_match" in scores:
@@ -255,8 +260,9 @@ def _gpu(r: dict) -> list[tuple[str, str, str]]:
             (
                 f"{labs.get(name, name)} on a GPU: training time, default configuration",
                 f"{t['training_seconds']:.0f} s (first epoch {first:.0f} s, later ones {min(rest):.1f}-"
-                f"{max(rest):.1f} s; XLA compiles the step for each of {t['shapes']} batch shapes as it "
-                f"meets them), against {cpu['training_seconds']:.0f} s on the CPU ({cpu['date']}); {quality}",
+                f"{max(rest):.1f} s; XLA compiles the step for each of {t['shapes']} training batch shapes "
+                f"as it meets them{unpadded}), against {cpu['training_seconds']:.0f} s on the CPU "
+                f"({cpu['date']}); {quality}",
                 "reported",
             )
         )

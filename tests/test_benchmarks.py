@@ -315,18 +315,17 @@ def test_the_error_sorter_scores_a_spelling_as_the_decoder_does_letter_by_letter
 def test_the_gpu_benchmark_fits_what_labs_train_fits_and_gets_its_weights(tmp_path):
     """benchmarks/gpu_training.py stores what each task's ``train`` would fit with and fits it elsewhere: on
     one backend, the replay must give the weights ``labs train`` gives (lab 1's language model; the
-    homework's length-sorted batches, dropout and self-tested layer)."""
+    homework's length-sorted batches, dropout and self-tested layer), over two epochs, each reshuffled."""
     import numpy as np
 
     from labs import tasks
 
     gpu = load_benchmark("gpu_training")
     names = ("date-generation", "name-transliteration")
-    gpu.prepare(tmp_path / "work", names, tiny=True)
+    gpu.prepare(tmp_path / "work", names, tiny=True, epochs=2)
     gpu.train(tmp_path / "work", tmp_path / "out", names, pad_to=1)
     for name in names:
-        task = tasks.get(name)
-        run = task.train(task.config.tiny(), verbose=0)
+        run = tasks.get(name).train(gpu.configuration(name, tiny=True, epochs=2), verbose=0)
         first = np.load(tmp_path / "work" / f"{name}.npz")
         replayed = np.load(tmp_path / "out" / f"{name}-weights.npz")
         kit = run.model.get_weights()
@@ -343,7 +342,7 @@ def test_the_gpu_benchmark_fits_what_labs_train_fits_and_gets_its_weights(tmp_pa
 def test_padding_the_homeworks_batches_for_xla_changes_neither_the_letters_nor_the_loss():
 
     gpu = load_benchmark("gpu_training")
-    seen = gpu.capture("name-transliteration", tiny=True)
+    seen = gpu.capture("name-transliteration", gpu.configuration("name-transliteration", tiny=True))
     arrays = {}
     gpu.store_batches(arrays, "validation", seen["validation"])
     plain, padded = gpu.stored_batches(arrays, "validation"), gpu.stored_batches(arrays, "validation", 8)
