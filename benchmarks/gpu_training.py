@@ -380,26 +380,30 @@ def score(name: str, model, vocabs, config) -> dict:
     from labs.common.paths import DATASETS_DIR
 
     if name == "date-generation":
-        from labs.date_generation.evaluate import evaluate
+        from labs.date_generation.evaluate import evaluate as lab1_metrics
 
-        report = evaluate(model, vocabs, config, n=10_000, temperature=1.0, seed=0)  # as date_generation.py
+        report = lab1_metrics(
+            model, vocabs, config, n=10_000, temperature=1.0, seed=0
+        )  # as date_generation.py
         return {k: report[k] for k in ("validity", "heldout_bits_per_token", "tv_year", "tv_month", "tv_day")}
     if name == "date-translation":
         from date_translation import HELD_OUT
 
-        from labs.date_translation import evaluate
+        from labs.date_translation import evaluate as lab2_metrics
         from labs.date_translation.data import sample_pairs
         from labs.date_translation.translate import translate
 
         pairs = sample_pairs(HELD_OUT, seed=3, split="test")  # as date_translation.py
         outputs = [r.output for r in translate(model, vocabs, [p["source"] for p in pairs])]
-        return {"exact_match": evaluate.summary(evaluate.results_table(pairs, outputs))["exact_match"]}
-    from labs.name_transliteration import evaluate
+        return {
+            "exact_match": lab2_metrics.summary(lab2_metrics.results_table(pairs, outputs))["exact_match"]
+        }
+    from labs.name_transliteration import evaluate as homework_metrics
     from labs.name_transliteration.transliterate import transliterate
 
     test = read_csv(DATASETS_DIR / "thai-names" / "test.csv")  # as name_transliteration.py: beam 3
     beam = transliterate(model, vocabs, [row["source"] for row in test], beam=3)
-    per_stratum = evaluate.summary(test, [r.alternatives for r in beam])["per_stratum"]
+    per_stratum = homework_metrics.summary(test, [r.alternatives for r in beam])["per_stratum"]
     return {f"{stratum}_accuracy": per_stratum[stratum]["accuracy"] for stratum in ("seen", "unseen")}
 
 

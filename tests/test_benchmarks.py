@@ -324,8 +324,9 @@ def test_the_gpu_benchmark_fits_what_labs_train_fits_and_gets_its_weights(tmp_pa
     names = ("date-generation", "name-transliteration")
     gpu.prepare(tmp_path / "work", names, tiny=True, epochs=2)
     gpu.train(tmp_path / "work", tmp_path / "out", names, pad_to=1)
+    run_of = {}
     for name in names:
-        run = tasks.get(name).train(gpu.configuration(name, tiny=True, epochs=2), verbose=0)
+        run = run_of[name] = tasks.get(name).train(gpu.configuration(name, tiny=True, epochs=2), verbose=0)
         first = np.load(tmp_path / "work" / f"{name}.npz")
         replayed = np.load(tmp_path / "out" / f"{name}-weights.npz")
         kit = run.model.get_weights()
@@ -337,6 +338,18 @@ def test_the_gpu_benchmark_fits_what_labs_train_fits_and_gets_its_weights(tmp_pa
             np.testing.assert_allclose(replayed[f"arr_{i}"], weight, atol=1e-5, err_msg=f"{name}, weight {i}")
             moved += not np.allclose(first[f"variables/{stored[id(variable)]}"], weight)
         assert moved == len(kit), f"{name}: training left {len(kit) - moved} weight(s) where they started"
+    # evaluate scores the replayed weights with the task's own metrics: lab 1's, the same as the kit's model
+    from labs.date_generation.evaluate import evaluate
+
+    report = gpu.evaluate(tmp_path / "work", tmp_path / "out", ("date-generation",), out=None)
+    figures = report["tasks"]["date-generation"]
+    config = gpu.configuration("date-generation", tiny=True, epochs=2)
+    kit = evaluate(run_of["date-generation"].model, run_of["date-generation"].vocabs, config, seed=0)
+    assert figures["scores"]["validity"] == pytest.approx(kit["validity"], abs=0.005)  # weights equal to 1e-5
+    assert figures["scores"]["heldout_bits_per_token"] == pytest.approx(
+        kit["heldout_bits_per_token"], abs=1e-4
+    )
+    assert figures["cpu"]["training_seconds"] > 0 and figures["shapes_unpadded"] == figures["shapes"]
 
 
 def test_padding_the_homeworks_batches_for_xla_changes_neither_the_letters_nor_the_loss():
