@@ -419,3 +419,29 @@ def test_keras_adam_steps_a_repeated_letters_embedding_further_than_dense_adam_a
     with experiments.optimizer_of("6 epochs, learning rate 0.005"):
         assert keras.optimizers.Adam is kit_adam
     assert keras.optimizers.Adam is kit_adam
+
+
+def test_the_embedding_steps_setting_multiplies_adams_step_for_embeddings_only():
+    import keras
+    import numpy as np
+    import tensorflow as tf
+
+    experiments = load_benchmark("name_transliteration_experiments")
+
+    def first_step(adam) -> tuple[float, float]:
+        embedding = keras.layers.Embedding(3, 2, embeddings_initializer="ones")
+        dense = keras.layers.Dense(1, kernel_initializer="ones")
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(dense(embedding(tf.constant([[1, 2]]))))
+        weights = embedding.trainable_variables + dense.trainable_variables
+        adam(learning_rate=0.01).apply(tape.gradient(loss, weights), weights)
+        return np.abs(embedding.embeddings.numpy() - 1).max(), np.abs(dense.kernel.numpy() - 1).max()
+
+    (kit_embedding, kit_dense), (embedding, dense) = (
+        first_step(keras.optimizers.Adam),
+        first_step(experiments.embedding_steps_times(4.0)),
+    )
+    assert embedding == pytest.approx(4 * kit_embedding, rel=1e-3) and kit_embedding == pytest.approx(
+        0.01, rel=1e-3
+    )
+    assert dense == pytest.approx(kit_dense, rel=1e-6)
