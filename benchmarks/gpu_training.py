@@ -162,11 +162,11 @@ def prepare(work: Path, task_names: tuple[str, ...], tiny: bool = False, epochs:
         arrays: dict[str, np.ndarray] = {}
         read = batches_fit_reads(seen["train"], config.epochs)
         batches = [store_batches(arrays, f"train/{epoch}", read[epoch]) for epoch in range(config.epochs)]
+        shapes = batch_shapes(read)
         store_batches(arrays, "validation", seen["validation"])
         for i, variable in enumerate(seen["model"].variables):  # the weights and the dropout seeds' states
             arrays[f"variables/{i}"] = np.asarray(variable)
         np.savez_compressed(work / f"{name}.npz", **arrays)
-        shapes = {tuple(s) for epoch in range(config.epochs) for s in arrays[f"train/{epoch}/0/shapes"]}
         (work / f"{name}.json").write_text(
             json.dumps(
                 {
@@ -187,20 +187,26 @@ def prepare(work: Path, task_names: tuple[str, ...], tiny: bool = False, epochs:
         )
         size = (work / f"{name}.npz").stat().st_size
         print(
-            f"{name}: {config.epochs} epochs of {batches[0]:,} batches ({len(shapes)} input shapes), "
+            f"{name}: {config.epochs} epochs of {batches[0]:,} batches ({shapes} batch shapes), "
             f"{size / 2**20:.1f} MiB, {time.perf_counter() - started:.0f} s",
             flush=True,
         )
 
 
 def layer_sha256(task_name: str) -> str | None:
-    """The SHA-256 of the task's custom layer file (the homework's key-value attention), or None."""
-    import hashlib
-
+    """The SHA-256 of the task's custom layer file's code (the homework's key-value attention), as a run
+    records it (``labs.common.submission.layer_sha256``), or None."""
     from labs import tasks
+    from labs.common import submission
 
     path = tasks.get(task_name).custom_layer_module
-    return hashlib.sha256(path.read_bytes()).hexdigest() if path else None
+    return submission.layer_sha256(path) if path else None
+
+
+def batch_shapes(epochs: list[list]) -> int:
+    """How many different shapes the batches of ``epochs`` (one list of batches per epoch) come in: the
+    training steps XLA compiles."""
+    return len({tuple(a.shape for a in flatten(batch)) for batch_list in epochs for batch in batch_list})
 
 
 # -- 2. train (on the GPU machine, Keras on JAX) ------------------------------------------------------------
@@ -329,7 +335,7 @@ def train(work: Path, out: Path, task_names: tuple[str, ...], pad_to: int, epoch
             "training_seconds": seconds,
             "epoch_seconds": times,
             "history": history,
-            "shapes": len({tuple(x.shape for x in flatten(b)) for e in stored for b in e}),
+            "shapes": batch_shapes(stored),
             "peak_device_bytes": peak_device_bytes(),
         }
         print(f"{name}: {seconds:.1f} s in all", flush=True)
@@ -430,12 +436,8 @@ def evaluate(work: Path, trained: Path, task_names: tuple[str, ...], out: Path |
         figures["scores"] = score(name, model, task.vocabularies(), config)
         # the training batch shapes XLA would meet without the padding
         arrays = np.load(work / f"{name}.npz")
-        figures["shapes_unpadded"] = len(
-            {
-                tuple(a.shape for a in flatten(batch))
-                for epoch in range(config.epochs)
-                for batch in stored_batches(arrays, f"train/{epoch}")
-            }
+        figures["shapes_unpadded"] = batch_shapes(
+            [stored_batches(arrays, f"train/{epoch}") for epoch in range(config.epochs)]
         )
         results_name, cpu_seconds = CPU_FIGURES[name]
         cpu = json.loads((RESULTS / f"{results_name}.json").read_text())

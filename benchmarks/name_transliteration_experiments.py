@@ -297,11 +297,9 @@ def encoder_of(setting: str | None):
         model.build_encoder = kit_encoder
 
 
-# Keras' Adam on TensorFlow is not textbook Adam for the letter embeddings: an Embedding's gradient is sparse
-# (tf.IndexedSlices, a row per occurrence of a letter in the batch) and Adam squares each row before they are
-# summed, so its second moment holds the sum of the squares where a dense gradient (JAX's) gives the square of
-# the sum: a letter that comes k times in a batch can step up to sqrt(k) times as far. The kit's settings were
-# found with those steps; this setting sums the rows first, as a dense gradient does.
+# Keras' Adam on TensorFlow steps a letter's embedding up to sqrt(k) times as far as textbook Adam when the
+# letter comes k times in a batch (its gradient is sparse: the README's Results, "on a GPU", say how). The
+# kit's settings were found with those steps; this setting sums each letter's rows first, as JAX does.
 SETTINGS["6 epochs, learning rate 0.005, dense Adam"] = (
     "6 epochs; learning rate 0.005; Adam on dense gradients (each letter's embedding rows summed first, as "
     "JAX does)",
@@ -359,9 +357,8 @@ def optimizer_of(setting: str | None):
     import keras
 
     kit_adam = keras.optimizers.Adam
-    keras.optimizers.Adam = (
-        OPTIMIZERS[setting]() if setting in OPTIMIZERS else kit_adam
-    )  # compile_for_training
+    # what compile_for_training builds
+    keras.optimizers.Adam = OPTIMIZERS[setting]() if setting in OPTIMIZERS else kit_adam
     try:
         yield
     finally:

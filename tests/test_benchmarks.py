@@ -385,6 +385,13 @@ def test_the_gpu_benchmark_imports_the_kits_models_where_tensorflow_is_missing(m
     with gpu.importable_without_tensorflow():
         stand_in = sys.modules["tensorflow"]
         assert stand_in is not real and not hasattr(stand_in, "data")
+        # the kit's encoder-decoder module (which every translation model imports) loads, afresh, on it
+        spec = importlib.util.spec_from_file_location(
+            "seq2seq_on_the_stand_in", REPO_ROOT / "labs/common/seq2seq.py"
+        )
+        seq2seq = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(seq2seq)
+        assert seq2seq.tf is stand_in and callable(seq2seq.encode_source)
     assert sys.modules.get("tensorflow") is real  # given back as it was
 
 
