@@ -522,7 +522,8 @@ def check_bundle(
     both, and is not run. ``rubric``: what it is scored with; by default the task's own (``task``'s, else
     the one the bundle names). A rubric for another task than ``task`` (``load_rubric(task=run.task)``
     where the run is another lab's) gives way to ``task``'s own. A student checks their own bundle, so it
-    runs even where the machine cannot isolate it.
+    runs even where the machine cannot isolate it, and what the grader would tell the instructor of the
+    machine (it ran short of memory) is told to the student.
     """
     path = Path(path)
     if not os.path.lexists(path):
@@ -547,4 +548,6 @@ def check_bundle(
             f"the first {limit:,} rows of the public dev set",
             public=True,
         )
-    return grade_bundle(path, rubric, hidden, isolation=resolve_isolation("auto"), run_unisolated=True)
+    return grade_bundle(
+        path, rubric, hidden, isolation=resolve_isolation("auto"), run_unisolated=True, own_machine=True
+    )

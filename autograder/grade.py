@@ -21,7 +21,7 @@ import os
 import re
 import stat
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from autograder.allowlist import ConfigError, check_config
@@ -267,6 +267,17 @@ class Options:
     run_unisolated: bool = False
     # the student's id from the submission's name, or the names an LMS gives (id and name)
     entry_id: str | tuple[str, ...] | None = None
+    # the student's own check (check_bundle): the machine is theirs, and so is what is said of it
+    own_machine: bool = False
+
+
+# What a student's own check says of a run stopped at the time limit while their machine read back more
+# memory than it holds (the sandbox's machine_note, which tells the instructor to raise the grading
+# machine's memory).
+OWN_MACHINE_SHORT_OF_MEMORY = (
+    "meanwhile this computer ran short of memory (it read back more than it holds), which can make any "
+    "model this slow: close other programs and check again"
+)
 
 
 def grade_bundle(
@@ -279,6 +290,7 @@ def grade_bundle(
     run_unisolated: bool = False,
     entry_id: str | tuple[str, ...] | None = None,
     evidence: dict | None = None,
+    own_machine: bool = False,
 ) -> dict:
     """Grade one bundle; never raises for anything the bundle holds. Returns the full result record.
 
@@ -287,8 +299,10 @@ def grade_bundle(
     ``run_unisolated`` (the instructor named the isolation). ``entry_id``: the student's id from the
     submission's name (or the names an LMS gives: id and name), to compare with the id in ``meta.json``.
     ``evidence``, a dict, receives what model similarity compares (``weights``, ``answers``:
-    :mod:`autograder.similarity`); it never enters the record, which students see."""
-    options = Options(tuple(examples), isolation, run_unisolated, entry_id)
+    :mod:`autograder.similarity`); it never enters the record, which students see. ``own_machine``: the
+    student checks their own bundle on their own machine, so what the grader would tell the instructor of the
+    machine is told to them, in their words."""
+    options = Options(tuple(examples), isolation, run_unisolated, entry_id, own_machine)
     record = _new_record(path, rubric, hidden, isolation)
     try:
         if os.path.lexists(path):
@@ -387,7 +401,9 @@ def _grade(path: Path, work: Path, rubric: Rubric, hidden: HiddenSet, options: O
         # 3. Run on the hidden inputs, in the sandbox.
         job = _job(rubric, hidden, [], carries_code)
         outcome = run_child(files, job, rubric.limits, options.isolation)
-        if outcome.machine_note:  # the instructor's alone: never in the record, which students get
+        if outcome.machine_note and options.own_machine:
+            outcome = replace(outcome, message=f"{outcome.message}; {OWN_MACHINE_SHORT_OF_MEMORY}")
+        elif outcome.machine_note:  # the instructor's alone: never in the record, which students get
             log.warning("%s: %s", display_name(path), outcome.machine_note)
         found.sandbox = {
             "sandbox_seconds": round(outcome.seconds, 2),

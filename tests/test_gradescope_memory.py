@@ -296,3 +296,32 @@ def test_the_note_goes_to_the_graders_log_with_the_bundles_name_and_never_into_t
     assert record["status"] == "timeout"
     assert "1,337" not in json.dumps(record)
     assert f"slow.zip: {note}" in [r.getMessage() for r in caplog.records]
+
+
+def test_a_students_own_check_tells_them_of_their_machine_and_not_the_instructors_line(
+    monkeypatch, caplog, tmp_path
+):
+    """``check`` runs on the student's machine: a timeout there while it read back more memory than it
+    holds is told to the student in their words (close other programs), and the instructor's line, which
+    says to raise the grading machine's memory, is neither printed nor logged."""
+    from autograder import batch, grade
+    from autograder.sandbox import SandboxResult
+    from labs.common.submission import export
+    from tests.test_autograder import tiny_model_and_hidden_set
+
+    model, vocabs = tiny_model_and_hidden_set("date-translation", tmp_path)
+    bundle = export(model, vocabs, task="date-translation", student_id="slow", out=tmp_path / "slow.zip")
+    timeout = "loading and running the model took longer than 240 s"
+    for note in ("", "a run stopped after 240 s ...: raise it (to 1,536 MB) and grade again"):
+        stopped = SandboxResult("timeout", timeout, {}, 240.0, "none", 80.0, machine_note=note)
+        monkeypatch.setattr(grade, "run_child", lambda *args, stopped=stopped, **kwargs: stopped)
+        caplog.clear()
+        with caplog.at_level("WARNING", logger="autograder"):
+            record = batch.check_bundle(bundle, limit=20)
+        assert record["status"] == "timeout"
+        said = json.dumps(record) + "".join(r.getMessage() for r in caplog.records)
+        assert "grade again" not in said and "1,536" not in said
+        if note:
+            assert record["message"] == f"{timeout}; {grade.OWN_MACHINE_SHORT_OF_MEMORY}"
+        else:
+            assert record["message"] == timeout
