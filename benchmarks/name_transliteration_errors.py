@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import re
 import sys
 from pathlib import Path
 
@@ -49,28 +48,9 @@ from results_file import write_results  # noqa: E402
 
 from labs.common.files import read_csv  # noqa: E402
 from labs.common.paths import DATASETS_DIR  # noqa: E402
+from labs.name_transliteration.romanization import is_rtgs  # noqa: E402
 
 KINDS = ("malformed target", "rule reading", "in the top 3", "other")
-
-# RTGS syllables: an onset (or none, before a first vowel), vowel letters, a final (or none).
-ONSETS = set("k kh ng ch s y d t th n b p ph f m r l w h".split()) | set(
-    "kr kl kw khr khl khw pr pl phr phl tr thr br bl dr fr fl".split()
-)
-FINALS = ("", "k", "t", "p", "n", "m", "ng")
-
-
-def is_rtgs(spelling: str) -> bool:
-    """True if ``spelling`` (lowercase, hyphens allowed) splits into RTGS syllables: each run of consonants
-    between vowels is a final and an onset, the first an onset, the last a final."""
-    letters = spelling.replace("-", "")
-    if not re.fullmatch("[a-z]+", letters) or not re.search("[aeiou]", letters):
-        return False
-    first, *middle, last = re.split("[aeiou]+", letters)
-    return (
-        (first == "" or first in ONSETS)
-        and last in FINALS
-        and all(any(run.startswith(f) and run[len(f) :] in ONSETS for f in FINALS) for run in middle)
-    )
 
 
 def rule_reading(word: str, raw: dict) -> set[str]:

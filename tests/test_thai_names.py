@@ -66,6 +66,19 @@ def test_base_spelling_falls_back_to_royin_when_thai2rom_is_not_clean():
     assert base_spelling({"thai2rom_onnx": "ไทย", "royin": ""}) is None
 
 
+def test_a_stray_syllable_after_a_space_is_dropped_where_royin_reads_no_rtgs_syllables():
+    # จิรภัทร: the neural reading writes the silent ร as a stray syllable, royin doubles the final
+    assert base_spelling({"thai2rom_onnx": "chiraphat t", "royin": "chinphatn"}) == "chiraphat"
+    assert base_spelling({"thai2rom_onnx": "khunphat son", "royin": "khunphatn"}) == "khunphat"
+    # royin's reading is RTGS syllables (kept), or the first word is none either (royin's, as before)
+    assert base_spelling({"thai2rom_onnx": "kitworawut t", "royin": "kitawonwuthi"}) == "kitawonwuthi"
+    assert base_spelling({"thai2rom_onnx": "phatt t", "royin": "phatn"}) == "phatn"
+    # a usable neural reading stays, even where it is no string of RTGS syllables
+    assert base_spelling({"thai2rom_onnx": "sombatmm", "royin": "samabatimon"}) == "sombatmm"
+    table = {row["word"]: row for row in read_csv(DATASETS / "thai-names" / "romanization.csv")}
+    assert base_spelling(table["จิรภัทร"]) == "chiraphat"
+
+
 def test_junk_is_filtered():
     assert is_name_word("สมชาย")
     for junk in ("ป.เสฎฐวุฒิ", "ณ อยุธยา", "นาย", "สมชาย1", "ๆ", "abc", "่สม"):

@@ -6,9 +6,11 @@ Three stages, each a list of small rules that look at the Thai word and rewrite 
    (a bundled ONNX model, offline), or its rule-based ``royin`` (RTGS) romanizer where the
    neural output is empty, has spaces or anything but ASCII letters and hyphens, or runs away
    into a repeated cycle (pythainlp issue 1403: a cycle of 1-12 letters three or more times at
-   the end). Both are run once by :func:`build_table`, and their raw outputs are shipped in
-   ``datasets/thai-names/romanization.csv``, so that every student gets the same data
-   whatever their pythainlp version.
+   the end). One exception: where the neural reading wrote a stray syllable after a space for a
+   silent ending (``จิรภัทร`` chiraphat t) and royin's is no string of RTGS syllables
+   (:func:`is_rtgs`: chinphatn), the neural reading's first word. Both engines are run once by
+   :func:`build_table`, and their raw outputs are shipped in ``datasets/thai-names/romanization.csv``,
+   so that every student gets the same data whatever their pythainlp version.
 
 2. **Repairs** (:func:`rtgs_spelling`): three faults of ``thai2rom_onnx`` on names, fixed
    back to the RTGS spelling the engine meant:
@@ -110,13 +112,38 @@ def is_runaway(spelling: str) -> bool:
     return bool(_RUNAWAY.search(spelling))
 
 
+# RTGS syllables: an onset (or none, before a first vowel), vowel letters, a final (or none).
+ONSETS = set("k kh ng ch s y d t th n b p ph f m r l w h".split()) | set(
+    "kr kl kw khr khl khw pr pl phr phl tr thr br bl dr fr fl".split()
+)
+FINALS = ("", "k", "t", "p", "n", "m", "ng")
+
+
+def is_rtgs(spelling: str) -> bool:
+    """True if ``spelling`` (lowercase, hyphens allowed) splits into RTGS syllables: each run of consonants
+    between vowels is a final and an onset, the first an onset, the last a final."""
+    letters = spelling.replace("-", "")
+    if not re.fullmatch("[a-z]+", letters) or not re.search("[aeiou]", letters):
+        return False
+    first, *middle, last = re.split("[aeiou]+", letters)
+    return (
+        (first == "" or first in ONSETS)
+        and last in FINALS
+        and all(any(run.startswith(f) and run[len(f) :] in ONSETS for f in FINALS) for run in middle)
+    )
+
+
 def base_spelling(row: dict) -> str | None:
-    """The base (RTGS-style) lowercase spelling of a table row, or None if neither engine gave one."""
-    for engine in ENGINES:
-        spelling = (row.get(engine) or "").strip().lower()
-        if is_clean_spelling(spelling) and not is_runaway(spelling):
-            return spelling
-    return None
+    """The base (RTGS-style) lowercase spelling of a table row, or None if neither engine gave one.
+
+    The neural reading where it is usable (clean, not runaway); else royin's, unless that is no string of
+    RTGS syllables and the neural reading's first word is one (``จิรภัทร``: chiraphat t, royin chinphatn)."""
+    neural, royin = ((row.get(engine) or "").strip().lower() for engine in ENGINES)
+    usable = [s for s in (neural, royin) if is_clean_spelling(s) and not is_runaway(s)]
+    first_word = neural.split(" ")[0]
+    if usable and usable[0] == royin and not is_rtgs(royin) and is_clean_spelling(first_word):
+        return first_word if is_rtgs(first_word) else royin
+    return usable[0] if usable else None
 
 
 # --- small helpers on Thai letters and on spellings
