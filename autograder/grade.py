@@ -276,7 +276,7 @@ class Options:
 # machine's memory).
 OWN_MACHINE_SHORT_OF_MEMORY = (
     "meanwhile this computer ran short of memory (it read back more than it holds), which can make any "
-    "model this slow: close other programs and check again"
+    "model this slow: close other programs or notebooks, or restart the runtime, and check again"
 )
 
 

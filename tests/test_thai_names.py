@@ -73,6 +73,12 @@ def test_a_stray_syllable_after_a_space_is_dropped_where_royin_reads_no_rtgs_syl
     # royin's reading is RTGS syllables (kept), or the first word is none either (royin's, as before)
     assert base_spelling({"thai2rom_onnx": "kitworawut t", "royin": "kitawonwuthi"}) == "kitawonwuthi"
     assert base_spelling({"thai2rom_onnx": "phatt t", "royin": "phatn"}) == "phatn"
+    # a runaway first word (pythainlp issue 1403), or no space: royin's reading, as before
+    runaway = "banchiphueakan" + "khai" * 20
+    assert base_spelling({"thai2rom_onnx": runaway + " t", "royin": "banchitn"}) == "banchitn"
+    assert base_spelling({"thai2rom_onnx": runaway, "royin": "banchitn"}) == "banchitn"
+    assert base_spelling({"thai2rom_onnx": "chiraphatไ", "royin": "chinphatn"}) == "chinphatn"
+    assert base_spelling({"thai2rom_onnx": "chiraphat t", "royin": ""}) is None  # no reading of royin's
     # a usable neural reading stays, even where it is no string of RTGS syllables
     assert base_spelling({"thai2rom_onnx": "sombatmm", "royin": "samabatimon"}) == "sombatmm"
     table = {row["word"]: row for row in read_csv(DATASETS / "thai-names" / "romanization.csv")}

@@ -7,8 +7,8 @@ Three stages, each a list of small rules that look at the Thai word and rewrite 
    neural output is empty, has spaces or anything but ASCII letters and hyphens, or runs away
    into a repeated cycle (pythainlp issue 1403: a cycle of 1-12 letters three or more times at
    the end). One exception: where the neural reading wrote a stray syllable after a space for a
-   silent ending (``จิรภัทร`` chiraphat t) and royin's is no string of RTGS syllables
-   (:func:`is_rtgs`: chinphatn), the neural reading's first word. Both engines are run once by
+   silent ending (``จิรภัทร`` chiraphat t), royin's is no string of RTGS syllables (:func:`is_rtgs`:
+   chinphatn) and the neural reading's first word is one, that first word. Both engines are run once by
    :func:`build_table`, and their raw outputs are shipped in ``datasets/thai-names/romanization.csv``,
    so that every student gets the same data whatever their pythainlp version.
 
@@ -136,13 +136,22 @@ def is_rtgs(spelling: str) -> bool:
 def base_spelling(row: dict) -> str | None:
     """The base (RTGS-style) lowercase spelling of a table row, or None if neither engine gave one.
 
-    The neural reading where it is usable (clean, not runaway); else royin's, unless that is no string of
-    RTGS syllables and the neural reading's first word is one (``จิรภัทร``: chiraphat t, royin chinphatn)."""
+    The first usable (clean, not runaway) reading of the neural engine's and royin's; but where the neural
+    reading has a space and is so unusable, royin's is usable yet no string of RTGS syllables, and the neural
+    reading's first word is usable and RTGS syllables, that first word (``จิรภัทร``: chiraphat t, royin
+    chinphatn)."""
     neural, royin = ((row.get(engine) or "").strip().lower() for engine in ENGINES)
     usable = [s for s in (neural, royin) if is_clean_spelling(s) and not is_runaway(s)]
-    first_word = neural.split(" ")[0]
-    if usable and usable[0] == royin and not is_rtgs(royin) and is_clean_spelling(first_word):
-        return first_word if is_rtgs(first_word) else royin
+    first_word, space, _ = neural.partition(" ")
+    if (
+        space
+        and usable == [royin]
+        and not is_rtgs(royin)
+        and is_clean_spelling(first_word)
+        and is_rtgs(first_word)
+        and not is_runaway(first_word)
+    ):
+        return first_word
     return usable[0] if usable else None
 
 
