@@ -5,6 +5,7 @@ import importlib.util
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -194,6 +195,26 @@ def test_the_released_command_line_has_no_instructor_tooling(released):
     commands = set(re.search(r"\{([a-z,-]+)\}", result.stdout).group(1).split(","))
     assert {"train", "selftest", "export", "translate", "evaluate"} <= commands
     assert not commands & {"release", "demo", "colab-links", "notebooks"}, commands
+
+
+def test_the_released_gitignore_is_the_students_and_keeps_their_runs_and_bundles_out_of_git(released):
+    """The kit's own .gitignore: nothing of the instructor's (private files, GPU batches of the benchmarks,
+    which the kit does not have), and git ignores what a student makes."""
+    ignored = (released.out / ".gitignore").read_text(encoding="utf-8")
+    assert "instructor" not in ignored.lower() and "gpu-work" not in ignored and "benchmarks" not in ignored
+    made = ["runs/names/model.keras", "submission.zip", "homework/__pycache__/kv_attention.cpython-311.pyc"]
+    kept = ["homework/kv_attention.py", "README.md"]
+    subprocess.run(["git", "init", "-q", str(released.out)], check=True, timeout=60)
+    try:
+        result = subprocess.run(
+            ["git", "-C", str(released.out), "check-ignore", "--no-index", *made, *kept],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        shutil.rmtree(released.out / ".git")
+    assert result.stdout.split() == made
 
 
 def test_training_an_unfinished_layer_stops_at_the_self_test_in_one_line(released, tmp_path):

@@ -52,8 +52,8 @@ from tools.notebooks import build
 
 # The kit's tooling (tools/: demo, release, notebooks, colab-links) is the instructor's and stays out.
 INCLUDED = ("requirements.txt", ".gitignore", "labs", "homework", "demos", "datasets", "autograder")
-# The student kit's own README.md, Makefile and homework/README.md: each file under this folder takes the
-# place of the instructor's file at the same path in the student kit.
+# The student kit's own README.md, Makefile, .gitignore and homework/README.md: each file under this folder
+# takes the place of the instructor's file at the same path in the student kit.
 STUDENT_FILES = Path("homework/student_kit")
 # Never released, wherever they sit: folders of runs, hidden sets and caches; trained weights, secrets and
 # hidden targets.
@@ -221,7 +221,7 @@ def release_homework(
                     solution.update(result.solution)
             else:
                 shutil.copyfile(source, target)
-        for relative, source in own.items():  # the student kit's README.md, Makefile, homework/README.md
+        for relative, source in own.items():  # the student kit's README.md, Makefile, .gitignore, ...
             (scratch / relative).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source, scratch / relative)
         readme = scratch / "README.md"
