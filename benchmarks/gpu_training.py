@@ -388,9 +388,8 @@ def score(name: str, model, vocabs, config) -> dict:
     if name == "date-generation":
         from labs.date_generation.evaluate import evaluate as lab1_metrics
 
-        report = lab1_metrics(
-            model, vocabs, config, n=10_000, temperature=1.0, seed=0
-        )  # as date_generation.py
+        # the samples and seed date_generation.py scores with
+        report = lab1_metrics(model, vocabs, config, n=10_000, temperature=1.0, seed=0)
         return {k: report[k] for k in ("validity", "heldout_bits_per_token", "tv_year", "tv_month", "tv_day")}
     if name == "date-translation":
         from date_translation import HELD_OUT
