@@ -162,8 +162,10 @@ class MemoryCgroup:
         try:
             folder.mkdir()
             (folder / ("memory.max" if v2 else "memory.limit_in_bytes")).write_text(str(limit_mb << 20))
-            if not v2:
-                with contextlib.suppress(OSError):
+            with contextlib.suppress(OSError):  # no swap beyond the limit, as in a container without any
+                if v2:
+                    (folder / "memory.swap.max").write_text("0")
+                else:
                     (folder / "memory.memsw.limit_in_bytes").write_text(str(limit_mb << 20))
         except OSError:
             with contextlib.suppress(OSError):

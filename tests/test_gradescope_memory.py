@@ -53,8 +53,11 @@ def _run_in(cgroup, *args: str) -> subprocess.CompletedProcess:
 
 
 def test_a_package_in_a_container_too_small_for_the_model_gives_the_setting_to_raise(container, tmp_path):
-    """The package as Gradescope runs it (``gradescope-selfcheck --memory``) in a 300 MB container: the
-    grader needs about 70 MB, its child (TensorFlow) 400 MB or more.
+    """The package as Gradescope runs it (``gradescope-selfcheck --memory``) in a 200 MB container: the
+    grader holds about 20 MB of its own, its child (TensorFlow) about 250 MB of its own before it loads the
+    model, and more of TensorFlow's files besides. (At 300 MB the child could finish the 20 hidden names
+    while the kernel dropped those files and read them again; the run on the public examples was then the
+    one killed, and the bundle graded with a note: right, but not this test's case. CI saw it.)
 
     The kernel kills the child first (the sandbox makes it so) and the grader writes the results with its
     record. Where the child is slow to die (its memory cannot be taken back at once), the kernel goes on
@@ -78,24 +81,24 @@ def test_a_package_in_a_container_too_small_for_the_model_gives_the_setting_to_r
         tmp_path / "autograder.zip",
         load_rubric(task="date-translation"),
     )
-    check = run_package(made, bundle, memory_mb=300)
-    line = "out of memory: raise the autograder's memory to 768 MB"  # twice 300, but never under Gradescope's
+    check = run_package(made, bundle, memory_mb=200)
+    line = "out of memory: raise the autograder's memory to 768 MB"  # twice 200, but never under Gradescope's
     assert check.oom_kills >= 1, check.output[-2000:]  # the kernel did kill, for memory
     results = dict(check.results)
     record = results.pop("extra_data", {}).get("attention_lab")
     assert record is None or record["status"] == "machine-out-of-memory", record
     # the same results whichever process the kernel killed: a score of 0, no tests, no leaderboard row
-    assert results == out_of_memory_result(300)
+    assert results == out_of_memory_result(200)
     assert results["output"].splitlines() == [line, STATUS_ADVICE["machine-out-of-memory"]]
     assert results["score"] == 0 and results["tests"] == [] and "leaderboard" not in results
     assert line in check.output.splitlines()
     said = summary(check)
     kills = f"{check.oom_kills} process{'es' if check.oom_kills > 1 else ''}"
     assert line.split(": ", 1)[1] in said[0] and said[-1] == (
-        f"memory: peak {check.peak_mb:g} MB of the container's 300 MB; the kernel killed {kills} for memory: "
+        f"memory: peak {check.peak_mb:g} MB of the container's 200 MB; the kernel killed {kills} for memory: "
         "run it again with a larger --memory to see what the package needs"
     )
-    assert 0 < check.peak_mb <= 300
+    assert 0 < check.peak_mb <= 200
 
 
 def _contain_in_a_300_mb_machine(monkeypatch, code: str, **limits):
