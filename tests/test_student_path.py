@@ -48,7 +48,10 @@ def test_export_refuses_a_layer_file_that_changed_since_training_and_keeps_the_e
         ),
         encoding="utf-8",
     )
-    with pytest.raises(InputError, match="changed since this model was trained") as error:
+    with pytest.raises(
+        InputError,
+        match="changed since this model was trained and now fails the self-test .*dot score matches the reference",
+    ) as error:
         _export(tiny_run, bundle, layer_module=edited, trained_with=tiny_run.layer_sha256, overwrite=True)
     assert "train again" in str(error.value)
     assert bundle.read_bytes() == before
@@ -165,7 +168,7 @@ def test_an_interrupted_training_keeps_its_last_whole_epoch_and_exports_it(tmp_p
     assert exported.returncode == 0, exported.stderr
     assert f"this run stopped after epoch {done} of 400" in exported.stdout
     assert "trained on 1,000 examples, as a --tiny run does" in exported.stdout
-    assert "used the default seed" in exported.stdout
+    assert "seed" not in exported.stdout  # a tiny run is no model to hand in: the seed's note would be noise
     checked = subprocess.run(
         [sys.executable, "-m", "autograder", "check", str(tmp_path / "submission.zip"), "--task", TASK],
         cwd=REPO_ROOT,

@@ -2,6 +2,7 @@
 entry."""
 
 import ast
+import json
 import os
 import re
 from pathlib import Path
@@ -107,9 +108,20 @@ def test_the_cli_exports_a_run_as_the_python_function_does(tmp_path, cli):
     )
     assert exported.returncode == 0, exported.stderr
     assert "python -m autograder check" in exported.stdout
+    assert "as a --tiny run does" in exported.stdout and "seed" not in exported.stdout
     checked = re.sub(r"\s+", " ", cli_autograder("check", str(tmp_path / "submission.zip")).stdout)
     assert "status: graded" in checked and "on the first 1,000 rows of the public dev set" in checked
     assert "10 / 10 required architecture: uses AdditiveAttention; " in checked  # not a bare parameter count
+    # A real-sized run (as its metrics.json says) with the default seed: the note asks for a seed of one's own
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text(encoding="utf-8"))
+    metrics["config"]["train_size"] = DateTranslationConfig().train_size
+    (tmp_path / "run" / "metrics.json").write_text(json.dumps(metrics), encoding="utf-8")
+    real = cli(
+        "export", "--model", str(tmp_path / "run"), "--student-id", "s1", "--out", str(tmp_path / "r.zip")
+    )
+    assert real.returncode == 0, real.stderr
+    assert "--tiny" not in real.stdout and "used the default seed" in real.stdout
+    assert "train with --seed of your own" in real.stdout
     for args, message in (
         (["--model", str(tmp_path / "nothing")], "no folder"),  # a typo in the path
         (["--model", str(tmp_path)], "is not a run folder"),  # a folder, but no run's

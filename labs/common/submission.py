@@ -110,7 +110,8 @@ def check_layer_module(
 
     In this order, each failure an InputError with the fix: the file exists; it passes the
     grader's import audit; it is the file the model was trained with (``trained_with``, the
-    SHA-256 its run recorded); the task's self-test passes on it.
+    SHA-256 its run recorded; where it is not, the message says too whether the self-test now fails);
+    the task's self-test passes on it.
     """
     from labs.common.layer_audit import audit_module
 
@@ -134,12 +135,15 @@ def check_layer_module(
             f"{audit.message}: the grader would refuse the bundle. Fix the file, then run the "
             "self-test, train again and export"
         )
+    failed = record.layer_selftest(path) if record.layer_selftest is not None else []
     if trained_with is not None and layer_sha256(path) != trained_with:
+        broken = (
+            f" and now fails the self-test ({len(failed)} check(s); first: {failed[0]})" if failed else ""
+        )
         raise InputError(
-            f"{shown} changed since this model was trained, so the bundle would carry code the model "
+            f"{shown} changed since this model was trained{broken}, so the bundle would carry code the model "
             "never ran with. Put the file back as it was when you trained, or train again, then export"
         )
-    failed = record.layer_selftest(path) if record.layer_selftest is not None else []
     if failed:
         raise InputError(
             f"the self-test fails on {shown} ({len(failed)} check(s); first: {failed[0]}). "
