@@ -78,3 +78,23 @@ def test_translate_texts_ranks_its_beam_by_the_length_penalty_it_is_given():
     for wrong in (-1.0, float("nan"), "1"):
         with pytest.raises(InputError, match="length_penalty must be a number, 0 or more"):
             ranked(wrong)
+
+
+def test_translate_texts_shows_its_progress_batch_by_batch_only_when_asked(capsys):
+    from labs.common.decoding import translate_texts
+    from labs.common.vocab import Vocabulary
+
+    letters = Vocabulary.from_characters("ab")
+    vocabs = {"source": letters, "target": letters}
+    texts = ["ab", "ba", "a", "b", "aa"]
+    quiet = translate_texts(
+        texts, vocabs, lambda source: (trap_step, None), max_length=4, beam=2, batch_size=2
+    )
+    assert capsys.readouterr().err == ""
+    shown = translate_texts(
+        texts, vocabs, lambda source: (trap_step, None), max_length=4, beam=2, batch_size=2, progress=True
+    )
+    bar = capsys.readouterr().err
+    # a bar that moves on after each batch of 2: 2, 4, then the last one
+    assert "decoding, beam 2" in bar and "2/5" in bar and "4/5" in bar and "5/5" in bar
+    assert [r.alternatives for r in shown] == [r.alternatives for r in quiet]  # the bar changes no output

@@ -429,12 +429,14 @@ def translate_texts(
     beam: int = 1,
     length_penalty: float = 1.0,
     batch_size: int = 10_000,
+    progress: bool = False,
 ) -> list[Translation]:
     """Decode ``texts`` in batches: greedy (``beam=1``) or beam search, keeping the top ``beam`` outputs
     (with ``beam > 1``, ranked by ``log p / length ** length_penalty``: :func:`beam_search`).
 
     ``make_step(source)`` gives a step function and its first state for one batch of encoded
-    sources (B, S). Characters outside the source vocabulary become ``<unk>``.
+    sources (B, S). Characters outside the source vocabulary become ``<unk>``. ``progress``: a progress
+    bar, moved on after each batch.
     """
     if isinstance(texts, str):
         raise InputError(f"give a list of texts, e.g. [{texts!r}], not one text")
@@ -449,7 +451,13 @@ def translate_texts(
             f"length_penalty must be a number, 0 or more (1: the mean log-probability per token), "
             f"got {length_penalty!r}"
         )
+    from tqdm.auto import tqdm
+
     results: list[Translation] = []
+    # redrawn after every batch, however quick, not only every tenth of a second
+    bar = tqdm(
+        total=len(texts), desc=f"decoding, beam {beam}", unit="input", mininterval=0, disable=not progress
+    )
     for first in range(0, len(texts), batch_size):
         batch = texts[first : first + batch_size]
         # source (B, S)
@@ -465,6 +473,8 @@ def translate_texts(
             attention = ranked[0].attention
             weights = None if attention is None else attention[row, : len(outputs[0]) + 1, : len(text)]
             results.append(Translation(text, outputs[0], weights, outputs))
+        bar.update(len(batch))
+    bar.close()
     return results
 
 

@@ -162,7 +162,7 @@ def fit(
     log file, CI), one line per epoch replaces Keras' progress bar.
     """
 
-    lines = verbose == 1 and not _interactive()
+    lines = verbose == 1 and not interactive()
     if verbose:
         print(
             f"Training {description} ({model.count_params():,} parameters), {config.epochs} "
@@ -214,7 +214,7 @@ def fit(
     return history, time.perf_counter() - started - saving[0]
 
 
-def _interactive() -> bool:
+def interactive() -> bool:
     """Whether Keras' progress bar has somewhere to draw: a terminal or a notebook."""
     return sys.stdout.isatty() or "ipykernel" in sys.modules
 

@@ -70,6 +70,7 @@ def list_formats(args) -> None:
 
 def evaluate_command(args) -> None:
     from labs.common.files import write_json
+    from labs.common.training import interactive
     from labs.common.validation import check_row_count
     from labs.date_translation import evaluate
     from labs.date_translation.data import sample_pairs
@@ -83,9 +84,10 @@ def evaluate_command(args) -> None:
         if folder is None:
             continue
         model, vocabs, _ = load_run(folder)
-        predictions = [
-            t.output for t in translate(model, vocabs, [p["source"] for p in pairs], beam=args.beam)
-        ]
+        print(f"decoding {len(pairs):,} dates with the {name} model, beam {args.beam}", flush=True)
+        sources = [p["source"] for p in pairs]
+        decoded = translate(model, vocabs, sources, beam=args.beam, batch_size=500, progress=interactive())
+        predictions = [t.output for t in decoded]
         tables[name] = evaluate.results_table(pairs, predictions)
     result = evaluate.summary(tables["attention"])
     print(evaluate.format_summary(result))

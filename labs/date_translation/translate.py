@@ -43,13 +43,21 @@ def translate(
     beam: int = 1,
     batch_size: int = 10_000,
     step_decoding: bool = True,
+    progress: bool = False,
 ) -> list[Translation]:
     """Translate ``texts``; ``beam > 1`` keeps the top ``beam`` outputs. Unknown characters become ``<unk>``.
+    ``progress``: a progress bar over the batches.
 
     ``step_decoding=False`` re-runs the whole model on every prefix instead (the generic decoder the
     autograder uses on any model with the translation signature); the outputs are the same."""
     seq2seq.check_source_length(model, texts)
     make_step = seq2seq.stepper(model, steps=TASK.max_output_length, step_decoding=step_decoding)
     return decoding.translate_texts(
-        texts, vocabs, make_step, max_length=TASK.max_output_length, beam=beam, batch_size=batch_size
+        texts,
+        vocabs,
+        make_step,
+        max_length=TASK.max_output_length,
+        beam=beam,
+        batch_size=batch_size,
+        progress=progress,
     )
