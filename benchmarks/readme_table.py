@@ -317,6 +317,26 @@ def _autograder(r: dict) -> list[tuple]:
     ]
 
 
+def _scoring(r: dict) -> list[tuple]:
+    m = r["report"]
+    seconds, before = m["cpu_seconds"], m.get("against")
+    was = (
+        f" (at {before['commit']}: {before['seconds']['never-ending']:.1f} s and "
+        f"{before['seconds']['right']:.1f} s)"
+        if before
+        else ""
+    )
+    return [
+        (
+            f"autograder: scoring a homework bundle's outputs ({m['names']:,} names, {m['beams']} beams)",
+            f"{seconds['never-ending']:.2f} s of CPU for a model that never ends its names (64 letters "
+            f"each), {seconds['right']:.2f} s for the right spellings{was}",
+            f"≤ a tenth of the rubric's {m['budget_seconds']:.0f} s",
+            ("longest_outputs_within_a_tenth_of_the_budget",),
+        )
+    ]
+
+
 def _similarity(r: dict) -> list[tuple[str, str, str]]:
     m = r["report"]
     t, d = m["thresholds"], m["distilled_copy"]
@@ -524,6 +544,7 @@ SECTIONS = (
     ("name_transliteration", _names),
     ("gpu_training", _gpu),
     ("autograder_throughput", _autograder),
+    ("scoring_time", _scoring),
     ("similarity_calibration", _similarity),
     ("generators", _generators),
     ("fresh_clone_demo", _fresh_clone),

@@ -88,28 +88,53 @@ def nats_to_bits(nats: float) -> float:
 def edit_distance(a: str, b: str) -> int:
     """Levenshtein distance: the fewest insertions, deletions and substitutions that turn ``a`` into ``b``.
 
+    The textbook table has a row per letter of ``b`` and a column per letter of ``a``; going down a column,
+    each cell differs from the one above it by -1, 0 or +1. Myers' bit-parallel form (Hyyrö 2001) keeps a
+    column as two bit masks, bit j set in ``plus`` where row j is one more than the row above, in ``minus``
+    where it is one less, and works out the next column with a few whole-integer operations: one step per
+    letter of ``a``, not one per cell. What the grader scores hangs on it (a model that writes 64 letters
+    for every name fills 64 x 20 cells per spelling); ``tests/test_metrics.py`` checks it against the
+    table, filled cell by cell.
+
     >>> edit_distance("Somchai", "Somchay")
     1
     """
-    previous = list(range(len(b) + 1))
-    for i, x in enumerate(a, start=1):
-        current = [i]
-        for j, y in enumerate(b, start=1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y)))
-        previous = current
-    return previous[-1]
+    if not b:
+        return len(a)
+    rows = (1 << len(b)) - 1  # one bit per letter of b
+    bottom = 1 << (len(b) - 1)  # the last row: the distance so far is its value
+    letter_at = {}  # letter -> the rows of b that hold it
+    for j, y in enumerate(b):
+        letter_at[y] = letter_at.get(y, 0) | (1 << j)
+    plus, minus, distance = rows, 0, len(b)  # column 0: 0, 1, 2, ... down the rows
+    for x in a:  # the next column
+        match = letter_at.get(x, 0)  # rows where x meets its letter of b: the diagonal costs nothing
+        x_v = match | minus  # Hyyro's Xv and Xh: the rows where a cell takes the diagonal's value
+        x_h = (((match & plus) + plus) ^ plus) | match
+        # each row's cell against the one to its left in the column before: one more, or one less
+        more, less = minus | ~(x_h | plus), plus & x_h
+        distance += 1 if more & bottom else -1 if less & bottom else 0
+        more, less = (more << 1) | 1, less << 1  # the row above the first grows by one a column: D[0][i] = i
+        plus, minus = (less | ~(x_v | more)) & rows, more & x_v & rows
+    return distance
 
 
 def lcs_length(a: str, b: str) -> int:
     """Length of the longest common subsequence of ``a`` and ``b`` (characters in order, gaps allowed).
 
+    The same kind of column as :func:`edit_distance`'s, as one bit mask (Allison and Dix 1986, in Hyyrö's
+    form): a row's bit is 0 where the table's value rises by one going down, so the subsequence's length is
+    the number of 0 bits once every letter of ``a`` is read.
+
     >>> lcs_length("Chaidee", "Jaidee")
     5
     """
-    previous = [0] * (len(b) + 1)
+    rows = (1 << len(b)) - 1
+    letter_at = {}
+    for j, y in enumerate(b):
+        letter_at[y] = letter_at.get(y, 0) | (1 << j)
+    column = rows
     for x in a:
-        current = [0]
-        for j, y in enumerate(b, start=1):
-            current.append(previous[j - 1] + 1 if x == y else max(previous[j], current[j - 1]))
-        previous = current
-    return previous[-1]
+        matched = column & letter_at.get(x, 0)
+        column = ((column + matched) | (column - matched)) & rows
+    return len(b) - column.bit_count()

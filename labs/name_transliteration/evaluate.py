@@ -48,7 +48,10 @@ def accuracy(predictions: list[str], rows: list[dict]) -> float:
 
 def nearest_spelling(prediction: str, row: dict) -> tuple[str, int]:
     """The accepted spelling with the fewest edits from ``prediction``, and that number of edits."""
-    return min(((s, edit_distance(prediction, s)) for s in accepted_spellings(row)), key=lambda pair: pair[1])
+    accepted = accepted_spellings(row)
+    if prediction in accepted:  # no edits: the usual case, and no table to fill
+        return prediction, 0
+    return min(((s, edit_distance(prediction, s)) for s in accepted), key=lambda pair: pair[1])
 
 
 def character_error_rate(predictions: list[str], rows: list[dict]) -> float:
@@ -64,8 +67,11 @@ def character_error_rate(predictions: list[str], rows: list[dict]) -> float:
 
 def f_score(prediction: str, row: dict) -> float:
     """NEWS F-score of one output: the best LCS-based F against any accepted spelling (1 = exact)."""
+    accepted = accepted_spellings(row)
+    if prediction in accepted:  # P = R = 1
+        return 1.0
     best = 0.0
-    for spelling in accepted_spellings(row):
+    for spelling in accepted:
         common = lcs_length(prediction, spelling)
         if common:
             precision, recall = common / len(prediction), common / len(spelling)
@@ -99,10 +105,17 @@ def results_table(rows: list[dict], candidate_lists: list[list[str]]) -> pd.Data
     """One row per name: source, target, prediction (the best candidate), stratum, length and every metric.
 
     ``candidate_lists`` holds each name's outputs, best first (one for greedy decoding, k for beam search)."""
+    return pd.DataFrame.from_records(_per_name(rows, candidate_lists))
+
+
+def _per_name(rows: list[dict], candidate_lists: list[list[str]]) -> list[dict]:
+    """Each name's figures, from the functions above: computed once, then summed per stratum and per length
+    (a model that writes 64 letters for every name costs a table of 64 x 20 cells per spelling)."""
     records = []
     for row, candidates in zip(rows, candidate_lists, strict=True):
         prediction = candidates[0] if candidates else ""
         spelling, edits = nearest_spelling(prediction, row)
+        rank = reciprocal_rank(candidates, row)
         records.append(
             {
                 "source": row["source"],
@@ -115,29 +128,35 @@ def results_table(rows: list[dict], candidate_lists: list[list[str]]) -> pd.Data
                 "edits": edits,
                 "reference_length": len(spelling),
                 "f_score": f_score(prediction, row),
-                "reciprocal_rank": reciprocal_rank(candidates, row),
-                "in_top_k": reciprocal_rank(candidates, row) > 0,
+                "reciprocal_rank": rank,
+                "in_top_k": rank > 0,
                 "candidates": len(candidates),
             }
         )
-    return pd.DataFrame.from_records(records)
+    return records
 
 
 def headline(rows: list[dict], candidate_lists: list[list[str]]) -> dict:
     """The headline figures of a set of names (best output first in each list); these are what rubrics
     score."""
-    if not rows:
+    return _headline(_per_name(rows, candidate_lists))
+
+
+def _headline(records: list[dict]) -> dict:
+    """:func:`headline` of names whose figures are worked out already: each the same sum, in the same order,
+    as the metric's own function (:func:`accuracy`, :func:`character_error_rate`, ...) makes it."""
+    if not records:
         return {"examples": 0}
-    predictions = [candidates[0] if candidates else "" for candidates in candidate_lists]
-    k = max(len(candidates) for candidates in candidate_lists)
+    n, k = len(records), max(r["candidates"] for r in records)
+    characters = sum(r["reference_length"] for r in records)
     return {
-        "examples": len(rows),
-        "exact_match": exact_match(predictions, [row["target"] for row in rows]),
-        "accuracy": accuracy(predictions, rows),
-        "cer": character_error_rate(predictions, rows),
-        "mean_f_score": mean_f_score(predictions, rows),
-        "mrr": mean_reciprocal_rank(candidate_lists, rows),
-        f"top_{k}_accuracy": top_k_accuracy(candidate_lists, rows),
+        "examples": n,
+        "exact_match": share(r["exact"] for r in records),
+        "accuracy": share(r["correct"] for r in records),
+        "cer": sum(r["edits"] for r in records) / characters if characters else 0.0,
+        "mean_f_score": sum(r["f_score"] for r in records) / n,
+        "mrr": sum(r["reciprocal_rank"] for r in records) / n,
+        f"top_{k}_accuracy": share(r["in_top_k"] for r in records),
     }
 
 
@@ -156,27 +175,26 @@ def by_length(table: pd.DataFrame) -> pd.DataFrame:
     return frame.loc[order, ["accuracy", "cer", "examples"]]
 
 
-def summary(rows: list[dict], candidate_lists: list[list[str]]) -> dict:
-    """The headline figures for all names, per stratum and by length (what ``evaluate`` saves as JSON)."""
-    strata = {
-        stratum: [i for i, row in enumerate(rows) if row.get("stratum", "seen") == stratum]
-        for stratum in STRATA
+def summary(rows: list[dict], candidate_lists: list[list[str]], *, lengths: bool = True) -> dict:
+    """The headline figures for all names, per stratum and (``lengths``) by length: what ``evaluate`` saves
+    as JSON. Each name's figures are worked out once."""
+    records = _per_name(rows, candidate_lists)
+    strata = {stratum: [r for r in records if r["stratum"] == stratum] for stratum in STRATA}
+    figures = {
+        "all": _headline(records),
+        "per_stratum": {stratum: _headline(picked) for stratum, picked in strata.items() if picked},
     }
-    return {
-        "all": headline(rows, candidate_lists),
-        "per_stratum": {
-            stratum: headline([rows[i] for i in picked], [candidate_lists[i] for i in picked])
-            for stratum, picked in strata.items()
-            if picked
-        },
-        "by_length": by_length(results_table(rows, candidate_lists)).to_dict(orient="index") if rows else {},
-    }
+    if lengths:
+        figures["by_length"] = (
+            by_length(pd.DataFrame.from_records(records)).to_dict(orient="index") if rows else {}
+        )
+    return figures
 
 
 def grading_metrics(result: dict, targets: list[dict]) -> dict:
     """The rubric's metrics of a graded model's outputs (best first) against the hidden rows: the headline
     figures of all names, and per stratum as ``accuracy_seen``, ``cer_unseen``, ..."""
-    figures = summary(targets, result["outputs"])
+    figures = summary(targets, result["outputs"], lengths=False)
     metrics = dict(figures["all"])
     for stratum, values in figures["per_stratum"].items():
         metrics.update({f"{name}_{stratum}": value for name, value in values.items() if name != "examples"})
