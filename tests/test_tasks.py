@@ -108,7 +108,7 @@ def test_the_cli_exports_a_run_as_the_python_function_does(tmp_path, cli):
     )
     assert exported.returncode == 0, exported.stderr
     assert "python -m autograder check" in exported.stdout
-    assert "as a --tiny run does" in exported.stdout and "seed" not in exported.stdout
+    assert "as a --tiny run does" in exported.stdout and "default seed" not in exported.stdout
     checked = re.sub(r"\s+", " ", cli_autograder("check", str(tmp_path / "submission.zip")).stdout)
     assert "status: graded" in checked and "on the first 1,000 rows of the public dev set" in checked
     assert "10 / 10 required architecture: uses AdditiveAttention; " in checked  # not a bare parameter count

@@ -31,6 +31,7 @@ records) and :func:`cached` (what a step function compiles, kept per model)."""
 
 from __future__ import annotations
 
+import sys
 import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -454,27 +455,37 @@ def translate_texts(
     from tqdm.auto import tqdm
 
     results: list[Translation] = []
-    # redrawn after every batch, however quick, not only every tenth of a second
+    # on stdout, as Keras' own bars; redrawn after every batch, however quick, not every tenth of a second
     bar = tqdm(
-        total=len(texts), desc=f"decoding, beam {beam}", unit="input", mininterval=0, disable=not progress
+        total=len(texts),
+        desc=f"decoding, beam {beam}",
+        unit="input",
+        mininterval=0,
+        file=sys.stdout,
+        disable=not progress,
     )
-    for first in range(0, len(texts), batch_size):
-        batch = texts[first : first + batch_size]
-        # source (B, S)
-        step, state = make_step(vocabs["source"].encode_batch(batch, unknown="unk"))
-        if beam > 1:
-            ranked = beam_search(
-                step, state, len(batch), beam_width=beam, max_length=max_length, length_penalty=length_penalty
-            )
-        else:
-            ranked = [decode_steps(step, state, len(batch), max_length=max_length, greedy=True)]
-        for row, text in enumerate(batch):
-            outputs = [vocabs["target"].decode(decoded.tokens[row]) for decoded in ranked]
-            attention = ranked[0].attention
-            weights = None if attention is None else attention[row, : len(outputs[0]) + 1, : len(text)]
-            results.append(Translation(text, outputs[0], weights, outputs))
-        bar.update(len(batch))
-    bar.close()
+    with bar:
+        for first in range(0, len(texts), batch_size):
+            batch = texts[first : first + batch_size]
+            # source (B, S)
+            step, state = make_step(vocabs["source"].encode_batch(batch, unknown="unk"))
+            if beam > 1:
+                ranked = beam_search(
+                    step,
+                    state,
+                    len(batch),
+                    beam_width=beam,
+                    max_length=max_length,
+                    length_penalty=length_penalty,
+                )
+            else:
+                ranked = [decode_steps(step, state, len(batch), max_length=max_length, greedy=True)]
+            for row, text in enumerate(batch):
+                outputs = [vocabs["target"].decode(decoded.tokens[row]) for decoded in ranked]
+                attention = ranked[0].attention
+                weights = None if attention is None else attention[row, : len(outputs[0]) + 1, : len(text)]
+                results.append(Translation(text, outputs[0], weights, outputs))
+            bar.update(len(batch))
     return results
 
 

@@ -109,7 +109,7 @@ def edit_distance(a: str, b: str) -> int:
     plus, minus, distance = rows, 0, len(b)  # column 0: 0, 1, 2, ... down the rows
     for x in a:  # the next column
         match = letter_at.get(x, 0)  # rows where x meets its letter of b: the diagonal costs nothing
-        x_v = match | minus  # Hyyro's Xv and Xh: the rows where a cell takes the diagonal's value
+        x_v = match | minus  # Hyyrö's Xv and Xh: the rows whose cell can take the diagonal's value
         x_h = (((match & plus) + plus) ^ plus) | match
         # each row's cell against the one to its left in the column before: one more, or one less
         more, less = minus | ~(x_h | plus), plus & x_h

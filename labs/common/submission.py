@@ -140,9 +140,10 @@ def check_layer_module(
         broken = (
             f" and now fails the self-test ({len(failed)} check(s); first: {failed[0]})" if failed else ""
         )
+        fix = "fix it (python -m labs selftest homework) and train again" if failed else "train again"
         raise InputError(
             f"{shown} changed since this model was trained{broken}, so the bundle would carry code the model "
-            "never ran with. Put the file back as it was when you trained, or train again, then export"
+            f"never ran with. Put the file back as it was when you trained, or {fix}, then export"
         )
     if failed:
         raise InputError(

@@ -86,7 +86,10 @@ def evaluate_command(args) -> None:
         model, vocabs, _ = load_run(folder)
         print(f"decoding {len(pairs):,} dates with the {name} model, beam {args.beam}", flush=True)
         sources = [p["source"] for p in pairs]
-        decoded = translate(model, vocabs, sources, beam=args.beam, batch_size=500, progress=interactive())
+        shown = interactive()  # a bar that moves needs batches smaller than the whole set (a little slower)
+        decoded = translate(
+            model, vocabs, sources, beam=args.beam, batch_size=500 if shown else 10_000, progress=shown
+        )
         predictions = [t.output for t in decoded]
         tables[name] = evaluate.results_table(pairs, predictions)
     result = evaluate.summary(tables["attention"])

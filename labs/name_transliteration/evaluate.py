@@ -68,7 +68,7 @@ def character_error_rate(predictions: list[str], rows: list[dict]) -> float:
 def f_score(prediction: str, row: dict) -> float:
     """NEWS F-score of one output: the best LCS-based F against any accepted spelling (1 = exact)."""
     accepted = accepted_spellings(row)
-    if prediction in accepted:  # P = R = 1
+    if prediction and prediction in accepted:  # P = R = 1
         return 1.0
     best = 0.0
     for spelling in accepted:
