@@ -80,7 +80,7 @@ def test_translate_texts_ranks_its_beam_by_the_length_penalty_it_is_given():
             ranked(wrong)
 
 
-def test_translate_texts_shows_its_progress_batch_by_batch_only_when_asked(capsys):
+def test_translate_texts_shows_its_progress_batch_by_batch_only_when_asked(capsys, monkeypatch):
     from labs.common.decoding import translate_texts
     from labs.common.vocab import Vocabulary
 
@@ -91,10 +91,21 @@ def test_translate_texts_shows_its_progress_batch_by_batch_only_when_asked(capsy
         texts, vocabs, lambda source: (trap_step, None), max_length=4, beam=2, batch_size=2
     )
     assert capsys.readouterr() == ("", "")
-    shown = translate_texts(
-        texts, vocabs, lambda source: (trap_step, None), max_length=4, beam=2, batch_size=2, progress=True
+    # piped (as here): the line alone, before the wait
+    piped = translate_texts(
+        texts, vocabs, lambda source: (trap_step, None), max_length=4, beam=2, batch_size=2, progress="words"
     )
-    bar = capsys.readouterr().out  # on stdout, as Keras' own bars
+    assert capsys.readouterr() == ("decoding 5 words, beam 2\n", "")
+    # in a terminal or a notebook: the line and a bar on stdout, as Keras' own bars
+    monkeypatch.setattr("labs.common.training.interactive", lambda: True)
+    shown = translate_texts(
+        texts, vocabs, lambda source: (trap_step, None), max_length=4, beam=2, batch_size=2, progress="words"
+    )
+    bar = capsys.readouterr().out
     # a bar that moves on after each batch of 2: 2, 4, then the last one
+    assert bar.startswith("decoding 5 words, beam 2\n")
     assert "decoding, beam 2" in bar and "2/5" in bar and "4/5" in bar and "5/5" in bar
-    assert [r.alternatives for r in shown] == [r.alternatives for r in quiet]  # the bar changes no output
+    # neither changes an output
+    assert (
+        [r.alternatives for r in shown] == [r.alternatives for r in piped] == [r.alternatives for r in quiet]
+    )

@@ -421,6 +421,9 @@ class Translation:
     alternatives: list[str]
 
 
+PROGRESS_BATCH = 250  # texts decoded at once where a progress bar is shown
+
+
 def translate_texts(
     texts: list[str],
     vocabs: dict[str, Vocabulary],
@@ -430,14 +433,17 @@ def translate_texts(
     beam: int = 1,
     length_penalty: float = 1.0,
     batch_size: int = 10_000,
-    progress: bool = False,
+    progress: str | None = None,
 ) -> list[Translation]:
     """Decode ``texts`` in batches: greedy (``beam=1``) or beam search, keeping the top ``beam`` outputs
     (with ``beam > 1``, ranked by ``log p / length ** length_penalty``: :func:`beam_search`).
 
     ``make_step(source)`` gives a step function and its first state for one batch of encoded
-    sources (B, S). Characters outside the source vocabulary become ``<unk>``. ``progress``: a progress
-    bar, moved on after each batch.
+    sources (B, S). Characters outside the source vocabulary become ``<unk>``.
+
+    ``progress``: what the texts are (``"names"``). A line then says what is decoded before the wait, and
+    where a bar can be drawn (a terminal, a notebook: :func:`labs.common.training.interactive`) one moves
+    on after each batch, of at most :data:`PROGRESS_BATCH` texts (smaller batches decode a little slower).
     """
     if isinstance(texts, str):
         raise InputError(f"give a list of texts, e.g. [{texts!r}], not one text")
@@ -454,6 +460,13 @@ def translate_texts(
         )
     from tqdm.auto import tqdm
 
+    from labs.common.training import interactive
+
+    shown = False
+    if progress:
+        print(f"decoding {len(texts):,} {progress}, beam {beam}", flush=True)
+        shown = interactive()
+        batch_size = min(batch_size, PROGRESS_BATCH) if shown else batch_size
     results: list[Translation] = []
     # on stdout, as Keras' own bars; redrawn after every batch, however quick, not every tenth of a second
     bar = tqdm(
@@ -462,7 +475,7 @@ def translate_texts(
         unit="input",
         mininterval=0,
         file=sys.stdout,
-        disable=not progress,
+        disable=not shown,
     )
     with bar:
         for first in range(0, len(texts), batch_size):

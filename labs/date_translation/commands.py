@@ -70,7 +70,6 @@ def list_formats(args) -> None:
 
 def evaluate_command(args) -> None:
     from labs.common.files import write_json
-    from labs.common.training import interactive
     from labs.common.validation import check_row_count
     from labs.date_translation import evaluate
     from labs.date_translation.data import sample_pairs
@@ -84,12 +83,8 @@ def evaluate_command(args) -> None:
         if folder is None:
             continue
         model, vocabs, _ = load_run(folder)
-        print(f"decoding {len(pairs):,} dates with the {name} model, beam {args.beam}", flush=True)
         sources = [p["source"] for p in pairs]
-        shown = interactive()  # a bar that moves needs batches smaller than the whole set (a little slower)
-        decoded = translate(
-            model, vocabs, sources, beam=args.beam, batch_size=500 if shown else 10_000, progress=shown
-        )
+        decoded = translate(model, vocabs, sources, beam=args.beam, progress=f"dates with the {name} model")
         predictions = [t.output for t in decoded]
         tables[name] = evaluate.results_table(pairs, predictions)
     result = evaluate.summary(tables["attention"])

@@ -43,10 +43,10 @@ def translate(
     beam: int = 1,
     batch_size: int = 10_000,
     step_decoding: bool = True,
-    progress: bool = False,
+    progress: str | None = None,
 ) -> list[Translation]:
     """Translate ``texts``; ``beam > 1`` keeps the top ``beam`` outputs. Unknown characters become ``<unk>``.
-    ``progress``: a progress bar over the batches.
+    ``progress``: what the texts are, for a line and a progress bar (:func:`decoding.translate_texts`).
 
     ``step_decoding=False`` re-runs the whole model on every prefix instead (the generic decoder the
     autograder uses on any model with the translation signature); the outputs are the same."""

@@ -113,7 +113,6 @@ def selftest_command(args) -> int:
 def evaluate_command(args) -> None:
     from labs.common.errors import InputError
     from labs.common.files import read_csv, write_json
-    from labs.common.training import interactive
     from labs.name_transliteration import evaluate
     from labs.name_transliteration.data import COLUMNS
     from labs.name_transliteration.train import load_run
@@ -126,12 +125,8 @@ def evaluate_command(args) -> None:
     if not names or missing:
         raise InputError(f"{args.data!r} holds no names (expected the columns {', '.join(COLUMNS)})")
     model, vocabs, _ = load_run(args.model)
-    print(f"decoding {len(names):,} names, beam {args.beam}", flush=True)
     sources = [r["source"] for r in names]
-    shown = interactive()  # a bar that moves needs batches smaller than the whole set (a little slower)
-    decoded = transliterate(
-        model, vocabs, sources, beam=args.beam, batch_size=250 if shown else 5_000, progress=shown
-    )
+    decoded = transliterate(model, vocabs, sources, beam=args.beam, progress="names")
     candidates = [r.alternatives for r in decoded]
     result = evaluate.summary(names, candidates)
     print(evaluate.format_summary(result))

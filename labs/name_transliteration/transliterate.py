@@ -41,13 +41,14 @@ def transliterate(
     length_penalty: float = 1.0,
     batch_size: int = 5_000,
     step_decoding: bool = True,
-    progress: bool = False,
+    progress: str | None = None,
 ) -> list[Translation]:
     """Transliterate Thai names; with ``beam > 1``, each result's ``alternatives`` holds the top spellings,
     ranked by ``log p / length ** length_penalty`` (1.0: the mean log-probability per token).
 
     ``step_decoding=False`` re-runs the whole model on every prefix instead (the generic decoder
-    the autograder uses); the outputs are the same. ``progress``: a progress bar over the batches.
+    the autograder uses); the outputs are the same. ``progress``: what the texts are, for a line and a
+    progress bar (:func:`decoding.translate_texts`).
     """
     make_step = seq2seq.stepper(model, steps=TASK.max_output_length, step_decoding=step_decoding)
     return decoding.translate_texts(
