@@ -22,7 +22,7 @@ import labs
 from labs import tasks
 from labs.common.arguments import Commands, Parser, checked, positive_int
 from labs.common.errors import InputError
-from labs.common.files import check_out_folder, check_run_folder
+from labs.common.files import check_out_folder, check_run_folder, run_folder_hint
 from labs.common.submission import check_layer_module, check_student_id
 
 
@@ -195,7 +195,7 @@ def run_task(model_dir: str) -> tasks.Task:
         return tasks.get(json.loads(path.read_text(encoding="utf-8"))["task"])
     except FileNotFoundError:
         raise InputError(
-            f"{model_dir!r} is not a run folder (no vocab.json); train one with `python -m labs train ...`"
+            f"{model_dir!r} is not a run folder (no vocab.json); {run_folder_hint(model_dir)}"
         ) from None
     except (ValueError, KeyError, TypeError):
         raise InputError(f"{str(path)!r} is not an Attention Lab vocabulary file") from None

@@ -119,10 +119,18 @@ def test_missing_folder_gives_one_line(cli, tmp_path):
     ],
 )
 def test_a_run_folder_that_is_not_there_or_is_a_file_gives_one_line(cli, tmp_path, command):
-    """A mistyped --model, or the bundle given where the run folder belongs: what it is, in one line."""
+    """A mistyped --model, the bundle given where the run folder belongs, or the folder above the run: what
+    it is, in one line, and for the folder above, the runs in it."""
     (tmp_path / "submission.zip").write_bytes(b"PK")
+    (tmp_path / "myruns" / "tiny").mkdir(parents=True)
+    (tmp_path / "myruns" / "tiny" / "model.keras").write_bytes(b"")
     argv = [part.format(tmp=tmp_path) for part in command]
-    for model, message in (("runs/typo", "no folder"), ("submission.zip", "is a file, not a run folder")):
+    above = f"did you mean {str(tmp_path / 'myruns' / 'tiny')!r}?"
+    for model, message in (
+        ("runs/typo", "no folder"),
+        ("submission.zip", "is a file, not a run folder"),
+        ("myruns", above),
+    ):
         result = cli(*argv, "--model", str(tmp_path / model))
         assert result.returncode == 2 and message in result.stderr, (argv, result.stderr)
         assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr

@@ -34,6 +34,16 @@ def check_run_folder(model_dir: str | Path) -> None:
     )
 
 
+def run_folder_hint(model_dir: str | Path) -> str:
+    """What to give in place of ``model_dir``, a folder that holds no run: the runs inside it, where it has
+    some (``runs`` for ``runs/tiny``), else the folder a training run wrote."""
+    inside = sorted(str(found.parent) for found in Path(model_dir).glob("*/model.keras"))
+    if inside:
+        more = " (or another in it)" if len(inside) > 3 else ""
+        return f"did you mean {' or '.join(repr(run) for run in inside[:3])}{more}?"
+    return "give the folder a training run wrote (its --out), or train one with `python -m labs train ...`"
+
+
 def check_out_folder(out_dir: str | Path) -> None:
     """Refuse, before any work, an ``--out`` that is a file."""
     if Path(out_dir).exists() and not Path(out_dir).is_dir():

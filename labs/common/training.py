@@ -38,7 +38,7 @@ import keras
 import tensorflow as tf
 
 from labs.common.errors import InputError
-from labs.common.files import check_out_folder, check_run_folder
+from labs.common.files import check_out_folder, check_run_folder, run_folder_hint
 
 
 @dataclass
@@ -360,8 +360,7 @@ def load_run_folder(model_dir: str | Path, task: str, config_class):
     check_run_folder(model_dir)
     if not (model_dir / "model.keras").is_file():
         raise InputError(
-            f"no trained model in {str(model_dir)!r} (model.keras is missing); "
-            f"train one with: python -m labs train {task} --out {model_dir}"
+            f"no trained model in {str(model_dir)!r} (model.keras is missing); {run_folder_hint(model_dir)}"
         )
     vocabularies = load_vocabularies(model_dir / "vocab.json", task=task)
     config = config_class()
