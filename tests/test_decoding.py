@@ -91,7 +91,9 @@ def test_translate_texts_shows_its_progress_batch_by_batch_only_when_asked(capsy
         texts, vocabs, lambda source: (trap_step, None), max_length=4, beam=2, batch_size=2
     )
     assert capsys.readouterr() == ("", "")
-    # piped (as here): the line alone, before the wait
+    # piped: the line alone, before the wait (said so here: a notebook test in this process makes it look
+    # like a notebook)
+    monkeypatch.setattr("labs.common.training.interactive", lambda: False)
     piped = translate_texts(
         texts, vocabs, lambda source: (trap_step, None), max_length=4, beam=2, batch_size=2, progress="words"
     )
