@@ -91,7 +91,7 @@ def test_grading_works_out_each_names_distances_once_and_none_for_a_right_spelli
     assert calls == {"edit_distance": 0, "lcs_length": 0}
 
 
-def test_a_right_spelling_scores_without_its_tables_and_as_before():
+def test_the_early_exits_for_a_right_spelling_give_what_the_tables_give():
     from labs.name_transliteration.evaluate import f_score, nearest_spelling
 
     row = {"target": "Tanapong Detnarong", "alternatives": "Thanaphong Detnarong"}

@@ -136,15 +136,10 @@ def _per_name(rows: list[dict], candidate_lists: list[list[str]]) -> list[dict]:
     return records
 
 
-def headline(rows: list[dict], candidate_lists: list[list[str]]) -> dict:
-    """The headline figures of a set of names (best output first in each list); these are what rubrics
-    score."""
-    return _headline(_per_name(rows, candidate_lists))
-
-
-def _headline(records: list[dict]) -> dict:
-    """:func:`headline` of names whose figures are worked out already: each the same sum, in the same order,
-    as the metric's own function (:func:`accuracy`, :func:`character_error_rate`, ...) makes it."""
+def headline(records: list[dict]) -> dict:
+    """The headline figures of a set of names, from their figures (:func:`_per_name`); these are what rubrics
+    score. Each is the same sum, in the same order, as the metric's own function (:func:`accuracy`,
+    :func:`character_error_rate`, ...) makes it."""
     if not records:
         return {"examples": 0}
     n, k = len(records), max(r["candidates"] for r in records)
@@ -181,8 +176,8 @@ def summary(rows: list[dict], candidate_lists: list[list[str]], *, lengths: bool
     records = _per_name(rows, candidate_lists)
     strata = {stratum: [r for r in records if r["stratum"] == stratum] for stratum in STRATA}
     figures = {
-        "all": _headline(records),
-        "per_stratum": {stratum: _headline(picked) for stratum, picked in strata.items() if picked},
+        "all": headline(records),
+        "per_stratum": {stratum: headline(picked) for stratum, picked in strata.items() if picked},
     }
     if lengths:
         figures["by_length"] = (
