@@ -276,11 +276,9 @@ def export_command(args) -> None:
             f"note: this run stopped after epoch {done} of {config.epochs}; exporting the model of epoch "
             f"{done}"
         )
-    if config.train_size <= task.config.tiny().train_size:  # a training set no bigger than --tiny's
-        print(
-            f"note: this run trained on {config.train_size:,} examples, as a --tiny run does: a smoke test "
-            "that learns next to nothing; hand in a model trained with the real configuration"
-        )
+    tiny = config.tiny_run_note("hand in a model trained with the real configuration")
+    if tiny:
+        print(tiny)
     elif config.seed == task.config().seed:  # a tiny run is no model to hand in: one note is enough
         print(
             f"note: this run used the default seed ({config.seed}), as does everyone's who sets none, and "

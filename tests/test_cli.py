@@ -274,3 +274,21 @@ def test_train_help_describes_each_option_with_its_config_fields_comment():
     assert helps["config_epochs"] == "(default 6)"
     assert len(comments) >= len(dataclasses.fields(NameTransliterationConfig)) - 4
     parser.format_help()  # a % in a comment must not break argparse's formatting
+
+
+def test_only_a_run_as_small_as_tinys_gets_the_tiny_note():
+    """Export and evaluate say that a --tiny-sized run is a smoke test; a run of the real size gets no note."""
+    import dataclasses
+
+    from labs import tasks
+
+    for task in tasks.all_tasks():
+        tiny = task.config.tiny()
+        note = tiny.tiny_run_note("train for real", run="runs/tiny")
+        assert note == (
+            f"note: runs/tiny trained on {tiny.train_size:,} examples, as a --tiny run does: a smoke test "
+            "that learns next to nothing; train for real"
+        )
+        assert dataclasses.replace(task.config(), train_size=tiny.train_size).tiny_run_note("x") is not None
+        assert dataclasses.replace(tiny, train_size=tiny.train_size + 1).tiny_run_note("x") is None
+        assert task.config().tiny_run_note("x") is None and task.config.demo().tiny_run_note("x") is None

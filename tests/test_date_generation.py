@@ -219,6 +219,8 @@ def test_cli_train_sample_evaluate(cli, tmp_path):
     evaluated = cli("evaluate", "date-generation", "--model", str(out), "--n", "300")
     assert evaluated.returncode == 0, evaluated.stderr
     assert "validity" in evaluated.stdout and "lower bound 1.5597" in evaluated.stdout
+    assert "note: this run trained on 3,000 examples, as a --tiny run does" in evaluated.stdout
+    assert "not what the model learns: train without --tiny" in evaluated.stdout
     report = json.loads((out / "evaluation.json").read_text())
     assert 0.0 <= report["validity"] <= 1.0 and report["samples"] == 300
     bad = cli("sample", "--model", str(out), "--temperature", "0")

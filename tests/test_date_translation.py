@@ -219,6 +219,8 @@ def test_cli_train_translate_evaluate(cli, tmp_path):
     )
     assert evaluated.returncode == 0, evaluated.stderr
     assert "exact match per format" in evaluated.stdout and "by source length" in evaluated.stdout
+    for name, folder in (("attention", attention), ("baseline", baseline)):  # each run, by its folder
+        assert f"note: the {name} model ({folder}) trained on 2,000 examples, as a --tiny" in evaluated.stdout
     assert json.loads((attention / "evaluation.json").read_text())["examples"] == 200
     bad = cli("translate", "--model", str(attention), "x", "--beam", "0")
     assert bad.returncode == 2 and "argument --beam: must be 1 or more" in bad.stderr

@@ -598,6 +598,7 @@ def test_cli_train_translate_evaluate(cli, tmp_path):
     assert evaluated.returncode == 0, evaluated.stderr
     assert evaluated.stdout.startswith("decoding 2 names, beam 2\n")  # said before the wait, not after
     assert "seen words: accuracy" in evaluated.stdout and "unseen words: accuracy" in evaluated.stdout
+    assert "\nnote: this run trained on 1,000 examples, as a --tiny run does" in evaluated.stdout
     saved = json.loads((out / "evaluation.json").read_text(encoding="utf-8"))
     assert saved["all"]["examples"] == 2 and "top_2_accuracy" in saved["all"]
     missing = cli("evaluate", "name-transliteration", "--model", str(out), "--data", str(tmp_path / "no.csv"))

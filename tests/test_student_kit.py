@@ -113,6 +113,15 @@ def test_the_student_kit_has_its_own_readme_and_makefile_and_no_instructor_word(
     assert "| `homework/hw3_1_thai_name_transliteration.ipynb` |" in readme  # the notebook table, filled in
 
 
+def test_every_file_the_kits_requirements_name_is_in_the_kit(kit):
+    """requirements.txt ships as it is: a file its comments point to must be one the student has."""
+    text = (kit / "requirements.txt").read_text(encoding="utf-8")
+    named = set(re.findall(r"[\w.-]+(?:/[\w.-]+)*\.(?:py|txt|toml|md|json|cfg)\b", text))
+    assert "autograder/keras_floor.py" in named  # the pattern finds what the comments name
+    missing = sorted(path for path in named if not (kit / path).is_file())
+    assert not missing, f"the kit's requirements.txt names files the kit lacks: {missing}"
+
+
 def test_the_readme_states_the_rubric_it_is_graded_by(kit):
     readme = (kit / "README.md").read_text(encoding="utf-8")
     rubric = tomllib.loads((kit / "autograder" / "rubrics" / f"{TASK}.toml").read_text(encoding="utf-8"))

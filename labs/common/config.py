@@ -10,6 +10,11 @@ from dataclasses import asdict, fields
 
 from labs.common.errors import InputError
 
+# What ``evaluate`` adds under the figures of a run as small as ``--tiny``'s (LabConfig.tiny_run_note).
+TINY_FIGURES = (
+    "these figures say that the pipeline runs, not what the model learns: train without --tiny to measure it"
+)
+
 
 class LabConfig:
     """Base of the labs' frozen configuration dataclasses.
@@ -33,6 +38,16 @@ class LabConfig:
     def from_dict(cls, values: dict):
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in values.items() if k in known})
+
+    def tiny_run_note(self, advice: str, run: str = "this run") -> str | None:
+        """A note for a run that trained on no more examples than ``--tiny``'s (a smoke test that learns next
+        to nothing), ending with ``advice``; None for any other run."""
+        if self.train_size > type(self).tiny().train_size:
+            return None
+        return (
+            f"note: {run} trained on {self.train_size:,} examples, as a --tiny run does: a smoke test that "
+            f"learns next to nothing; {advice}"
+        )
 
     @classmethod
     def field_comments(cls) -> dict[str, str]:

@@ -83,6 +83,7 @@ def sample_command(args) -> None:
 
 
 def evaluate_command(args) -> None:
+    from labs.common.config import TINY_FIGURES
     from labs.common.validation import check_row_count
     from labs.date_generation.evaluate import evaluate, format_report, save_report
     from labs.date_generation.train import load_run
@@ -93,5 +94,7 @@ def evaluate_command(args) -> None:
         model, vocabs, config, n=args.n, temperature=args.temperature, top_k=args.top_k, seed=args.seed
     )
     print(format_report(report))
+    if note := config.tiny_run_note(TINY_FIGURES):
+        print("\n" + note)
     save_report(report, Path(args.model) / "evaluation.json")
     print(f"Saved {Path(args.model) / 'evaluation.json'}")

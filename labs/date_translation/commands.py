@@ -69,6 +69,7 @@ def list_formats(args) -> None:
 
 
 def evaluate_command(args) -> None:
+    from labs.common.config import TINY_FIGURES
     from labs.common.files import write_json
     from labs.common.validation import check_row_count
     from labs.date_translation import evaluate
@@ -78,11 +79,12 @@ def evaluate_command(args) -> None:
 
     check_row_count(args.n)
     pairs = sample_pairs(args.n, seed=3, split="test")  # seed 3: the public test split's rows come first
-    tables = {}
+    tables, notes = {}, []
     for name, folder in (("attention", args.model), ("baseline", args.baseline)):
         if folder is None:
             continue
-        model, vocabs, _ = load_run(folder)
+        model, vocabs, config = load_run(folder)
+        notes.append(config.tiny_run_note(TINY_FIGURES, run=f"the {name} model ({folder})"))
         sources = [p["source"] for p in pairs]
         decoded = translate(model, vocabs, sources, beam=args.beam, progress=f"dates with the {name} model")
         predictions = [t.output for t in decoded]
@@ -98,5 +100,7 @@ def evaluate_command(args) -> None:
         print("\n" + evaluate.format_summary(result["baseline"], "baseline (no attention)"))
         print("\nexact match by source length (characters):")
         print(evaluate.compare_by_length(tables).to_string(float_format="{:.2%}".format))
+    for note in filter(None, notes):
+        print("\n" + note)
     write_json(Path(args.model) / "evaluation.json", result)
     print(f"\nSaved {Path(args.model) / 'evaluation.json'}")

@@ -111,6 +111,7 @@ def selftest_command(args) -> int:
 
 
 def evaluate_command(args) -> None:
+    from labs.common.config import TINY_FIGURES
     from labs.common.errors import InputError
     from labs.common.files import read_csv, write_json
     from labs.name_transliteration import evaluate
@@ -124,7 +125,7 @@ def evaluate_command(args) -> None:
     missing = [c for c in ("source", "target") if names and c not in names[0]]
     if not names or missing:
         raise InputError(f"{args.data!r} holds no names (expected the columns {', '.join(COLUMNS)})")
-    model, vocabs, _ = load_run(args.model)
+    model, vocabs, config = load_run(args.model)
     sources = [r["source"] for r in names]
     decoded = transliterate(model, vocabs, sources, beam=args.beam, progress="names")
     candidates = [r.alternatives for r in decoded]
@@ -137,5 +138,7 @@ def evaluate_command(args) -> None:
         for row, written in wrong:
             stratum = row.get("stratum", "seen")
             print(f"  {row['source']}  ->  {written}   (expected {row['target']}, {stratum} words)")
+    if note := config.tiny_run_note(TINY_FIGURES):
+        print("\n" + note)
     write_json(Path(args.model) / "evaluation.json", result)
     print(f"\nSaved {Path(args.model) / 'evaluation.json'}")
