@@ -7,8 +7,10 @@ the rubric allows it, ``custom_layers.py`` (see :mod:`labs.common.submission`). 
   archive (``../x``, ``/etc/x``), links, and entries that inflate too far (zip bombs), all from
   the archive's directory, before a byte is extracted; extraction then stops at the limit;
 - accepts only Keras 3's ``.keras`` format: a zip with ``config.json`` and ``model.weights.h5``
-  (an HDF5 file renamed ``.keras``, or a SavedModel folder, is refused);
-- reads ``meta.json`` and ``vocab.json`` as plain JSON, with their sizes and nesting bounded;
+  (an HDF5 file renamed ``.keras``, or a SavedModel folder, is refused), and nothing Keras does not
+  write there: a table beside the weights would escape the parameter count and the similarity check;
+- reads ``meta.json`` and ``vocab.json`` as plain JSON, with their sizes and nesting bounded, and
+  ``vocab.json`` with only the keys the kit writes (data again);
 - extracts only the files a bundle may hold, and never follows a link or opens anything but a
   plain file (a FIFO or a link to ``/dev/zero`` would never end).
 
@@ -34,6 +36,12 @@ MAX_ENTRIES = 64  # files in a bundle zip (it needs at most 6)
 MAX_RATIO = 200  # uncompressed / compressed size of one entry: beyond this, a zip bomb
 MAX_JSON_BYTES = 1_000_000  # meta.json, vocab.json, the model's config.json
 MAX_MODEL_ENTRIES = 16  # files inside model.keras (Keras writes 3)
+# What Keras 3 writes into a .keras file. Anything else is data outside the weights, which the parameter count
+# and the similarity check never see and a layer module could read: refused.
+MODEL_ENTRIES = ("config.json", "metadata.json", "model.weights.h5")
+# What the kit writes into vocab.json (labs.common.vocab.save_vocabularies); other keys are refused, for the
+# same reason.
+VOCAB_KEYS = ("format", "version", "task", "vocabularies")
 MAX_NAME_LENGTH = 255  # characters in an entry's name
 # What a broken or hostile archive raises while it is read: all of them mean "malformed".
 ARCHIVE_ERRORS = (
@@ -177,6 +185,11 @@ def _read_json(path: Path, what: str) -> dict:
     return data
 
 
+def _first_names(names: list[str]) -> str:
+    """The first three of ``names`` for a message, each cut to 40 characters."""
+    return ", ".join(repr(name[:40]) for name in names[:3]) + (", ..." if len(names) > 3 else "")
+
+
 def read_model_config(path: Path) -> dict:
     """``config.json`` from inside a ``.keras`` file, refusing anything that is not Keras 3's format."""
     with open(path, "rb") as handle:
@@ -201,6 +214,14 @@ def read_model_config(path: Path) -> dict:
                 MALFORMED,
                 "model.keras lacks config.json or model.weights.h5: it is not a "
                 "Keras 3 model file (a SavedModel or a TF1 checkpoint is not accepted)",
+            )
+        extra = sorted(names - set(MODEL_ENTRIES))
+        if extra:
+            raise BundleError(
+                MALFORMED,
+                f"model.keras holds {len(extra)} file(s) Keras does not write ({_first_names(extra)}): a "
+                "model file holds its config, its metadata and its weights only; export it with "
+                "labs.common.submission.export(...)",
             )
         info = archive.getinfo("config.json")
         if info.file_size > MAX_JSON_BYTES:
@@ -249,6 +270,13 @@ def open_bundle(path: str | Path, workdir: Path, *, max_bytes: int) -> Bundle:
         )
     meta = _read_json(workdir / "meta.json", "meta.json")
     vocab = _read_json(workdir / "vocab.json", "vocab.json")
+    extra = sorted(set(vocab) - set(VOCAB_KEYS))
+    if extra:
+        raise BundleError(
+            MALFORMED,
+            f"vocab.json holds key(s) the kit does not write ({_first_names(extra)}); export it with "
+            "labs.common.submission.export(...)",
+        )
     config = read_model_config(workdir / "model.keras")
     size = sum((workdir / name).stat().st_size for name in files)
     return Bundle(workdir, meta, vocab, config, files, size)

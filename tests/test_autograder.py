@@ -1032,3 +1032,53 @@ def test_weights_the_reader_cannot_count_earn_no_architecture_points(tmp_path, s
         ]
         assert "could not count the parameters" in architecture[student]["message"]
     assert records["huge"]["score"] == records["honest"]["score"] - 10
+
+
+def test_no_data_rides_outside_the_weights_in_model_keras_or_vocab_json(tmp_path):
+    """The parameter count and the similarity check read model.weights.h5; the layer module may carry no data.
+    So a model.keras with a file Keras does not write (a table a layer module could np.load), or a vocab.json
+    with keys the kit does not write, is refused before anything runs; an earlier kit's bundle still opens."""
+    from autograder.bundle import BundleError, open_bundle
+
+    fixture = FIXTURES / "homework-bundle-kit-0.1.0.zip"
+    with zipfile.ZipFile(fixture) as archive:
+        files = {name: archive.read(name) for name in archive.namelist()}
+    (tmp_path / "as-shipped").mkdir()
+    assert (
+        open_bundle(fixture, tmp_path / "as-shipped", max_bytes=30_000_000).meta["task"]
+        == "name-transliteration"
+    )
+
+    def smuggled(model_entries: dict, vocab: dict | None = None) -> Path:
+        buffer = io.BytesIO()
+        with (
+            zipfile.ZipFile(io.BytesIO(files["model.keras"])) as source,
+            zipfile.ZipFile(buffer, "w") as target,
+        ):
+            for name in source.namelist():
+                target.writestr(name, source.read(name))
+            for name, data in model_entries.items():
+                target.writestr(name, data)
+        entries = {**files, "model.keras": buffer.getvalue()}
+        if vocab is not None:
+            entries["vocab.json"] = json.dumps({**json.loads(files["vocab.json"]), **vocab}).encode()
+        return _zip_with(tmp_path / f"smuggled-{len(list(tmp_path.iterdir()))}.zip", entries)
+
+    table = io.BytesIO()
+    np.save(table, np.ones((300, 300), dtype="float32"))  # 90,000 uncounted weights a layer could np.load
+    for path, phrase in (
+        (
+            smuggled({"table.npy": table.getvalue()}),
+            "model.keras holds 1 file(s) Keras does not write ('table.npy')",
+        ),
+        (smuggled({"assets/x.bin": b"\0" * 64}), "('assets/x.bin')"),
+        (
+            smuggled({}, {"weights": [0.5] * 1000}),
+            "vocab.json holds key(s) the kit does not write ('weights')",
+        ),
+    ):
+        work = tmp_path / f"work-{path.stem}"
+        work.mkdir()
+        with pytest.raises(BundleError, match=re.escape(phrase)) as refused:
+            open_bundle(path, work, max_bytes=30_000_000)
+        assert refused.value.status == "malformed"
