@@ -132,6 +132,34 @@ def test_a_module_that_runs_code_it_builds_is_refused_with_its_line(code, word):
         assert f"uses {word} (line 3)" in audit.message and "may not run code it builds" in audit.message
 
 
+# A string built from character codes holds no word the audit could read: "__import__('os').getpid()".
+BUILT = "_text({})".format([ord(c) for c in "__import__('os').getpid()"])
+
+
+@pytest.mark.parametrize(
+    "code, word",
+    [
+        (f"class Holder:\n    pass\nHolder.__annotations__ = {{'x': {BUILT}}}\n", "__annotations__"),
+        ("from typing import get_type_hints\nhints = get_type_hints\n", "get_type_hints"),
+        ("found = typing.get_type_hints\n", "get_type_hints"),
+        ("@functools.singledispatch\ndef f(x):\n    pass\n", "singledispatch"),
+        (f"found = typing.ForwardRef({BUILT})\n", "ForwardRef"),
+        ("proc = keras.src.utils.module_utils.LazyModule(_text([111, 115]))\n", "LazyModule"),
+        ("keras.config.enable_unsafe_deserialization()\n", "enable_unsafe_deserialization"),
+        ("run = keras.src.utils.python_utils.func_load\n", "func_load"),
+    ],
+)
+def test_the_allowed_modules_ways_to_run_a_built_string_are_refused(code, word):
+    """A walk-through ran code from a module the audit let through with no note: typing evaluates annotation
+    strings (functools.singledispatch does too), and Keras' LazyModule imports any module by its name, so a
+    string built from character codes ran as code or named subprocess. Those names are refused, as exec is."""
+    header = "import functools\nimport typing\nimport keras\n\n"
+    header += "def _text(codes):\n    return ''.join(map(chr, codes))\n\n"
+    audit = audit_module((header + code).encode())
+    assert not audit.allowed, code
+    assert f"{word} (line " in audit.message and "may not run code it builds" in audit.message
+
+
 def test_the_notes_see_through_the_allowed_modules_and_a_tracebacks_frames():
     """The attack that ran a subprocess with no note: a traceback's frames to the caller's globals."""
     source = b"""import numpy as np
