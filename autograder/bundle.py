@@ -34,7 +34,9 @@ REQUIRED = ("model.keras", "vocab.json", "meta.json")
 OPTIONAL = ("predictions.csv", "custom_layers.py")
 MAX_ENTRIES = 64  # files in a bundle zip (it needs at most 6)
 MAX_RATIO = 200  # uncompressed / compressed size of one entry: beyond this, a zip bomb
-MAX_JSON_BYTES = 1_000_000  # meta.json, vocab.json, the model's config.json
+# meta.json, vocab.json, the model's config.json: each under 20 kB as the kit writes them. A layer module can
+# read the last two (a custom layer's config is any JSON): bounded like the module itself (100 kB).
+MAX_JSON_BYTES = 256_000
 MAX_MODEL_ENTRIES = 16  # files inside model.keras (Keras writes 3)
 # What Keras 3 writes into a .keras file. Anything else is data outside the weights, which the parameter count
 # and the similarity check never see and a layer module could read: refused.
@@ -42,6 +44,10 @@ MODEL_ENTRIES = ("config.json", "metadata.json", "model.weights.h5")
 # What the kit writes into vocab.json (labs.common.vocab.save_vocabularies); other keys are refused, for the
 # same reason.
 VOCAB_KEYS = ("format", "version", "task", "vocabularies")
+VOCAB_NAMES = ("source", "target")  # the vocabularies a task's model reads
+# Bytes of model.keras outside its three files (headers, the central directory): a few hundred in a file Keras
+# writes. More is data before, between or after the entries, which zipfile skips and a layer could still read.
+MAX_MODEL_OVERHEAD = 16_384
 MAX_NAME_LENGTH = 255  # characters in an entry's name
 # What a broken or hostile archive raises while it is read: all of them mean "malformed".
 ARCHIVE_ERRORS = (
@@ -216,6 +222,13 @@ def read_model_config(path: Path) -> dict:
                 "Keras 3 model file (a SavedModel or a TF1 checkpoint is not accepted)",
             )
         extra = sorted(names - set(MODEL_ENTRIES))
+        outside = path.stat().st_size - sum(info.compress_size for info in members)
+        if outside > MAX_MODEL_OVERHEAD:
+            raise BundleError(
+                MALFORMED,
+                f"model.keras holds {outside:,} bytes outside its files (data before, between or after "
+                "them); export it with labs.common.submission.export(...)",
+            )
         if extra:
             raise BundleError(
                 MALFORMED,
@@ -225,7 +238,7 @@ def read_model_config(path: Path) -> dict:
             )
         info = archive.getinfo("config.json")
         if info.file_size > MAX_JSON_BYTES:
-            raise BundleError(TOO_LARGE, "the model's config.json is over 1 MB")
+            raise BundleError(TOO_LARGE, f"the model's config.json is over {MAX_JSON_BYTES // 1000} kB")
         try:
             data = archive.read(info)
         except ARCHIVE_ERRORS as error:
@@ -270,7 +283,10 @@ def open_bundle(path: str | Path, workdir: Path, *, max_bytes: int) -> Bundle:
         )
     meta = _read_json(workdir / "meta.json", "meta.json")
     vocab = _read_json(workdir / "vocab.json", "vocab.json")
-    extra = sorted(set(vocab) - set(VOCAB_KEYS))
+    named = vocab.get("vocabularies")
+    extra = sorted(set(vocab) - set(VOCAB_KEYS)) + sorted(
+        set(named) - set(VOCAB_NAMES) if isinstance(named, dict) else ()
+    )
     if extra:
         raise BundleError(
             MALFORMED,

@@ -14,7 +14,11 @@ shape before it reads it (:func:`autograder.sandbox.read_weights`).
 
 A Keras 3 weights file keeps the model's variables under ``layers/`` and ``vars/`` and the
 optimizer's state under ``optimizer/``; the parameters are the elements of every dataset
-outside ``optimizer/``, trainable or not (what ``model.count_params()`` counts).
+outside ``optimizer/``, trainable or not (what ``model.count_params()`` counts). Whatever else the
+file holds counts too, so that no data rides beside the parameters for a layer to read: a dataset
+that is not plain numbers (a record, a sub-array type, bytes) as the 4-byte numbers its bytes would
+hold, the optimizer's state beyond ``OPTIMIZER_SLOTS`` values per parameter (Adam keeps two) and
+attributes beyond ``FREE_ATTRIBUTE_BYTES`` (Keras writes a few names) the same way.
 
 For model similarity (:mod:`autograder.similarity`) it also gives
 
@@ -53,6 +57,8 @@ MAX_MATRICES = 128  # at most about 9 kB each: the answer stays under the sandbo
 MAX_READ = 50_000_000  # values read for similarity at most (far above every rubric's parameter budget)
 MAX_DEPTH = 32  # group nesting a weights file may have (a Keras model's is under 10)
 MAX_LINKS = 100_000  # entries a weights file may have
+OPTIMIZER_SLOTS = 3  # values of optimizer state per parameter that count as none (Adam keeps 2, plus a step)
+FREE_ATTRIBUTE_BYTES = 65_536  # bytes of HDF5 attributes that count as none (Keras writes under 1 kB)
 
 
 def _datasets(model_path: str) -> tuple[int, list[np.ndarray] | None]:
@@ -72,8 +78,12 @@ def _datasets(model_path: str) -> tuple[int, list[np.ndarray] | None]:
             raise ValueError("the weights file is too large")
         data = archive.read(info)
     with h5py.File(io.BytesIO(data), "r") as weights:
-        found = [item for name, item in _reachable(weights) if not name.startswith("optimizer/")]
-        total = sum(math.prod(item.shape or ()) * math.prod(item.dtype.shape) for item in found)
+        reachable, attribute_bytes = _reachable(weights)
+        found = [item for name, item in reachable if not name.startswith("optimizer/")]
+        total = sum(_numbers(item) for item in found)
+        optimizer = sum(_numbers(item) for name, item in reachable if name.startswith("optimizer/"))
+        total += max(0, optimizer - OPTIMIZER_SLOTS * total - 64)
+        total += -(-max(0, attribute_bytes - FREE_ATTRIBUTE_BYTES) // 4)
         if total >= 2**63:
             raise ValueError("the weights file declares more parameters than any model can hold")
         if total > MAX_READ:
@@ -90,18 +100,35 @@ def _datasets(model_path: str) -> tuple[int, list[np.ndarray] | None]:
             return total, None
 
 
-def _reachable(root) -> list[tuple[str, object]]:
+def _numbers(item) -> int:
+    """What a dataset counts as: its elements when they are plain numbers, else the 4-byte numbers its
+    bytes would hold (a record of two million floats is one element; a parameter budget must see two
+    million)."""
+    elements = math.prod(item.shape or ())
+    dtype = item.dtype
+    plain = dtype.kind in "fiub" or (dtype.kind == "V" and dtype.itemsize == 2)  # Keras' bfloat16 is 2 bytes
+    if plain and not dtype.shape and dtype.names is None:
+        return elements
+    return -(-elements * max(item.dtype.itemsize, 1) // 4)
+
+
+def _reachable(root) -> tuple[list[tuple[str, object]], int]:
     """Every dataset of an HDF5 file by every path that reaches it, in the file's order (depth first, names in
     order): what a reader that opens ``layers/<name>/vars/<i>`` can load. Soft links are followed, so a
     variable linked to a dataset under ``optimizer/`` (or to another variable) counts where it is used;
     h5py's ``visititems`` would see each dataset once, under one name. An external link (data outside the
-    file), a link to nothing, a cycle or a tree deeper or wider than any model's is refused: no count."""
+    file), a link to nothing, a cycle or a tree deeper or wider than any model's is refused: no count. Also
+    returns the bytes of the attributes on the way (the file's, and each group's and dataset's)."""
     import h5py
 
-    found, visited = [], 0
+    found, visited, attribute_bytes = [], 0, 0
+
+    def attributes(item) -> int:
+        return sum(item.attrs.get_id(name).get_storage_size() for name in item.attrs)
 
     def walk(group, prefix: str, depth: int) -> None:
-        nonlocal visited
+        nonlocal visited, attribute_bytes
+        attribute_bytes += attributes(group)
         if depth > MAX_DEPTH:
             raise ValueError("the weights file nests groups deeper than any model does (a link cycle?)")
         for name in group:
@@ -118,9 +145,10 @@ def _reachable(root) -> list[tuple[str, object]]:
                 walk(item, f"{prefix}{name}/", depth + 1)
             elif isinstance(item, h5py.Dataset):
                 found.append((f"{prefix}{name}", item))
+                attribute_bytes += attributes(item)
 
     walk(root, "", 0)
-    return found
+    return found, attribute_bytes
 
 
 def fingerprint(arrays: list[np.ndarray]) -> str:

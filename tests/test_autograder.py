@@ -1037,7 +1037,8 @@ def test_weights_the_reader_cannot_count_earn_no_architecture_points(tmp_path, s
 def test_no_data_rides_outside_the_weights_in_model_keras_or_vocab_json(tmp_path):
     """The parameter count and the similarity check read model.weights.h5; the layer module may carry no data.
     So a model.keras with a file Keras does not write (a table a layer module could np.load), or a vocab.json
-    with keys the kit does not write, is refused before anything runs; an earlier kit's bundle still opens."""
+    with keys the kit does not write, bytes outside model.keras's files or a config.json as large as data, is
+    refused before anything runs; an earlier kit's bundle still opens."""
     from autograder.bundle import BundleError, open_bundle
 
     fixture = FIXTURES / "homework-bundle-kit-0.1.0.zip"
@@ -1064,6 +1065,18 @@ def test_no_data_rides_outside_the_weights_in_model_keras_or_vocab_json(tmp_path
             entries["vocab.json"] = json.dumps({**json.loads(files["vocab.json"]), **vocab}).encode()
         return _zip_with(tmp_path / f"smuggled-{len(list(tmp_path.iterdir()))}.zip", entries)
 
+    vocabularies = json.loads(files["vocab.json"])["vocabularies"]
+
+    def prefixed(data: bytes) -> Path:
+        return _zip_with(tmp_path / "prefixed.zip", {**files, "model.keras": data + files["model.keras"]})
+
+    def padded_config(values: list) -> Path:  # a custom layer's config may hold any JSON a layer reads back
+        def pad(config):
+            config["config"]["layers"][-1]["config"]["table"] = values
+            return config
+
+        return _zip_with(tmp_path / "padded.zip", _replace_in_model(files, pad))
+
     table = io.BytesIO()
     np.save(table, np.ones((300, 300), dtype="float32"))  # 90,000 uncounted weights a layer could np.load
     for path, phrase in (
@@ -1076,9 +1089,62 @@ def test_no_data_rides_outside_the_weights_in_model_keras_or_vocab_json(tmp_path
             smuggled({}, {"weights": [0.5] * 1000}),
             "vocab.json holds key(s) the kit does not write ('weights')",
         ),
+        (smuggled({}, {"vocabularies": {**vocabularies, "0.5 " * 1000: []}}), "does not write ('0.5 0.5"),
+        (prefixed(b"0.5 " * 10_000), "model.keras holds 40,"),  # bytes zipfile skips and np.fromregex reads
+        (padded_config([0.5] * 60_000), "the model's config.json is over 256 kB"),
     ):
         work = tmp_path / f"work-{path.stem}"
         work.mkdir()
         with pytest.raises(BundleError, match=re.escape(phrase)) as refused:
             open_bundle(path, work, max_bytes=30_000_000)
-        assert refused.value.status == "malformed"
+        assert refused.value.status == ("too-large" if "over 256 kB" in phrase else "malformed")
+
+
+def _stored(name: str, value):
+    """``value`` written into an HDF5 group as Keras never does, as a change for :func:`_changed_weights`."""
+    return lambda weights: weights.create_dataset(name, data=value)
+
+
+def _changed_weights(tmp_path: Path, change) -> dict:
+    """What the weights reader says of the earlier kit's homework model with its weights file ``change``d."""
+    import h5py
+
+    from autograder.weights import read
+
+    with zipfile.ZipFile(FIXTURES / "homework-bundle-kit-0.1.0.zip") as archive:
+        model_file = archive.read("model.keras")
+    with zipfile.ZipFile(io.BytesIO(model_file)) as archive:
+        model = {name: archive.read(name) for name in archive.namelist()}
+    buffer = io.BytesIO(model["model.weights.h5"])
+    with h5py.File(buffer, "a") as weights:
+        change(weights)
+    model["model.weights.h5"] = buffer.getvalue()
+    path = _zip_with(tmp_path / f"model-{len(list(tmp_path.iterdir()))}.keras", model)
+    return read(str(path))
+
+
+def test_data_in_the_weights_file_that_is_no_parameter_counts_as_parameters(tmp_path):
+    """A layer can read its own weights file while it loads: whatever that file holds beside the model's
+    numbers must count against the parameter budget, or two million floats ride as one "parameter" (a record
+    type), or as optimizer state, attributes or bytes, which were not counted at all."""
+    honest = _changed_weights(tmp_path, lambda weights: None)["parameters"]
+    assert honest == 14_514  # the earlier kit's tiny homework model (model.count_params() when it was saved)
+
+    def attributes(weights):
+        for group in ("layers", "optimizer"):  # an HDF5 object takes under 64 kB of attributes
+            weights[group].attrs["table"] = np.zeros(15_000, "f4")
+
+    record = np.zeros(1, dtype=[("v", "<f4", (200_000,))])
+    for change, extra in (
+        (_stored("layers/key_value_attention/vars/t", record), 200_000),  # one element of 200,000 floats
+        (_stored("layers/text", np.frombuffer(b"x" * 400_000, dtype="S400000")), 100_000),  # 400 kB of bytes
+        (
+            _stored("optimizer/vars/table", np.zeros(100_000, "f4")),
+            100_000 - 2 * honest - 64,
+        ),  # Adam: 2 slots
+        (attributes, (120_000 - 65_536) // 4),  # past the 64 kB that count as none
+    ):
+        assert _changed_weights(tmp_path, change)["parameters"] >= honest + extra
+    # Keras' own: a bfloat16 variable (2-byte elements) counts its elements, as model.count_params() does
+    bfloat16 = np.zeros(1_000, dtype="V2")
+    assert _changed_weights(tmp_path, _stored("layers/b16", bfloat16))["parameters"] == honest + 1_000

@@ -147,17 +147,48 @@ BUILT = "_text({})".format([ord(c) for c in "__import__('os').getpid()"])
         ("proc = keras.src.utils.module_utils.LazyModule(_text([111, 115]))\n", "LazyModule"),
         ("keras.config.enable_unsafe_deserialization()\n", "enable_unsafe_deserialization"),
         ("run = keras.src.utils.python_utils.func_load\n", "func_load"),
+        # a second walk-through's: numpy's test helper runs a string, a pickle runs any callable, and an
+        # unsafe deserialisation rebuilds a function from bytecode (a keyword argument is a name too)
+        ("numpy.testing.measure(_text([49]))\n", "measure"),
+        ("from numpy.testing import measure\n", "measure"),
+        ("array = numpy.lib.format.read_array(None, allow_pickle=True)\n", "allow_pickle"),
+        ("keras.saving.deserialize_keras_object({}, safe_mode=False)\n", "safe_mode"),
+        # dataclasses write field names into code they run: a class whose annotations are built strings
+        (f"Holder = type('Holder', (), {{{BUILT}: {{}}}})\n", "type(name, bases, namespace)"),
     ],
 )
 def test_the_allowed_modules_ways_to_run_a_built_string_are_refused(code, word):
     """A walk-through ran code from a module the audit let through with no note: typing evaluates annotation
     strings (functools.singledispatch does too), and Keras' LazyModule imports any module by its name, so a
     string built from character codes ran as code or named subprocess. Those names are refused, as exec is."""
-    header = "import functools\nimport typing\nimport keras\n\n"
+    header = "import functools\nimport typing\nimport keras\nimport numpy\n\n"
     header += "def _text(codes):\n    return ''.join(map(chr, codes))\n\n"
     audit = audit_module((header + code).encode())
     assert not audit.allowed, code
     assert f"{word} (line " in audit.message and "may not run code it builds" in audit.message
+
+
+def test_a_layers_own_names_that_share_a_refused_word_pass():
+    """The refused words are the allowed modules' functions, not any name: a helper method ``_evaluate`` or a
+    variable ``measure`` is the student's own (a review of the first list found ``_evaluate`` refused)."""
+    source = b"""import keras
+import numpy
+
+
+class Layer(keras.layers.Layer):
+    def _evaluate(self, scores):
+        measure = keras.ops.sum(scores)
+        return measure
+
+    def call(self, q):
+        return self._evaluate(q)
+
+
+table = numpy.fromregex
+"""
+    audit = audit_module(source)
+    assert audit.allowed, audit.message
+    assert audit.review == ["fromregex (line 14, through an allowed module or by name)"]
 
 
 def test_the_notes_see_through_the_allowed_modules_and_a_tracebacks_frames():
