@@ -109,7 +109,27 @@ def _numbers(item) -> int:
     plain = dtype.kind in "fiub" or (dtype.kind == "V" and dtype.itemsize == 2)  # Keras' bfloat16 is 2 bytes
     if plain and not dtype.shape and dtype.names is None:
         return elements
+    if dtype.hasobject:  # variable-length strings or arrays: their data is elsewhere in the file, read it
+        return max(elements, -(-_stored_bytes(item[()]) // 4))
     return -(-elements * max(item.dtype.itemsize, 1) // 4)
+
+
+def _stored_bytes(value) -> int:
+    """The bytes a value read from a dataset holds: a string's, an array's data, a record's fields; anything
+    else (a reference to another object) 8."""
+    if isinstance(value, str):
+        return len(value.encode("utf-8", "surrogatepass"))
+    if isinstance(value, bytes):
+        return len(value)
+    if isinstance(value, np.void) and value.dtype.names:
+        return sum(_stored_bytes(value[name]) for name in value.dtype.names)
+    if isinstance(value, np.ndarray):
+        return sum(map(_stored_bytes, value.ravel())) if value.dtype.hasobject else value.nbytes
+    if isinstance(value, (list, tuple)):
+        return sum(map(_stored_bytes, value))
+    if isinstance(value, (np.generic, int, float, complex)):
+        return np.asarray(value).nbytes
+    return 8
 
 
 def _reachable(root) -> tuple[list[tuple[str, object]], int]:

@@ -342,7 +342,12 @@ def test_a_dataset_that_is_not_numbers_neither_hides_the_fingerprint_nor_the_cou
 
     plain = read(str(_keras_file(tmp_path / "plain.keras")))
     noted = read(str(_keras_file(tmp_path / "noted.keras", lambda w: w.create_dataset("note", data="hello"))))
-    assert plain["parameters"] == 4 * 16 + 16 + 16 * 3 + 3 and noted["parameters"] == plain["parameters"] + 1
+    # the 5 bytes of "hello" count as the two 4-byte numbers they would fill (data beside the model's numbers)
+    assert plain["parameters"] == 4 * 16 + 16 + 16 * 3 + 3 and noted["parameters"] == plain["parameters"] + 2
+    text = read(
+        str(_keras_file(tmp_path / "text.keras", lambda w: w.create_dataset("text", data="x" * 400_000)))
+    )
+    assert text["parameters"] == plain["parameters"] + 100_000  # a string's length, not its 8-byte reference
     assert noted["fingerprint"] == plain["fingerprint"] is not None and len(noted["matrices"]) == 1
 
 
