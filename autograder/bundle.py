@@ -221,7 +221,6 @@ def read_model_config(path: Path) -> dict:
                 "model.keras lacks config.json or model.weights.h5: it is not a "
                 "Keras 3 model file (a SavedModel or a TF1 checkpoint is not accepted)",
             )
-        extra = sorted(names - set(MODEL_ENTRIES))
         outside = path.stat().st_size - sum(info.compress_size for info in members)
         if outside > MAX_MODEL_OVERHEAD:
             raise BundleError(
@@ -229,6 +228,7 @@ def read_model_config(path: Path) -> dict:
                 f"model.keras holds {outside:,} bytes outside its files (data before, between or after "
                 "them); export it with labs.common.submission.export(...)",
             )
+        extra = sorted(names - set(MODEL_ENTRIES))
         if extra:
             raise BundleError(
                 MALFORMED,

@@ -83,7 +83,7 @@ def _datasets(model_path: str) -> tuple[int, list[np.ndarray] | None]:
         total = sum(_numbers(item) for item in found)
         optimizer = sum(_numbers(item) for name, item in reachable if name.startswith("optimizer/"))
         total += max(0, optimizer - OPTIMIZER_SLOTS * total - 64)
-        total += -(-max(0, attribute_bytes - FREE_ATTRIBUTE_BYTES) // 4)
+        total += _words(max(0, attribute_bytes - FREE_ATTRIBUTE_BYTES))
         if total >= 2**63:
             raise ValueError("the weights file declares more parameters than any model can hold")
         if total > MAX_READ:
@@ -110,8 +110,13 @@ def _numbers(item) -> int:
     if plain and not dtype.shape and dtype.names is None:
         return elements
     if dtype.hasobject:  # variable-length strings or arrays: their data is elsewhere in the file, read it
-        return max(elements, -(-_stored_bytes(item[()]) // 4))
-    return -(-elements * max(item.dtype.itemsize, 1) // 4)
+        return max(elements, _words(_stored_bytes(item[()])))
+    return _words(elements * max(dtype.itemsize, 1))
+
+
+def _words(nbytes: int) -> int:
+    """The 4-byte numbers ``nbytes`` bytes would hold, rounded up."""
+    return -(-nbytes // 4)
 
 
 def _stored_bytes(value) -> int:
