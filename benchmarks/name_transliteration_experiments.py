@@ -97,6 +97,13 @@ SETTINGS: dict[str, tuple[str, dict, str | None]] = {
         {"epochs": 6, "learning_rate": 0.005},
         None,
     ),
+    # Batches of 64 names: as many names a second as 128 on this CPU (--throughput 64 128, 2026-11-28: 392
+    # and 400), so twice the steps in the same time; 512-name batches (fewer steps) generalised worse.
+    "6 epochs, learning rate 0.005, batch 64": (
+        "6 epochs of 64-name batches; learning rate 0.005 (the new default, twice the steps)",
+        {"epochs": 6, "learning_rate": 0.005, "batch_size": 64},
+        None,
+    ),
     # A short run gains from bigger steps (5 epochs: 0.005 and 0.01 above 0.003): the deeper decoder too?
     "6 epochs, learning rate 0.005, second read": (
         "6 epochs; learning rate 0.005; a second read (about the default's time)",
@@ -523,8 +530,8 @@ def throughput(
     batch_sizes: list[int], jit: bool, round_to: int = 1, names: int = 16_384, encoder: str | None = None
 ) -> None:
     """Names per second of training, for each batch size, in one process: an epoch to trace, then one timed;
-    each figure is saved in the results file's ``throughput`` part. ``encoder``: a setting of ``ENCODERS``
-    whose encoder the model has instead of the kit's.
+    each figure is added to the results file's ``throughput`` part, one record per run (speeds differ by
+    day). ``encoder``: a setting of ``ENCODERS`` whose encoder the model has instead of the kit's.
 
     With ``jit``, Keras compiles the training step with XLA (``jit_compile=True``). XLA compiles the step anew
     for each shape, and length-sorted batches come in dozens of shapes: ``round_to`` pads each batch's
@@ -566,7 +573,8 @@ def throughput(
             "names_per_second": round(names / seconds[1]),
             **provenance(),
         }
-        save("throughput", record, ("encoder", "batch_size", "jit", "round_to"))
+        # one record per measurement: the same probe runs at another speed on another day
+        save("throughput", record, ("encoder", "batch_size", "jit", "round_to", "date"))
         rounded = f", lengths rounded up to {round_to}s" if round_to > 1 else ""
         print(
             f"{record['encoder']}'s encoder, batch {batch_size}{', XLA' if jit else ''}{rounded} "
