@@ -97,8 +97,8 @@ SETTINGS: dict[str, tuple[str, dict, str | None]] = {
         {"epochs": 6, "learning_rate": 0.005},
         None,
     ),
-    # Batches of 64 names: as many names a second as 128 on this CPU (--throughput 64 128, 2026-11-28: 392
-    # and 400), so twice the steps in the same time; 512-name batches (fewer steps) generalised worse.
+    # Batches of 64 names: on 2026-11-28 as many names a second as 128 (--throughput 64 128: 392 and 400; 400
+    # and 800 on 2026-11-26), so twice the steps in the same time; 512-name batches (fewer steps) did worse.
     "6 epochs, learning rate 0.005, batch 64": (
         "6 epochs of 64-name batches; learning rate 0.005 (the new default, twice the steps)",
         {"epochs": 6, "learning_rate": 0.005, "batch_size": 64},
