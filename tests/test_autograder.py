@@ -327,6 +327,28 @@ def test_a_killed_graders_leftovers_are_removed_at_the_next_start(tmp_path):
         subprocess.run(["rm", "-rf", str(stale), str(alive), str(planted)], check=False)
 
 
+def test_the_sandboxed_run_starts_keras_without_pandas_and_matplotlib_yet_a_layer_may_import_them():
+    script = (
+        "import sys\n"
+        "from autograder.child import KERAS_EXTRAS, _import_keras\n"
+        "keras = _import_keras()\n"
+        "assert hasattr(keras.saving, 'load_model')\n"
+        "print(sorted(name for name in sys.modules if name.split('.')[0] in KERAS_EXTRAS))\n"
+        "import matplotlib.pyplot, pandas\n"
+        "print(pandas.DataFrame({'a': [1]}).shape)\n"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=REPO_ROOT,
+        env=dict(os.environ, PYTHONPATH=str(REPO_ROOT), TF_CPP_MIN_LOG_LEVEL="3"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert ran.stdout.splitlines() == ["[]", "(1, 1)"]
+
+
 def test_a_terminated_grader_removes_its_temporary_folders(tmp_path, secret_file):
     import signal
     import tempfile
