@@ -86,8 +86,9 @@ class DateTranslationConfig(EncoderDecoderConfig):
     def small(cls, **overrides) -> "DateTranslationConfig":
         """A 16-unit model trained briefly: small enough that one fixed vector becomes a bottleneck.
 
-        At the default size, a 128-number encoder state holds a whole date and the baseline nearly matches the
-        attention model; at this size it cannot, and attention's lead shows."""
+        At the default size, a 128-number encoder state can hold a whole date: the baseline comes within
+        three points of the attention model in the default 3 epochs (97.18 % against 100.00 %) and reaches
+        99.96 % in 6. At this size it cannot, and attention's lead shows."""
         return replace(
             cls(units=16, embedding_dim=16, attention_units=16, model_dim=16, train_size=30_000, epochs=4),
             **overrides,
