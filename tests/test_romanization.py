@@ -243,6 +243,62 @@ def test_v_u_oo_are_alternatives():
     )
 
 
+def test_j_letter_by_letter_where_each_ch_has_its_letter():
+    _rule(
+        R._rule_j_by_letter,
+        [
+            ("โรจนวิชัย", "rochanawichai", "rojanawichai"),  # จ then ช: j, then ch
+            ("ชมจันทร์", "chomchan", "chomjan"),  # ช then จ (ทร์ silent)
+            ("ใจดี", "chaidi", "jaidi"),  # จ alone: as _rule_j
+            ("ชัยชนะ", "chaichana", "chaichana"),  # no จ
+            ("จิตรชัยเดช", "chitchaidet", "jitchaidet"),  # final ช: no match, _rule_j
+        ],
+    )
+
+
+def test_ee_by_letter_knows_the_i_of_oe():
+    assert R._rule_ee("ดีเลิศ", "dilert") == "dilert"  # the rule counts เ-ิ's ิ, cannot match, no final ี
+    assert R._rule_ee_by_letter("ดีเลิศ", "dilert") == "deelert"
+    assert R._rule_ee_by_letter("เจริญคีรี", "jarernkhiri") == "jarernkheeree"
+    assert R._rule_ee_by_letter("วิชัย", "wichai") == "wichai"
+
+
+def test_aspirates_by_letter_beside_the_letters_that_keep_them():
+    _rule(
+        R._aspirates_by_letter,
+        [
+            ("พรมเผือก", "phromphueak", "promphueak"),  # พ -> p, ผ keeps ph
+            ("ชนาธินาถ", "chanathinat", "chanatinat"),  # a final ถ writes no h: it keeps nothing
+            ("ถาวรธรรม", "thawontham", "thawontam"),  # ถ keeps th, ธ -> t
+            ("ณัฐพล", "natthaphon", "nattapon"),  # nothing keeps them: the aspirate rules
+            ("ผลพูน", "phonphun", "phonpun"),
+            ("ผกา", "phaka", "phaka"),  # no letter to make plain
+        ],
+    )
+    # a final ถ no longer keeps every th in the alternative; the main spelling keeps its rule
+    assert R.spelling_variants("ชนาธินาถ", "chanathinat")[:2] == ["Chanathinart", "Chanatinart"]
+
+
+def test_the_hyphen_is_optional():
+    variants = R.spelling_variants("เอื้ออภิญญกุล", "uea-phinyakun")
+    assert variants[0] == "Ua-pinyakun" and "Uapinyakun" in variants
+    assert R.spelling_variants("ละออ", "la-o")[:2] == ["La-or", "Laor"]
+
+
+def test_the_letter_by_letter_alternatives_drop_no_spelling_and_leave_every_main_spelling():
+    # the table's words through the rules without the letter-by-letter ones (BY_LETTER_RULES emptied)
+    rows = [row for row in read_csv(DEFAULT_TABLE) if R.base_spelling(row)]
+    now = {row["word"]: R.spelling_variants(row["word"], R.base_spelling(row)) for row in rows}
+    by_letter, R.BY_LETTER_RULES = R.BY_LETTER_RULES, R.SPELLING_RULES + R.ASPIRATE_RULES
+    try:
+        before = {row["word"]: R.spelling_variants(row["word"], R.base_spelling(row)) for row in rows}
+    finally:
+        R.BY_LETTER_RULES = by_letter
+    assert all(now[w][0] == before[w][0] and set(before[w]) <= set(now[w]) for w in now)
+    gained = [w for w in now if set(now[w]) - set(before[w])]
+    assert len(gained) > 300 and {"โรจนวิชัย", "พรมเผือก", "ชนาธินาถ"} <= set(gained)
+
+
 def test_variants_put_the_main_spelling_first_and_keep_rtgs_last():
     variants = R.spelling_variants("ณัฐพล", "natthaphon")
     assert variants[0] == "Nattapon" and variants[-1] == "Natthaphon"

@@ -78,6 +78,25 @@ as often as not (each alone, and all together):
    ``u`` -> ``oo``               every ุ and ู, when each u of    สุนทร sunthon -> soonthon,
                                  the spelling can be matched      ภูมิ phum -> phoom
    ============================  ===============================  ==============================
+
+Two more alternatives write the main spelling's conventions in full (:data:`BY_LETTER_RULES`):
+
+   ============================  ===============================  ==============================
+   alternative                   Thai letters                     example
+   ============================  ===============================  ==============================
+   letter by letter              j for จ beside ช/ฉ/ฌ, p t k for  โรจนวิชัย -> Rojanawichai,
+                                 พภ ทธฐฑฒ คข beside ผ ถ ฆ (a      พรมเผือก -> Promphuak,
+                                 final ถ writes no h), ee for ี   ชนาธินาถ -> Chanatinart,
+                                 beside เ-ิ; where each ch, ph,    เจริญชัยสกุลคีรี ->
+                                 th, kh, i matches its letter     Jarernchaisakunkeeree
+   no hyphen                     the hyphen before a syllable     เอื้ออภิญญกุล Ua-pinyakun ->
+                                 that starts with a vowel         Uapinyakun
+   ============================  ===============================  ==============================
+
+The main spelling changes a letter only where every letter that writes its sound agrees (or, for ี,
+where each i can be matched); the letter-by-letter spelling is the one a model that learned each letter's
+convention writes, so grading accepts it too. No spelling accepted before is dropped: the main spellings
+are unchanged.
 """
 
 from __future__ import annotations
@@ -250,6 +269,31 @@ def _rule_j(word: str, spelling: str) -> str:
     return spelling
 
 
+def _letter_by_letter(sounding: str, letters: str, spelling: str, written: str) -> list[str] | None:
+    """The letter of ``letters`` behind each ``written`` in the spelling, in order, when each can be matched
+    to one (the sounding word has as many of them as the spelling has ``written``); else None."""
+    sources = [c for c in sounding if c in letters]
+    return sources if sources and len(sources) == spelling.count(written) else None
+
+
+def _from_letters(spelling: str, written: str, sources: list[str], keep: str, plain: str) -> str:
+    """Each ``written`` in the spelling whose letter (``sources``, in order) is not in ``keep`` becomes
+    ``plain``."""
+    parts = spelling.split(written)
+    return parts[0] + "".join(
+        (written if letter in keep else plain) + part for letter, part in zip(sources, parts[1:])
+    )
+
+
+def _rule_j_by_letter(word: str, spelling: str) -> str:
+    """j for each ch that จ writes beside ช, ฉ or ฌ, when each ch has its letter: โรจนวิชัย rochanawichai ->
+    rojanawichai."""
+    sources = _letter_by_letter(_sounding(word), "จชฉฌ", spelling, "ch")
+    if sources and "จ" in sources:
+        return _from_letters(spelling, "ch", sources, keep="ชฉฌ", plain="j")
+    return _rule_j(word, spelling)
+
+
 def _rule_sri(word: str, spelling: str) -> str:
     if word.startswith("ศรี") and spelling.startswith("si") and not spelling.startswith("sri"):
         spelling = "sr" + spelling[1:]
@@ -292,10 +336,13 @@ def _rule_open_o(word: str, spelling: str) -> str:
     return spelling
 
 
-def _i_sources(word: str) -> list[str]:
-    """Each Thai letter that writes a standalone ``i``, in order: ``long`` (ี), ``short`` (ิ, ฤ, ศรี's ี)."""
+def _i_sources(word: str, skip_oe: bool = False) -> list[str]:
+    """Each Thai letter that writes a standalone ``i``, in order: ``long`` (ี), ``short`` (ิ, ฤ, ศรี's ี).
+    With ``skip_oe``, not the ิ of เ-ิ (oe, er: no i)."""
     sources = []
     for k, c in enumerate(word):
+        if skip_oe and c == "ิ" and re.search(f"เ[{CONSONANTS}]{{1,2}}$", word[max(0, k - 3) : k]):
+            continue
         if c == "ิ" or c == "ฤ":
             sources.append("short")
         elif c == "ี":
@@ -308,10 +355,10 @@ def _i_sources(word: str) -> list[str]:
     return sources
 
 
-def _rule_ee(word: str, spelling: str) -> str:
+def _rule_ee(word: str, spelling: str, skip_oe: bool = False) -> str:
     """Every ี is ``ee`` (ทวีศักดิ์ thaweesak, จารีย์ charee); if the i's cannot be matched, only a final
     one."""
-    sources, positions = _i_sources(_sounding(word)), _standalone(spelling, "i")
+    sources, positions = _i_sources(_sounding(word), skip_oe), _standalone(spelling, "i")
     if "long" in sources and len(sources) == len(positions):
         return _replace_at(spelling, [p for p, s in zip(positions, sources) if s == "long"], "ee")
     if (
@@ -337,6 +384,12 @@ def _rule_arn_art(word: str, spelling: str) -> str:
     if end.group(1) in _T_SOUND_FINALS and spelling.endswith("at"):
         return spelling[:-1] + "rt"
     return spelling
+
+
+def _rule_ee_by_letter(word: str, spelling: str) -> str:
+    """``_rule_ee`` that knows the ิ of เ-ิ writes no i: เจริญชัยสกุลคีรี charoenchaisakunkhiri ->
+    charoenchaisakunkheeree (the rule alone cannot match the i's, so makes only the last one ee)."""
+    return _rule_ee(word, spelling, skip_oe=True)
 
 
 def _vowel_rule(thai: str, rtgs: str, name: str) -> Rule:
@@ -386,11 +439,39 @@ SPELLING_RULES: tuple[Rule, ...] = (
     _rule_arn_art,
     *VOWEL_RULES,
 )
-ASPIRATE_RULES: tuple[Rule, ...] = (
-    _aspirate_rule("พภ", "ผ", "ph", "p"),
-    _aspirate_rule("ทธฐฑฒ", "ถ", "th", "t"),
-    _aspirate_rule("คข", "ฆฅฃ", "kh", "k"),
-)
+ASPIRATES = (("พภ", "ผ", "ph", "p"), ("ทธฐฑฒ", "ถ", "th", "t"), ("คข", "ฆฅฃ", "kh", "k"))
+ASPIRATE_RULES: tuple[Rule, ...] = tuple(_aspirate_rule(*aspirate) for aspirate in ASPIRATES)
+
+
+def _onsets(word: str) -> str:
+    """The sounding word without a consonant that closes it (a final writes no h: ชนาธินาถ chanathinat)."""
+    sounding = _sounding(word)
+    if len(sounding) >= 2 and sounding[-1] in CONSONANTS and sounding[-2] not in LEADING_VOWELS:
+        return sounding[:-1]
+    return sounding
+
+
+def _aspirates_by_letter(word: str, spelling: str) -> str:
+    """The aspirate rules; and where one is kept from firing by an onset of the other letters, the plain
+    sound for its letters and the aspirate for the others, letter by letter, where each aspirate of the
+    spelling can be matched to its letter: พรมเผือก phromphueak ->
+    promphueak, ชนาธินาถ chanathinat -> chanatinat (its ถ closes the word: no th)."""
+    for letters, others, aspirate, plain in ASPIRATES:
+        if not any(c in _onsets(word) for c in others):
+            spelling = spelling.replace(aspirate, plain) if any(c in word for c in letters) else spelling
+            continue
+        sources = _letter_by_letter(_onsets(word), letters + others, spelling, aspirate)
+        if sources:
+            spelling = _from_letters(spelling, aspirate, sources, keep=others, plain=plain)
+    return spelling
+
+
+# The same conventions, letter by letter: where the rules above leave a letter as RTGS writes it because
+# another letter writes the same sound (จ beside ช, พ beside ผ) or cannot be matched to its letter, these
+# match each one; their spelling is an alternative.
+BY_LETTER_RULES: tuple[Rule, ...] = tuple(
+    {_rule_j: _rule_j_by_letter, _rule_ee: _rule_ee_by_letter}.get(rule, rule) for rule in SPELLING_RULES
+) + (_aspirates_by_letter,)
 
 
 # --- alternatives: spellings real names use about as often as not
@@ -481,8 +562,9 @@ def name_spelling(word: str, base: str) -> str:
 def spelling_variants(word: str, base: str) -> list[str]:
     """All accepted spellings of one word, the main one first, without repeats.
 
-    Then: the main spelling with each alternative rule alone and with all of them, the spelling
-    without the aspirate rules, and the repaired RTGS spelling.
+    Then: the main spelling with each alternative rule alone and with all of them, the letter-by-letter
+    spelling, the spelling without the aspirate rules, the main and letter-by-letter spellings without
+    hyphens, and the repaired RTGS spelling.
     """
     rtgs = rtgs_spelling(word, base)
     main = _apply(SPELLING_RULES + ASPIRATE_RULES, word, rtgs)
@@ -490,7 +572,10 @@ def spelling_variants(word: str, base: str) -> list[str]:
         [main] + [rule(word, main) for rule in ALTERNATIVE_RULES] + [_apply(ALTERNATIVE_RULES, word, main)]
     )
     before_vowels = tuple(rule for rule in SPELLING_RULES if rule not in VOWEL_RULES) + ASPIRATE_RULES
-    variants += [_apply(before_vowels, word, rtgs), _apply(SPELLING_RULES, word, rtgs), rtgs]
+    by_letter = _apply(BY_LETTER_RULES, word, rtgs)
+    variants += [by_letter, _apply(before_vowels, word, rtgs), _apply(SPELLING_RULES, word, rtgs)]
+    # a hyphen only marks where a syllable starts with a vowel: Ua-pinyakun is also Uapinyakun
+    variants += [v.replace("-", "") for v in (main, by_letter)] + [rtgs]
     return list(dict.fromkeys(title(v) for v in variants))
 
 
