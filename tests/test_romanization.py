@@ -261,6 +261,7 @@ def test_ee_by_letter_knows_the_i_of_oe():
     assert R._rule_ee_by_letter("ดีเลิศ", "dilert") == "deelert"
     assert R._rule_ee_by_letter("เจริญคีรี", "jarernkhiri") == "jarernkheeree"
     assert R._rule_ee_by_letter("วิชัย", "wichai") == "wichai"
+    assert R._rule_ee_by_letter("เอทิลีน", "ethilin") == "ethileen"  # เอ + ทิ: that ิ is an i
 
 
 def test_aspirates_by_letter_beside_the_letters_that_keep_them():
@@ -273,30 +274,46 @@ def test_aspirates_by_letter_beside_the_letters_that_keep_them():
             ("ณัฐพล", "natthaphon", "nattapon"),  # nothing keeps them: the aspirate rules
             ("ผลพูน", "phonphun", "phonpun"),
             ("ผกา", "phaka", "phaka"),  # no letter to make plain
+            ("พยัคฆ", "phayakkha", "payakkha"),  # the last ฆ is read (kha), so it keeps its kh
+            ("ผลเทพหิรัญ", "phonthephiran", "phontephiran"),  # th -> t; ph kept: the h of ห follows the p
         ],
     )
     # a final ถ no longer keeps every th in the alternative; the main spelling keeps its rule
     assert R.spelling_variants("ชนาธินาถ", "chanathinat")[:2] == ["Chanathinart", "Chanatinart"]
 
 
-def test_the_hyphen_is_optional():
-    variants = R.spelling_variants("เอื้ออภิญญกุล", "uea-phinyakun")
-    assert variants[0] == "Ua-pinyakun" and "Uapinyakun" in variants
-    assert R.spelling_variants("ละออ", "la-o")[:2] == ["La-or", "Laor"]
+def test_a_hyphen_is_dropped_only_where_the_letters_read_the_same_without_it():
+    assert R.without_hyphens("ua-phinyakun") == "uaphinyakun"  # a vowel, then a consonant
+    assert R.without_hyphens("det-anan") == "detanan"  # a consonant, then a vowel
+    for kept in ("ta-ek", "da-o", "cha-em", "waet-hiro", "thawi-ngoen", "kora-akkharin"):
+        assert R.without_hyphens(kept) == kept  # taek, dao, chaem, waethiro, thawingoen read otherwise
+    assert "Ua-pinyakun" in R.spelling_variants("เอื้ออภิญญกุล", "uea-phinyakun")
+    assert "Uapinyakun" in R.spelling_variants("เอื้ออภิญญกุล", "uea-phinyakun")
+    assert R.spelling_variants("ดาโอะ", "da-o") == ["Da-o"]
 
 
-def test_the_letter_by_letter_alternatives_drop_no_spelling_and_leave_every_main_spelling():
-    # the table's words through the rules without the letter-by-letter ones (BY_LETTER_RULES emptied)
-    rows = [row for row in read_csv(DEFAULT_TABLE) if R.base_spelling(row)]
+# Fingerprints of every table word's main spelling and accepted spellings as they were at commit 7cf1fbf,
+# before the letter-by-letter and hyphen-free alternatives: those may only add spellings.
+SPELLINGS_AT_7CF1FBF = {"main": "24ccbc0cef7eb4af", "all": "81e7bd67764d912e"}
+
+
+def test_the_new_alternatives_leave_every_main_spelling_and_drop_no_spelling(monkeypatch):
+    import hashlib
+
+    def fingerprint(lines):
+        return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16]
+
+    rows = sorted((row for row in read_csv(DEFAULT_TABLE) if R.base_spelling(row)), key=lambda r: r["word"])
     now = {row["word"]: R.spelling_variants(row["word"], R.base_spelling(row)) for row in rows}
-    by_letter, R.BY_LETTER_RULES = R.BY_LETTER_RULES, R.SPELLING_RULES + R.ASPIRATE_RULES
-    try:
-        before = {row["word"]: R.spelling_variants(row["word"], R.base_spelling(row)) for row in rows}
-    finally:
-        R.BY_LETTER_RULES = by_letter
-    assert all(now[w][0] == before[w][0] and set(before[w]) <= set(now[w]) for w in now)
+    # without them: the letter-by-letter rules replaced by the main spelling's, hyphens kept
+    monkeypatch.setattr(R, "BY_LETTER_RULES", R.SPELLING_RULES + R.ASPIRATE_RULES)
+    monkeypatch.setattr(R, "without_hyphens", lambda spelling: spelling)
+    before = {row["word"]: R.spelling_variants(row["word"], R.base_spelling(row)) for row in rows}
+    assert fingerprint(f"{w},{now[w][0]}" for w in now) == SPELLINGS_AT_7CF1FBF["main"]
+    assert fingerprint(f"{w},{'|'.join(before[w])}" for w in before) == SPELLINGS_AT_7CF1FBF["all"]
+    assert all(set(before[w]) <= set(now[w]) for w in now)
     gained = [w for w in now if set(now[w]) - set(before[w])]
-    assert len(gained) > 300 and {"โรจนวิชัย", "พรมเผือก", "ชนาธินาถ"} <= set(gained)
+    assert len(gained) > 1_000 and {"โรจนวิชัย", "พรมเผือก", "ชนาธินาถ", "เอื้ออภิญญกุล"} <= set(gained)
 
 
 def test_variants_put_the_main_spelling_first_and_keep_rtgs_last():

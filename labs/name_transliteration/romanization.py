@@ -87,10 +87,14 @@ Two more alternatives write the main spelling's conventions in full (:data:`BY_L
    letter by letter              j for จ beside ช/ฉ/ฌ, p t k for  โรจนวิชัย -> Rojanawichai,
                                  พภ ทธฐฑฒ คข beside ผ ถ ฆ (a      พรมเผือก -> Promphuak,
                                  final ถ writes no h), ee for ี   ชนาธินาถ -> Chanatinart,
-                                 beside เ-ิ; where each ch, ph,    เจริญชัยสกุลคีรี ->
-                                 th, kh, i matches its letter     Jarernchaisakunkeeree
-   no hyphen                     the hyphen before a syllable     เอื้ออภิญญกุล Ua-pinyakun ->
-                                 that starts with a vowel         Uapinyakun
+                                 beside เ-ิ; where there are as    เจริญชัยสกุลคีรี ->
+                                 many of the letters as ch, ph,   Jarernchaisakunkeeree
+                                 th, kh, i (not with ห, whose h
+                                 may follow a final t, p, k)
+   no hyphen                     a hyphen that reads the same     เอื้ออภิญญกุล Ua-pinyakun ->
+                                 without it: not between two      Uapinyakun, เดชอนันต์ Det-anan
+                                 vowels (Ta-ek is not Taek), a    -> Detanan
+                                 consonant and h, a vowel and ng
    ============================  ===============================  ==============================
 
 The main spelling changes a letter only where every letter that writes its sound agrees (or, for ี,
@@ -269,10 +273,10 @@ def _rule_j(word: str, spelling: str) -> str:
     return spelling
 
 
-def _letter_by_letter(sounding: str, letters: str, spelling: str, written: str) -> list[str] | None:
-    """The letter of ``letters`` behind each ``written`` in the spelling, in order, when each can be matched
-    to one (the sounding word has as many of them as the spelling has ``written``); else None."""
-    sources = [c for c in sounding if c in letters]
+def _letter_by_letter(thai: str, letters: str, spelling: str, written: str) -> list[str] | None:
+    """The letter of ``letters`` behind each ``written`` in the spelling, in order, when the Thai letters
+    ``thai`` have as many of them as the spelling has ``written`` (counted, not aligned); else None."""
+    sources = [c for c in thai if c in letters]
     return sources if sources and len(sources) == spelling.count(written) else None
 
 
@@ -338,10 +342,10 @@ def _rule_open_o(word: str, spelling: str) -> str:
 
 def _i_sources(word: str, skip_oe: bool = False) -> list[str]:
     """Each Thai letter that writes a standalone ``i``, in order: ``long`` (ี), ``short`` (ิ, ฤ, ศรี's ี).
-    With ``skip_oe``, not the ิ of เ-ิ (oe, er: no i)."""
+    With ``skip_oe``, not the ิ of เ-ิ (oe, er: no i; เจริญ, not เอทิลีน's เอ + ทิ)."""
     sources = []
     for k, c in enumerate(word):
-        if skip_oe and c == "ิ" and re.search(f"เ[{CONSONANTS}]{{1,2}}$", word[max(0, k - 3) : k]):
+        if skip_oe and c == "ิ" and re.search(f"เ[{CONSONANTS}][รลว]?$", word[max(0, k - 3) : k]):
             continue
         if c == "ิ" or c == "ฤ":
             sources.append("short")
@@ -443,24 +447,25 @@ ASPIRATES = (("พภ", "ผ", "ph", "p"), ("ทธฐฑฒ", "ถ", "th", "t")
 ASPIRATE_RULES: tuple[Rule, ...] = tuple(_aspirate_rule(*aspirate) for aspirate in ASPIRATES)
 
 
-def _onsets(word: str) -> str:
-    """The sounding word without a consonant that closes it (a final writes no h: ชนาธินาถ chanathinat)."""
+def _without_final(word: str, spelling: str) -> str:
+    """The sounding word without its last consonant where that closes the word, as the spelling's last
+    consonant says (a final writes no h: ชนาธินาถ chanathinat; พยัคฆ phayakkha reads its ฆ)."""
     sounding = _sounding(word)
-    if len(sounding) >= 2 and sounding[-1] in CONSONANTS and sounding[-2] not in LEADING_VOWELS:
-        return sounding[:-1]
-    return sounding
+    closes = spelling[-1:] not in VOWELS and sounding[-2:-1] not in ("", *LEADING_VOWELS)
+    return sounding[:-1] if closes and sounding[-1] in CONSONANTS else sounding
 
 
 def _aspirates_by_letter(word: str, spelling: str) -> str:
-    """The aspirate rules; and where one is kept from firing by an onset of the other letters, the plain
-    sound for its letters and the aspirate for the others, letter by letter, where each aspirate of the
-    spelling can be matched to its letter: พรมเผือก phromphueak ->
-    promphueak, ชนาธินาถ chanathinat -> chanatinat (its ถ closes the word: no th)."""
+    """The aspirate rules; and where one is kept from firing by another letter that writes the aspirate
+    (not the word's final), the plain sound for its letters and the aspirate for the others, letter by
+    letter: พรมเผือก phromphueak -> promphueak; ชนาธินาถ chanathinat -> chanatinat (ถ closes the word).
+    Not in a word with ห, whose h may follow a final t, p or k and so throw the count off."""
+    thai = _without_final(word, spelling)
     for letters, others, aspirate, plain in ASPIRATES:
-        if not any(c in _onsets(word) for c in others):
+        if not any(c in thai for c in others):
             spelling = spelling.replace(aspirate, plain) if any(c in word for c in letters) else spelling
             continue
-        sources = _letter_by_letter(_onsets(word), letters + others, spelling, aspirate)
+        sources = _letter_by_letter(thai, letters + others, spelling, aspirate) if "ห" not in word else None
         if sources:
             spelling = _from_letters(spelling, aspirate, sources, keep=others, plain=plain)
     return spelling
@@ -469,9 +474,17 @@ def _aspirates_by_letter(word: str, spelling: str) -> str:
 # The same conventions, letter by letter: where the rules above leave a letter as RTGS writes it because
 # another letter writes the same sound (จ beside ช, พ beside ผ) or cannot be matched to its letter, these
 # match each one; their spelling is an alternative.
-BY_LETTER_RULES: tuple[Rule, ...] = tuple(
-    {_rule_j: _rule_j_by_letter, _rule_ee: _rule_ee_by_letter}.get(rule, rule) for rule in SPELLING_RULES
-) + (_aspirates_by_letter,)
+BY_LETTER_RULES: tuple[Rule, ...] = (
+    _rule_j_by_letter,
+    _rule_sri,
+    _rule_boon,
+    _rule_orn,
+    _rule_open_o,
+    _rule_ee_by_letter,
+    _rule_arn_art,
+    *VOWEL_RULES,
+    _aspirates_by_letter,
+)
 
 
 # --- alternatives: spellings real names use about as often as not
@@ -559,6 +572,23 @@ def name_spelling(word: str, base: str) -> str:
     return title(_apply(SPELLING_RULES + ASPIRATE_RULES, word, rtgs_spelling(word, base)))
 
 
+def without_hyphens(spelling: str) -> str:
+    """The spelling without each hyphen that reads the same without it: not one between two vowels (ta-ek is
+    not taek), between a consonant and an h (waet-hi is not waethi) or between a vowel and ng (thawi-ngoen
+    is not thawingoen). ua-phinyakun -> uaphinyakun, det-anan -> detanan."""
+
+    def join(match: re.Match) -> str:
+        left, right = match.group(1), match.group(2)
+        keep = (
+            (left in VOWELS and right[0] in VOWELS)
+            or (left not in VOWELS and right[0] == "h")
+            or (left in VOWELS and right == "ng")
+        )
+        return left + "-" * keep
+
+    return re.sub("([a-z])-(?=([a-z]{1,2}))", join, spelling)
+
+
 def spelling_variants(word: str, base: str) -> list[str]:
     """All accepted spellings of one word, the main one first, without repeats.
 
@@ -574,8 +604,7 @@ def spelling_variants(word: str, base: str) -> list[str]:
     before_vowels = tuple(rule for rule in SPELLING_RULES if rule not in VOWEL_RULES) + ASPIRATE_RULES
     by_letter = _apply(BY_LETTER_RULES, word, rtgs)
     variants += [by_letter, _apply(before_vowels, word, rtgs), _apply(SPELLING_RULES, word, rtgs)]
-    # a hyphen only marks where a syllable starts with a vowel: Ua-pinyakun is also Uapinyakun
-    variants += [v.replace("-", "") for v in (main, by_letter)] + [rtgs]
+    variants += [without_hyphens(v) for v in (main, by_letter)] + [rtgs]
     return list(dict.fromkeys(title(v) for v in variants))
 
 
