@@ -462,8 +462,8 @@ def _aspirates_by_letter(word: str, spelling: str) -> str:
     Not in a word with ห, whose h may follow a final t, p or k and so throw the count off."""
     thai = _without_final(word, spelling)
     for letters, others, aspirate, plain in ASPIRATES:
-        if not any(c in thai for c in others):
-            spelling = spelling.replace(aspirate, plain) if any(c in word for c in letters) else spelling
+        if not any(c in thai for c in others):  # then the aspirate rule, with a final of the others allowed
+            spelling = _aspirate_rule(letters, "", aspirate, plain)(word, spelling)
             continue
         sources = _letter_by_letter(thai, letters + others, spelling, aspirate) if "ห" not in word else None
         if sources:
@@ -473,16 +473,9 @@ def _aspirates_by_letter(word: str, spelling: str) -> str:
 
 # The same conventions, letter by letter: where the rules above leave a letter as RTGS writes it because
 # another letter writes the same sound (จ beside ช, พ beside ผ) or cannot be matched to its letter, these
-# match each one; their spelling is an alternative.
-BY_LETTER_RULES: tuple[Rule, ...] = (
-    _rule_j_by_letter,
-    _rule_sri,
-    _rule_boon,
-    _rule_orn,
-    _rule_open_o,
-    _rule_ee_by_letter,
-    _rule_arn_art,
-    *VOWEL_RULES,
+# match each one; their spelling is an alternative. The main spelling's rules, with these in place of two.
+BY_LETTER = {_rule_j: _rule_j_by_letter, _rule_ee: _rule_ee_by_letter}
+BY_LETTER_RULES: tuple[Rule, ...] = tuple(BY_LETTER.get(rule, rule) for rule in SPELLING_RULES) + (
     _aspirates_by_letter,
 )
 
@@ -586,6 +579,8 @@ def without_hyphens(spelling: str) -> str:
         )
         return left + "-" * keep
 
+    if "-" not in spelling:
+        return spelling
     return re.sub("([a-z])-(?=([a-z]{1,2}))", join, spelling)
 
 
