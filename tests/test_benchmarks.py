@@ -222,6 +222,40 @@ def test_a_record_made_from_code_that_differs_from_its_commit_says_so(tmp_path, 
     assert experiments.provenance()["commit"] == commit + "+changes"
 
 
+def test_the_learning_curve_tables_drop_only_seen_name_words_the_same_way_each_time():
+    """A learning-curve table keeps its share of the seen name words (a seeded draw: the same each time) and
+    every held-out and dictionary word as it was; a seen name word that is a dictionary word too and is left
+    out stays, as a dictionary word only."""
+    from labs.common.files import read_csv
+    from labs.name_transliteration.corpus import DICTIONARY
+    from labs.name_transliteration.data import DEFAULT_TABLE, word_group
+
+    experiments = load_benchmark("name_transliteration_experiments")
+    rows = read_csv(DEFAULT_TABLE)
+    # seen name words that are dictionary words too (the shipped table may hold none)
+    for word in (a + b + a + b for a in "กขคงจฉ" for b in "ชซฌญฎ"):
+        rows.append({"word": word, "roles": f"{DICTIONARY}|family", "thai2rom_onnx": "x", "royin": "x"})
+    original = {r["word"]: r for r in rows}
+    seen = {w for w, r in original.items() if word_group(w) == "seen" and r["roles"] != DICTIONARY}
+
+    for share in (0.5, 0.25):
+        fewer = experiments._fewer_name_words(rows, share)
+        assert fewer == experiments._fewer_name_words(rows, share)
+        kept = {r["word"]: r for r in fewer}
+        assert len(kept) == len(fewer)
+        kept_names = {w for w in seen if w in kept and kept[w]["roles"] != DICTIONARY}
+        assert len(kept_names) == round(len(seen) * share)
+        for word, row in kept.items():  # as it was, or a left-out name word kept as a dictionary word
+            assert row == original[word] or (
+                word in seen - kept_names and row == {**original[word], "roles": DICTIONARY}
+            )
+        left_out = set(original) - set(kept)
+        assert left_out and left_out <= seen
+        assert all(DICTIONARY not in original[w]["roles"].split("|") for w in left_out)
+        demoted = [w for w in seen - kept_names if w in kept]
+        assert demoted and all(DICTIONARY in original[w]["roles"].split("|") for w in demoted)
+
+
 def test_the_experiments_file_replaces_a_record_with_the_same_key_and_keeps_the_rest(tmp_path, monkeypatch):
     import json
 
