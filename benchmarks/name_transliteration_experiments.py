@@ -443,20 +443,27 @@ def word_table(kind: str | None) -> Path | None:
     path = TABLES / f"{kind}.csv"
     if path.is_file():
         return path
+    from labs.name_transliteration.data import DEFAULT_TABLE
+    from labs.name_transliteration.romanization import TABLE_COLUMNS
+
+    rows = read_csv(DEFAULT_TABLE)
     if kind in FEWER_NAME_WORDS:
-        rows = _fewer_name_words(
-            read_csv(DATASETS_DIR / "thai-names" / "romanization.csv"), FEWER_NAME_WORDS[kind]
-        )
-        TABLES.mkdir(parents=True, exist_ok=True)
-        write_csv(path, list(rows[0]), rows)
-        return path
+        rows = _fewer_name_words(rows, FEWER_NAME_WORDS[kind])
+    else:
+        rows = _with_more_words(rows, kind)
+    TABLES.mkdir(parents=True, exist_ok=True)
+    write_csv(path, TABLE_COLUMNS, sorted(rows, key=lambda r: r["word"]))
+    return path
+
+
+def _with_more_words(rows: list[dict], kind: str) -> list[dict]:
+    """The table with the ``kind`` table's extra words as dictionary words, romanized as the shipped ones were
+    (the blends table leaves out the shipped dictionary words)."""
     from pythainlp.transliterate import romanize
     from tqdm.auto import tqdm
 
     from labs.name_transliteration.corpus import DICTIONARY, name_words
-    from labs.name_transliteration.romanization import TABLE_COLUMNS
 
-    rows = read_csv(DATASETS_DIR / "thai-names" / "romanization.csv")
     names = set(name_words())
     ok = _letters_ok({c for w in names for c in w}, names)
     shipped = {r["word"] for r in rows}
@@ -467,14 +474,11 @@ def word_table(kind: str | None) -> Path | None:
         extra |= _blends(names, ok, shipped | _more_dictionary_words(names, ok))
     if kind == "blends":
         rows = [r for r in rows if r["roles"] != DICTIONARY]
-    rows += [
+    return rows + [
         {"word": w, "roles": DICTIONARY, "thai2rom_onnx": romanize(w, engine="thai2rom_onnx"),
          "royin": romanize(w, engine="royin")}
         for w in tqdm(sorted(extra), desc=f"romanizing the {kind} table's words", unit="word")
     ]  # fmt: skip
-    TABLES.mkdir(parents=True, exist_ok=True)
-    write_csv(path, TABLE_COLUMNS, sorted(rows, key=lambda r: r["word"]))
-    return path
 
 
 def held_out_words(seed: int = 3) -> list[dict]:

@@ -256,6 +256,25 @@ def test_the_learning_curve_tables_drop_only_seen_name_words_the_same_way_each_t
         assert demoted and all(DICTIONARY in original[w]["roles"].split("|") for w in demoted)
 
 
+def test_the_learning_curve_draws_the_words_its_recorded_runs_were_trained_on():
+    """The README's learning curve was measured on one draw of the shipped table's words: a change to the
+    draw (the seed, the shuffle, the table) would make its runs impossible to repeat, so this pins it."""
+    import hashlib
+
+    from labs.common.files import read_csv
+    from labs.name_transliteration.data import DEFAULT_TABLE
+
+    experiments = load_benchmark("name_transliteration_experiments")
+    rows = read_csv(DEFAULT_TABLE)
+    drawn = {}
+    for kind, share in experiments.FEWER_NAME_WORDS.items():
+        words = "\n".join(r["word"] for r in experiments._fewer_name_words(rows, share))
+        drawn[kind] = hashlib.sha256(words.encode()).hexdigest()[:16]
+    assert drawn == {"half-names": "3f991d6f91cbff77", "quarter-names": "8346ac43ce18c2b9"}, (
+        "the learning-curve draw changed: re-run its settings and regenerate the README table"
+    )
+
+
 def test_the_experiments_file_replaces_a_record_with_the_same_key_and_keeps_the_rest(tmp_path, monkeypatch):
     import json
 
