@@ -217,11 +217,12 @@ def _check(args) -> int:
         )
     rubric = load_rubric(args.rubric, task)
     title = tasks.get(rubric.task).title
-    what = (
-        f": a {rubric.task} bundle ({title})"
-        if found == rubric.task
-        else f" as a {rubric.task} bundle ({title}; its meta.json names no task of this kit)"
-    )
+    if found == rubric.task:
+        what = f": a {rubric.task} bundle ({title})"
+    elif found is None:  # no meta.json, or none that can be read (not a zip, say): the status line says which
+        what = f" as a {rubric.task} bundle ({title}; it has no readable meta.json naming its task)"
+    else:
+        what = f" as a {rubric.task} bundle ({title}; its meta.json names no task of this kit)"
     against = "its rubric" if args.rubric is None else f"the rubric {args.rubric}"
     print(f"Checking {path}{what}, against {against} on the public dev set ...", flush=True)
     record = check_bundle(path, rubric)

@@ -98,7 +98,7 @@ def test_a_bundle_that_is_not_a_bundle_exits_non_zero(tmp_path):
     checked = run_autograder("check", str(tmp_path / "submission.zip"), "--task", "date-translation")
     assert checked.returncode == 1, checked.stdout + checked.stderr
     assert "as a date-translation bundle (" in checked.stdout.splitlines()[0]
-    assert "its meta.json names no task of this kit)" in checked.stdout.splitlines()[0]
+    assert "it has no readable meta.json naming its task)" in checked.stdout.splitlines()[0]
     assert "status: malformed" in checked.stdout
     assert " / " not in "\n".join(checked.stdout.splitlines()[2:-1]), (
         "a bundle that never ran gets no rubric lines"
