@@ -245,17 +245,13 @@ def translate_command(args) -> None:
 
 
 def export_command(args) -> None:
-    from labs.common.submission import export
+    from labs.common.submission import check_bundle_out, export
 
+    replace_with = "add --overwrite (an earlier bundle stays as it was if the export fails)"
+    check_bundle_out(Path(args.out), args.overwrite, replace_with)  # first: nothing to load for a refusal
     task = tasks.get(args.task) if args.task else run_task(args.model)
     if args.task and run_task(args.model).name != task.name:
         raise InputError(f"{args.model} holds a {run_task(args.model).name} model, not {task.name}")
-    out = Path(args.out)
-    if not args.overwrite and out.exists() and (out.is_file() or any(out.iterdir())):
-        raise InputError(
-            f"{args.out!r} already exists; remove it, choose another name, or add --overwrite "
-            "(an earlier bundle stays as it was if the export fails)"
-        )
     metrics = _run_metrics(args.model)
     trained_with = metrics.get("layer_sha256")
     check_layer_module(
@@ -295,6 +291,8 @@ def export_command(args) -> None:
         overwrite=args.overwrite,
     )
     print(f"wrote {out}; check it as the grader will: python -m autograder check {out} --task {task.name}")
+    if out.suffix != ".zip":
+        print(f"note: {out} is a folder; the file to hand in is a .zip: export again with --out {out}.zip")
 
 
 def _run_metrics(model_dir: str) -> dict:

@@ -427,6 +427,10 @@ def test_export_rejects_mistakes_before_writing_anything(homework_model, tmp_pat
         )
     (tmp_path / "taken").mkdir()
     (tmp_path / "taken" / "x").write_text("x")
-    with pytest.raises(InputError, match="already exists"):
+    with pytest.raises(InputError, match="not a submission bundle"):  # with or without overwrite
         export(model, vocabs, task="name-transliteration", student_id="s1", out=tmp_path / "taken")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["taken"]
+    (tmp_path / "bundle").mkdir()
+    (tmp_path / "bundle" / "meta.json").write_text("{}")
+    with pytest.raises(InputError, match="already exists"):  # an earlier bundle: replaced only if asked
+        export(model, vocabs, task="name-transliteration", student_id="s1", out=tmp_path / "bundle")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bundle", "taken"]

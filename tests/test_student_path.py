@@ -103,8 +103,8 @@ def test_export_refuses_a_model_whose_outputs_are_not_numbers(tiny_run, tmp_path
 
 def test_overwrite_replaces_a_bundle_folder_whole(tiny_run, tmp_path):
     folder = tmp_path / "bundle"
-    _export(tiny_run, folder)
-    (folder / "stale.txt").write_text("from an earlier export")
+    _export(tiny_run, folder, predictions=[{"source": "ก", "prediction": "K"}])
+    assert (folder / "predictions.csv").is_file()
     with pytest.raises(InputError, match="already exists"):
         _export(tiny_run, folder)
     _export(tiny_run, folder, overwrite=True)
@@ -115,6 +115,35 @@ def test_overwrite_replaces_a_bundle_folder_whole(tiny_run, tmp_path):
         "vocab.json",
     ]
     assert [p.name for p in tmp_path.iterdir()] == ["bundle"]
+
+
+def test_overwrite_never_replaces_a_folder_that_is_not_a_bundle(tiny_run, tmp_path):
+    """`--out homework --overwrite` (or runs/, or a folder of notes) must not take the student's own files
+    with it: only an earlier bundle is replaced, from the function and from the command line alike."""
+    homework = tmp_path / "homework"
+    homework.mkdir()
+    (homework / "kv_attention.py").write_text("# my layer\n")
+    bundle_like = tmp_path / "notes"  # a bundle's meta.json beside a file of the student's own
+    bundle_like.mkdir()
+    (bundle_like / "meta.json").write_text("{}")
+    (bundle_like / "notes.txt").write_text("important")
+    for folder in (homework, bundle_like):
+        before = sorted((p.name, p.read_bytes()) for p in folder.iterdir())
+        with pytest.raises(InputError, match="not a submission bundle.*never replaces"):
+            _export(tiny_run, folder, overwrite=True)
+        assert sorted((p.name, p.read_bytes()) for p in folder.iterdir()) == before
+    train(NameTransliterationConfig.tiny(), out_dir=tmp_path / "run", verbose=0)
+    refused = run_cli(
+        "export", "--model", str(tmp_path / "run"), "--student-id", "6512345678", "--out", str(homework),
+        "--overwrite",
+    )  # fmt: skip
+    assert refused.returncode != 0 and "not a submission bundle" in refused.stderr, refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert (homework / "kv_attention.py").read_text() == "# my layer\n"
+    folder = run_cli("export", "--model", str(tmp_path / "run"), "--student-id", "6512345678", "--out",
+                     str(tmp_path / "sub"))  # fmt: skip
+    assert folder.returncode == 0 and (tmp_path / "sub" / "meta.json").is_file(), folder.stderr
+    assert f"the file to hand in is a .zip: export again with --out {tmp_path / 'sub'}.zip" in folder.stdout
 
 
 def _quiet_env():

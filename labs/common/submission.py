@@ -161,6 +161,34 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
+BUNDLE_FILES = frozenset({"meta.json", "model.keras", "vocab.json", "custom_layers.py", "predictions.csv"})
+
+
+def check_bundle_out(out: Path, overwrite: bool, replace_with: str = "add --overwrite") -> None:
+    """An InputError unless a bundle may be written to ``out``: absent, an empty folder, or (``overwrite``)
+    an earlier bundle. A folder that holds anything else is never replaced: ``--out homework --overwrite``
+    must not take a student's own files with it."""
+    if not out.exists():
+        return
+    if out.is_dir() != (out.suffix != ".zip"):
+        raise InputError(
+            f"{str(out)!r} is a {'folder' if out.is_dir() else 'file'}; give "
+            f"{'a .zip file' if out.suffix == '.zip' else 'a folder'} name that is not one"
+        )
+    if out.is_dir():
+        entries = sorted(entry.name for entry in out.iterdir())
+        if entries and not ("meta.json" in entries and set(entries) <= BUNDLE_FILES):
+            shown = ", ".join(entries[:5]) + (f" and {len(entries) - 5} more" if len(entries) > 5 else "")
+            raise InputError(
+                f"{str(out)!r} is a folder that is not a submission bundle (it holds {shown}), and an "
+                "export never replaces one; choose a new name, such as submission.zip"
+            )
+        if not entries:
+            return
+    if not overwrite:
+        raise InputError(f"{str(out)!r} already exists; remove it, choose another name, or {replace_with}")
+
+
 def export(
     model,
     vocabs: dict[str, Vocabulary],
@@ -193,16 +221,7 @@ def export(
             f"the vocabularies lack {', '.join(missing)}; pass the ones the model was trained with"
         )
     out = Path(out)
-    if not overwrite and out.exists() and (out.is_file() or any(out.iterdir())):
-        raise InputError(
-            f"{str(out)!r} already exists; remove it, choose another name, or replace it "
-            "(export(..., overwrite=True))"
-        )
-    if out.exists() and out.is_dir() != (out.suffix != ".zip"):
-        raise InputError(
-            f"{str(out)!r} is a {'folder' if out.is_dir() else 'file'}; give "
-            f"{'a .zip file' if out.suffix == '.zip' else 'a folder'} name that is not one"
-        )
+    check_bundle_out(out, overwrite, replace_with="replace it (export(..., overwrite=True))")
     layer_module = check_layer_module(task, layer_module, trained_with=trained_with)
     _check_signature(model, record, vocabs)
     _check_outputs(model, record, vocabs)
