@@ -41,6 +41,7 @@ from autograder.status import GRADED
 from labs import tasks
 from labs.common.arguments import Parser, checked
 from labs.common.errors import InputError
+from labs.common.submission import EXPORT_ADVICE
 
 TASKS = tasks.names()
 # The commands that load other people's bundles need the grader's Keras floor. `check` does not: a
@@ -212,8 +213,8 @@ def _check(args) -> int:
     task = args.task or (found if found in TASKS else None)
     if task is None and args.rubric is None:
         raise InputError(
-            f"{path} has no readable meta.json naming a task of this kit; export it with "
-            "labs.common.submission.export(...), or name the task with --task"
+            f"{path} has no readable meta.json naming a task of this kit; {EXPORT_ADVICE}, or name the "
+            "task with --task"
         )
     rubric = load_rubric(args.rubric, task)
     title = tasks.get(rubric.task).title
@@ -365,7 +366,7 @@ def _interrupt(signum, frame):
 
 
 def _hidden_set(args) -> None:
-    from autograder.hidden import make_hidden_set
+    from autograder.hidden import make_hidden_set, takes_words
     from autograder.sandbox import readable_by_others
 
     with warnings.catch_warnings(record=True) as notes:
@@ -382,6 +383,13 @@ def _hidden_set(args) -> None:
         f"wrote a hidden set of {manifest['size']:,} rows for {args.task} to {args.out} "
         f"(secret fingerprint {manifest['secret_fingerprint']}{words}; the folder is private to you)"
     )
+    if not args.words and takes_words(args.task):
+        print(
+            "note: the unseen names' words come from the kit's default pool, which a student can rebuild "
+            "from public tools (pythainlp's name lists, python -m labs romanize) and train on. For a graded "
+            "homework, give words of your own: --words FILE (README, 'Grading')",
+            file=sys.stderr,
+        )
     for private in filter(None, (args.seed_file, args.words)):
         if readable_by_others(Path(private)):
             print(

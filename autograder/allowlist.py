@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from labs.common.submission import EXPORT_ADVICE
+
 REFUSED_CLASSES = {"Lambda", "TFSMLayer", "TorchModuleWrapper", "JaxLayer", "FlaxLayer", "__lambda__"}
 STRUCTURAL = {
     "__keras_tensor__",
@@ -201,7 +203,7 @@ def check_config(
                 return Verdict(
                     False,
                     f"the model uses {name!r}, but the bundle has no custom_layers.py to define "
-                    "it; export with labs.common.submission.export(...), which adds it",
+                    f"it; {EXPORT_ADVICE}, which adds it",
                     classes,
                     registered,
                 )

@@ -49,6 +49,7 @@ from autograder.status import ERROR, MACHINE_OUT_OF_MEMORY, TIMEOUT
 from labs import tasks
 from labs.common.errors import InputError
 from labs.common.files import read_csv
+from labs.common.submission import EXPORT_ADVICE
 
 
 def _unique_ids(entries: list[Entry]) -> dict[int, str]:
@@ -533,10 +534,7 @@ def check_bundle(
     elif rubric is None:
         found = bundle_task(path)
         if found not in tasks.names():
-            raise InputError(
-                f"{path} has no readable meta.json naming a task of this kit; export it with "
-                "labs.common.submission.export(...)"
-            )
+            raise InputError(f"{path} has no readable meta.json naming a task of this kit; {EXPORT_ADVICE}")
         rubric = load_rubric(task=found)
     hidden = dev_set(rubric.task)
     if limit is not None and limit < len(hidden.inputs):

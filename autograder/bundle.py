@@ -29,9 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from autograder.status import MALFORMED, TOO_LARGE, UNSAFE
+from labs.common.submission import EXPORT_ADVICE
+from labs.common.submission import OPTIONAL_FILES as OPTIONAL
+from labs.common.submission import REQUIRED_FILES as REQUIRED
 
-REQUIRED = ("model.keras", "vocab.json", "meta.json")
-OPTIONAL = ("predictions.csv", "custom_layers.py")
 MAX_ENTRIES = 64  # files in a bundle zip (it needs at most 6)
 MAX_RATIO = 200  # uncompressed / compressed size of one entry: beyond this, a zip bomb
 # meta.json, vocab.json, the model's config.json: each under 20 kB as the kit writes them. A layer module can
@@ -118,7 +119,8 @@ def _checked_members(
     return members
 
 
-def _extract_zip(path: Path, into: Path, max_bytes: int) -> None:
+def _extract_zip(path: Path, into: Path, max_bytes: int) -> list[str]:
+    """Extract the bundle's files; returns the names of the other files, which are left out."""
     try:
         archive = zipfile.ZipFile(path)
     except ARCHIVE_ERRORS as error:
@@ -135,10 +137,11 @@ def _extract_zip(path: Path, into: Path, max_bytes: int) -> None:
         roots = {PurePosixPath(info.filename).parts[0] for info in files}
         # A zip of the bundle *folder* (one top folder holding the files) is as good as a flat one.
         strip = 1 if len(roots) == 1 and all(len(PurePosixPath(i.filename).parts) > 1 for i in files) else 0
-        written = 0
+        written, left_out = 0, []
         for info in files:
             parts = PurePosixPath(info.filename).parts[strip:]
             if len(parts) != 1 or parts[0] not in REQUIRED + OPTIONAL:
+                left_out.append(info.filename)
                 continue  # a bundle's files only, flat: nothing else is ever written
             try:
                 with archive.open(info) as source, open(into / parts[0], "xb") as target:
@@ -154,10 +157,12 @@ def _extract_zip(path: Path, into: Path, max_bytes: int) -> None:
                     MALFORMED,
                     f"{info.filename} cannot be read from the zip ({type(error).__name__}: {error})",
                 ) from None
+    return left_out
 
 
-def _copy_folder(path: Path, into: Path, max_bytes: int) -> None:
-    total = 0
+def _copy_folder(path: Path, into: Path, max_bytes: int) -> list[str]:
+    """Copy the bundle's files; returns the names of the other entries, which are left out."""
+    total, left_out = 0, []
     for entry in sorted(path.iterdir()):
         mode = os.lstat(entry).st_mode
         if stat.S_ISLNK(mode):
@@ -171,6 +176,9 @@ def _copy_folder(path: Path, into: Path, max_bytes: int) -> None:
             fd = os.open(entry, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
             with os.fdopen(fd, "rb") as source, open(into / entry.name, "wb") as target:
                 target.write(source.read(max_bytes + 1))
+        else:
+            left_out.append(entry.name)
+    return left_out
 
 
 def _parse_json(data: bytes, what: str):
@@ -226,15 +234,14 @@ def read_model_config(path: Path) -> dict:
             raise BundleError(
                 MALFORMED,
                 f"model.keras holds {outside:,} bytes outside its files (data before, between or after "
-                "them); export it with labs.common.submission.export(...)",
+                f"them); {EXPORT_ADVICE}",
             )
         extra = sorted(names - set(MODEL_ENTRIES))
         if extra:
             raise BundleError(
                 MALFORMED,
                 f"model.keras holds {len(extra)} file(s) Keras does not write ({_first_names(extra)}): a "
-                "model file holds its config, its metadata and its weights only; export it with "
-                "labs.common.submission.export(...)",
+                f"model file holds its config, its metadata and its weights only; {EXPORT_ADVICE}",
             )
         info = archive.getinfo("config.json")
         if info.file_size > MAX_JSON_BYTES:
@@ -261,25 +268,26 @@ def open_bundle(path: str | Path, workdir: Path, *, max_bytes: int) -> Bundle:
     if stat.S_ISLNK(mode):
         raise BundleError(UNSAFE, f"{path.name} is a symbolic link")
     if stat.S_ISDIR(mode):
-        _copy_folder(path, workdir, max_bytes)
+        left_out = _copy_folder(path, workdir, max_bytes)
     elif stat.S_ISREG(mode):
+        if os.lstat(path).st_size == 0:
+            raise BundleError(MALFORMED, f"{path.name} is empty (0 bytes); {EXPORT_ADVICE}")
         if os.lstat(path).st_size > max_bytes:
             raise BundleError(
                 TOO_LARGE,
                 f"{path.name} is {os.lstat(path).st_size / 1e6:.1f} MB; the limit is "
                 f"{max_bytes / 1e6:.0f} MB",
             )
-        _extract_zip(path, workdir, max_bytes)
+        left_out = _extract_zip(path, workdir, max_bytes)
     else:
         raise BundleError(MALFORMED, f"{path.name} is neither a folder nor a zip file")
     files = sorted(p.name for p in workdir.iterdir())
     missing = [name for name in REQUIRED if name not in files]
     if missing:
         found = ", ".join(files) if files else "nothing"
+        other = f"; not bundle files, left out: {_first_names(left_out)}" if left_out else ""
         raise BundleError(
-            MALFORMED,
-            f"the bundle lacks {', '.join(missing)} (found: {found}); export it with "
-            "labs.common.submission.export(...)",
+            MALFORMED, f"the bundle lacks {', '.join(missing)} (found: {found}{other}); {EXPORT_ADVICE}"
         )
     meta = _read_json(workdir / "meta.json", "meta.json")
     vocab = _read_json(workdir / "vocab.json", "vocab.json")
@@ -290,8 +298,7 @@ def open_bundle(path: str | Path, workdir: Path, *, max_bytes: int) -> Bundle:
     if extra:
         raise BundleError(
             MALFORMED,
-            f"vocab.json holds key(s) the kit does not write ({_first_names(extra)}); export it with "
-            "labs.common.submission.export(...)",
+            f"vocab.json holds key(s) the kit does not write ({_first_names(extra)}); {EXPORT_ADVICE}",
         )
     config = read_model_config(workdir / "model.keras")
     size = sum((workdir / name).stat().st_size for name in files)

@@ -37,8 +37,8 @@ ARCHITECTURE_ADVICE = (
     "Build the model the lab describes (see the rubric line) and keep it within the parameter budget."
 )
 STATUS_ADVICE = {
-    MALFORMED: "Export your bundle with labs.common.submission.export(...) and check it with "
-    "`python -m autograder check BUNDLE` before handing it in.",
+    MALFORMED: "Write your bundle with `python -m labs export` (or the notebook's export cell) and check it "
+    "with `python -m autograder check BUNDLE` before handing it in.",
     UNSAFE: "Zip the bundle folder's files directly (no links, no paths outside the folder).",
     TOO_LARGE: "Your bundle is over the size limit: a smaller model, or leave out files the bundle does "
     "not need.",

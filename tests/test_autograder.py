@@ -416,6 +416,7 @@ def test_hidden_set_refuses_a_short_secret(tmp_path):
         str(tmp_path / "h"),
     )
     assert made.returncode == 0 and "wrote a hidden set of" in made.stdout, made.stderr
+    assert "can rebuild" not in made.stderr  # dates have no unseen words to rebuild
     assert load_hidden_set(tmp_path / "h", "date-generation")[0]
 
 

@@ -106,6 +106,32 @@ def test_a_bundle_that_is_not_a_bundle_exits_non_zero(tmp_path):
     assert checked.stdout.splitlines()[-1].startswith("score on the public dev set: 0 / ")
 
 
+def test_a_hand_zipped_bundle_is_told_what_it_lacks_what_was_left_out_and_the_command_that_writes_one(
+    tmp_path,
+):
+    # A student zips the run folder and the layer by hand: no meta.json, and kv_attention.py under its own name.
+    with zipfile.ZipFile(HOMEWORK) as archive:
+        files = {name: archive.read(name) for name in ("model.keras", "vocab.json")}
+    files["kv_attention.py"] = b"# the layer"
+    files["training_curve.png"] = b"png"
+    record = check_bundle(_zip_with(tmp_path / "by-hand.zip", files), task="name-transliteration")
+    assert record["status"] == "malformed"
+    message = record["message"]
+    assert "lacks meta.json (found: model.keras, vocab.json;" in message, message
+    assert "left out: 'kv_attention.py', 'training_curve.png'" in message, message
+    assert "python -m labs export --model RUN_FOLDER --student-id YOUR_ID --out submission.zip" in message
+    assert "labs.common.submission" not in message  # the command a student runs, not a function of the kit
+
+
+def test_an_empty_file_is_called_empty(tmp_path):
+    (tmp_path / "submission.zip").write_bytes(b"")  # a download or a copy that went wrong
+    record = check_bundle(tmp_path / "submission.zip", task="name-transliteration")
+    assert record["status"] == "malformed"
+    assert record["message"].startswith(
+        "submission.zip is empty (0 bytes); export it with python -m labs export"
+    )
+
+
 def test_a_layer_that_raises_fails_to_load_and_its_own_error_is_what_the_student_reads(unwritten_layer):
     checked = run_autograder("check", str(unwritten_layer))
     assert checked.returncode == 1, checked.stdout + checked.stderr

@@ -128,8 +128,30 @@ def test_words_the_kit_already_knows_are_left_out_with_a_note(tmp_path, secret_f
     assert made.returncode == 0, made.stderr
     assert "note: left out 2 of the 11 words" in made.stderr and "not unseen" in made.stderr
     assert "unseen words from" in made.stdout
+    assert "can rebuild" not in made.stderr  # private words: no note about the default pool
     _, targets, _ = load_hidden_set(tmp_path / "h", TASK)
     assert not {w for t in targets if t["stratum"] == "unseen" for w in t["source"].split(" ")} & set(KNOWN)
+
+
+def test_a_hidden_set_without_private_words_says_that_students_can_rebuild_its_unseen_words(
+    tmp_path, secret_file
+):
+    made = run_autograder(
+        "hidden-set",
+        "--task",
+        TASK,
+        "--seed-file",
+        str(secret_file),
+        "--out",
+        str(tmp_path / "h"),
+        "--n",
+        "40",
+    )
+    assert made.returncode == 0 and "wrote a hidden set of 40 rows" in made.stdout, made.stderr
+    assert "note: the unseen names' words come from the kit's default pool, which a student can rebuild" in (
+        made.stderr
+    )
+    assert "--words FILE" in made.stderr
 
 
 @pytest.mark.parametrize(

@@ -161,10 +161,18 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
-BUNDLE_FILES = frozenset({"meta.json", "model.keras", "vocab.json", "custom_layers.py", "predictions.csv"})
+# The files a bundle holds: these three always, and these two where the export wrote them (the grader's
+# autograder.bundle extracts these and nothing else).
+REQUIRED_FILES = ("model.keras", "vocab.json", "meta.json")
+OPTIONAL_FILES = ("predictions.csv", "custom_layers.py")
+# How a student writes a bundle: what the grader's messages about a broken one advise.
+EXPORT_ADVICE = (
+    "export it with python -m labs export --model RUN_FOLDER --student-id YOUR_ID --out submission.zip "
+    "(or the notebook's export cell)"
+)
 
 
-def check_bundle_out(out: Path, overwrite: bool, replace_with: str = "add --overwrite") -> None:
+def check_bundle_out(out: Path, overwrite: bool, replace_with: str) -> None:
     """An InputError unless a bundle may be written to ``out``: absent, an empty folder, or (``overwrite``)
     an earlier bundle. A folder that holds anything else is never replaced: ``--out homework --overwrite``
     must not take a student's own files with it."""
@@ -177,7 +185,7 @@ def check_bundle_out(out: Path, overwrite: bool, replace_with: str = "add --over
         )
     if out.is_dir():
         entries = sorted(entry.name for entry in out.iterdir())
-        if entries and not ("meta.json" in entries and set(entries) <= BUNDLE_FILES):
+        if entries and not ("meta.json" in entries and set(entries) <= set(REQUIRED_FILES + OPTIONAL_FILES)):
             shown = ", ".join(entries[:5]) + (f" and {len(entries) - 5} more" if len(entries) > 5 else "")
             raise InputError(
                 f"{str(out)!r} is a folder that is not a submission bundle (it holds {shown}), and an "
