@@ -173,7 +173,15 @@ def _config(args, task: tasks.Task):
 def train_command(args) -> None:
     check_out_folder(args.out)  # before TensorFlow's seconds of start-up
     task = tasks.get(args.task)
-    run = task.train(_config(args, task), out_dir=args.out, verbose=0 if args.quiet else 1)
+    config = _config(args, task)
+    config.replacing(args.out)  # a refusal comes now; the note, when training starts
+    if args.config_seed is None and config.tiny_run_note("") is None:
+        print(
+            f"note: no --seed: this run uses the default seed ({config.seed}), as does everyone's who sets "
+            "none. To train a model you will hand in, use a seed of your own (the grader compares students' "
+            "models): --seed 5678, say, the last four digits of your id"
+        )
+    run = task.train(config, out_dir=args.out, verbose=0 if args.quiet else 1)
     print(run.summary())
     print(f"Saved model.keras, vocab.json, metrics.json and training_curve.png in {args.out}")
     if run.interrupted:

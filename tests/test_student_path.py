@@ -256,6 +256,39 @@ def test_commands_print_no_tensorflow_start_up_noise_unless_asked(tmp_path):
     assert verbose.returncode == 0 and [word for word in NOISE if word in verbose.stderr], verbose.stderr
 
 
+def test_training_says_what_it_replaces_and_a_tiny_run_never_replaces_a_trained_model(tmp_path):
+    # An earlier run folder, as a real training leaves it (the model's bytes do not matter here).
+    names = tmp_path / "runs" / "names"
+    names.mkdir(parents=True)
+    (names / "model.keras").write_bytes(b"the model to hand in")
+    (names / "metrics.json").write_text(
+        json.dumps({"config": {"train_size": 100_000, "seed": 5678}, "epochs_done": 6}), encoding="utf-8"
+    )
+    before = {p.name: p.read_bytes() for p in names.iterdir()}
+    for tiny in (["--tiny"], ["--tiny", "--seed", "5678", "--epochs", "3"]):  # from the command line
+        refused = run_cli("train", TASK, *tiny, "--out", str(names))
+        assert refused.returncode == 2, refused.stdout + refused.stderr
+        assert refused.stderr.strip().count("\n") == 0 and "Traceback" not in refused.stderr
+        assert "holds a model trained on 100,000 examples" in refused.stderr
+        assert "give the smoke run a folder of its own (--out runs/tiny)" in refused.stderr
+    with pytest.raises(InputError, match="learns next to nothing"):  # and from Python (the notebook's path)
+        train(NameTransliterationConfig.tiny(), out_dir=names, verbose=0)
+    assert {p.name: p.read_bytes() for p in names.iterdir()} == before
+
+    # A bigger run may replace it, and says so; without --seed it says whose seed it trains with.
+    bigger = run_cli("train", TASK, "--tiny", "--train-size", "1001", "--quiet", "--out", str(names))
+    assert bigger.returncode == 0, bigger.stdout + bigger.stderr
+    assert f"note: {names} already holds a model (6 epochs, seed 5678); this run replaces it" in bigger.stdout
+    assert "note: no --seed: this run uses the default seed (1)" in bigger.stdout
+    assert (names / "model.keras").read_bytes() != before["model.keras"]
+    again = NameTransliterationConfig(seed=5678).replacing(names)  # what the next run would print
+    assert again.startswith(f"note: {names} already holds a model (1 epoch, seed 1);"), again
+    assert NameTransliterationConfig().replacing(tmp_path / "runs" / "new") is None
+    assert (
+        run_cli("train", TASK, "--tiny", "--out", str(names)).returncode == 2
+    )  # 1,001 examples: no tiny run
+
+
 def test_piped_training_logs_one_line_per_epoch(tmp_path):
     result = subprocess.run(
         [

@@ -49,6 +49,47 @@ class LabConfig:
             f"learns next to nothing; {advice}"
         )
 
+    def replacing(self, out_dir) -> str | None:
+        """What training this configuration into ``out_dir`` would replace: None when the folder holds no
+        model; a note to print when it holds one (a run saves its model after every epoch, so from the end
+        of the first, the earlier model is gone). A run as small as ``--tiny``'s never replaces a model
+        trained on more: an InputError, before any work (the model to hand in would make way for one that
+        learns next to nothing)."""
+        import json
+        from pathlib import Path
+
+        out_dir = Path(out_dir)
+        if not (out_dir / "model.keras").is_file():
+            return None
+        try:
+            saved = json.loads((out_dir / "metrics.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            saved = {}
+        config = saved.get("config") if isinstance(saved, dict) else None
+        size = config.get("train_size") if isinstance(config, dict) else None
+        small = type(self).tiny().train_size
+        if self.train_size <= small and (not isinstance(size, int) or size > small):
+            what = f"trained on {size:,} examples" if isinstance(size, int) else "that is no --tiny run's"
+            raise InputError(
+                f"{str(out_dir)!r} holds a model {what}, and a run as small as --tiny's would replace "
+                "it with one that learns next to nothing; give the smoke run a folder of its own "
+                "(--out runs/tiny)"
+            )
+        seed = config.get("seed") if isinstance(config, dict) else None
+        done = saved.get("epochs_done") if isinstance(saved, dict) else None
+        about = ", ".join(
+            part
+            for part in (
+                f"{done} epoch{'s' if done != 1 else ''}" if isinstance(done, int) else "",
+                f"seed {seed}" if isinstance(seed, int) else "",
+            )
+            if part
+        )
+        return (
+            f"note: {out_dir} already holds a model{f' ({about})' if about else ''}; this run replaces it "
+            "when its first epoch ends (to keep it, stop now and train into another folder)"
+        )
+
     @classmethod
     def field_comments(cls) -> dict[str, str]:
         """Each field's end-of-line comment in the class's source (the command line's help says it too)."""

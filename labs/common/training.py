@@ -254,10 +254,13 @@ def device_description() -> str:
     return f"GPU ({details.get('device_name', gpus[0].name)})"
 
 
-def prepare_run_folder(out_dir: str | Path) -> Path:
-    """Create ``out_dir`` (and its parents) for a training run's files, or explain why not."""
+def prepare_run_folder(out_dir: str | Path, config) -> Path:
+    """Create ``out_dir`` (and its parents) for a training run of ``config``, or explain why not; say so when
+    it replaces an earlier run (:meth:`LabConfig.replacing`: a ``--tiny`` run never replaces a real one)."""
     out_dir = Path(out_dir)
     check_out_folder(out_dir)
+    if note := config.replacing(out_dir):
+        print(note)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as error:

@@ -40,7 +40,7 @@ def train(
     config: DateGenerationConfig = DateGenerationConfig(), out_dir: str | Path | None = None, verbose: int = 1
 ) -> TrainedRun:
     """Train on fresh samples from the date generator; save the run to ``out_dir`` when given."""
-    out_dir = prepare_run_folder(out_dir) if out_dir is not None else None
+    out_dir = prepare_run_folder(out_dir, config) if out_dir is not None else None
     set_seed(config.seed)
 
     # Data: dates drawn from the generator, as "<s> 2018-03-19" in, "2018-03-19 </s>" out.

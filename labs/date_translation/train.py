@@ -35,7 +35,7 @@ def train(
     verbose: int = 1,
 ) -> TrainedRun:
     """Train on pairs from the train split of dates (validation: the dev split); save to ``out_dir``."""
-    out_dir = prepare_run_folder(out_dir) if out_dir is not None else None
+    out_dir = prepare_run_folder(out_dir, config) if out_dir is not None else None
     set_seed(config.seed)
 
     # Data: ("27 January 2018", "2018-01-27") pairs, fresh from the generator; no test day is ever seen.

@@ -75,7 +75,7 @@ def train(
             f"your layer fails the self-test ({len(failed)} check(s); first: {failed[0]}). Run the "
             "self-test (python -m labs selftest homework, or the notebook's cell), fix the file, then train"
         )
-    out_dir = prepare_run_folder(out_dir) if out_dir is not None else None
+    out_dir = prepare_run_folder(out_dir, config) if out_dir is not None else None
     model = build_model(config, len(vocabs["source"]), len(vocabs["target"]))
 
     # Compile and fit: Adam with a cosine-decaying learning rate; teacher forcing.

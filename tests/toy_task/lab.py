@@ -87,7 +87,7 @@ def train(config: ToyConfig = ToyConfig(), out_dir=None, verbose: int = 0) -> Tr
     )
     model = build_model(config, vocabs)
     compile_for_training(model, config, train_batches)
-    folder = prepare_run_folder(out_dir) if out_dir is not None else None
+    folder = prepare_run_folder(out_dir, config) if out_dir is not None else None
 
     def save(history, seconds):
         run = TrainedRun(
