@@ -546,6 +546,30 @@ def test_selftest_diagnoses_common_mistakes_and_points_at_the_line(
     assert "\x1b" not in first_failure.message
 
 
+def test_later_failures_keep_their_message_but_not_the_line_they_guess_at(tmp_path, restore_registration):
+    # A reshape in place of the transpose scrambles the scores: the padding check fails after it, and would
+    # point at the (correct) masking line.
+    reshaped = "scores = ops.matmul(q, ops.reshape(keys, (ops.shape(keys)[0], self.key_dim, -1)))"
+    results = selftest.run_checks(_broken_layer(tmp_path, DOT, reshaped))
+    failed = [r for r in results if r.ran and not r.passed]
+    assert len(failed) >= 2 and any(selftest.GUESSED_LINE.search(r.message) for r in failed[1:]), failed
+    printed = [line.strip() for line in selftest.report(results).splitlines()]
+    messages = [printed[printed.index(f"FAIL  {r.name}") + 1] for r in failed]
+    assert "ops.reshape(keys" in messages[0] and "(This may follow" not in messages[0], messages[0]
+    for message, result in zip(messages[1:], failed[1:]):
+        assert "Look at" not in message and message.endswith("(This may follow from the failure above.)")
+        assert message.startswith(selftest.GUESSED_LINE.sub("", result.message)[:40])
+
+
+def test_a_size_written_into_call_is_not_called_a_lost_axis(tmp_path, restore_registration):
+    mask = 'real = ops.cast(memory_mask, "bool")[:, None, :]'
+    fixed = 'real = ops.repeat(ops.cast(memory_mask, "bool")[:, None, :], 3, axis=1)'  # T = 3, always
+    results = selftest.run_checks(_broken_layer(tmp_path, mask, fixed))
+    small = next(r for r in results if r.name.startswith("works at batch 1"))
+    assert not small.passed and "do not follow the input's sizes" in small.message, small.message
+    assert "size-1 axis was lost" not in small.message and "ops.repeat(" in small.message
+
+
 def test_selftest_runs_in_float32_whatever_policy_the_notebook_set():
     import keras
 

@@ -240,6 +240,7 @@ def _line(cls, *patterns: str, method: str = "call") -> str:
 
 
 # What lines to point at, by kind of mistake (the first pattern that matches a line of call() wins).
+FIXED_SIZES = (r"repeat\(", r"tile\(", r"broadcast_to\(", r"reshape\(", r"zeros\(", r"ones\(")
 MIXERS = (r"reshape", r"transpose", r"\.T\b")  # what can mix source positions
 STEP_MIXERS = (r"reshape", r"sum\(", r"mean\(")  # ... or output steps
 SCALING = (r"sqrt", r"key_dim", r"\*\*\s*0?\.5", r"/")
@@ -513,13 +514,22 @@ def _check_small_sizes(cls, score: str) -> str | None:
             "memory_mask": inputs["memory_mask"][memory_part],
         }
         got_context, got_a = call_layer(layer, part)
-        if got_a.shape != a[query_part].shape or got_context.shape != context[query_part].shape:
-            return (
-                f"at {what}, expected weights {a[query_part].shape} and context {context[query_part].shape}; "
-                f"got {got_a.shape} and {got_context.shape}: a size-1 axis was lost. A squeeze without an "
-                f"axis "
-                "drops every axis of size 1, the batch's and T's too; name the axis, or do without."
-                f"{_line(cls, *SQUEEZERS)}"
+        expected = (a[query_part].shape, context[query_part].shape)
+        if (got_a.shape, got_context.shape) != expected:
+            shapes = (
+                f"at {what}, expected weights {expected[0]} and context {expected[1]}; got {got_a.shape} and "
+            )
+            if got_a.ndim < len(expected[0]) or got_context.ndim < len(expected[1]):
+                return (
+                    f"{shapes}{got_context.shape}: a size-1 axis was lost. A squeeze without an axis drops "
+                    "every axis of size 1, the batch's and T's too; name the axis, or do without."
+                    f"{_line(cls, *SQUEEZERS)}"
+                )
+            return (  # as many axes, other sizes: a size written into the code, not read from the input
+                f"{shapes}{got_context.shape}: the outputs do not follow the input's sizes. A size written "
+                "into call() (a number, or a shape kept from another input) holds for one input only; let "
+                "every size come from the tensors themselves (broadcasting, or ops.shape(x))."
+                f"{_line(cls, *FIXED_SIZES)}"
             )
         if not (
             np.allclose(got_a, a[query_part], atol=1e-4)
@@ -880,12 +890,24 @@ def failures(path: str | Path | None = None) -> list[str]:
     return [f"{r.name}: {r.message}" for r in results if r.ran and not r.passed]
 
 
+# The line a check guesses at (:func:`_line`), as it ends a message.
+GUESSED_LINE = re.compile(r" Look at \S+, line \d+: `[^`\n]*`\.")
+
+
 def report(results: list[Check]) -> str:
+    """The self-test's printout. A failure after the first keeps its message but not the line it guesses
+    at: it often follows from the first (a scrambled score fails the padding check too), and a line that
+    looks fine would send the student the wrong way. Lines where an error was raised stay: those are facts."""
     lines = [f"Self-test of KeyValueAttention ({LAYER_FILE})"]
+    failed = False
     for result in results:
         lines.append(f"  {'PASS' if result.passed else 'FAIL' if result.ran else '....'}  {result.name}")
         if result.ran and not result.passed:
-            lines.append(f"        {result.message}")
+            follows = " (This may follow from the failure above.)" if failed else ""
+            lines.append(
+                f"        {GUESSED_LINE.sub('', result.message) if failed else result.message}{follows}"
+            )
+            failed = True
     passed, waiting = sum(r.passed for r in results), sum(not r.ran for r in results)
     verdict = (
         "all passed: train your model next."
