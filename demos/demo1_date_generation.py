@@ -36,9 +36,10 @@
 # %% [markdown]
 # ### Setup
 #
-# The notebook imports the kit's code (`labs/`), so the first cell finds it, here or above. Opened in
-# Colab from the course's GitHub repository, the notebook arrives alone: then the cell fetches the
-# kit and installs what Colab lacks (a minute, once per session).
+# The notebook imports the kit's code (`labs/`), so the first cell finds it, here or above, and moves
+# into it: the kit's folder is where the notebook's files go and where the README's commands run.
+# Opened in Colab from the course's GitHub repository, the notebook arrives alone: then the cell
+# fetches the kit and installs what Colab lacks (a minute, once per session).
 
 # %%
 KIT_REPOSITORY, KIT_BRANCH = "", ""

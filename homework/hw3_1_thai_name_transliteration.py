@@ -63,9 +63,10 @@
 # %% [markdown]
 # ### Setup
 #
-# The notebook imports the kit's code (`labs/`), so the first cell finds it, here or above. Opened in
-# Colab from the course's GitHub repository, the notebook arrives alone: then the cell fetches the
-# kit and installs what Colab lacks (a minute, once per session).
+# The notebook imports the kit's code (`labs/`), so the first cell finds it, here or above, and moves
+# into it: the kit's folder is where the notebook's files go and where the README's commands run.
+# Opened in Colab from the course's GitHub repository, the notebook arrives alone: then the cell
+# fetches the kit and installs what Colab lacks (a minute, once per session).
 
 # %%
 KIT_REPOSITORY, KIT_BRANCH = "", ""
@@ -152,10 +153,12 @@ selftest();
 # student id in `SEED`.
 
 # %% [markdown]
-# **Stopping early.** Training saves the model in `homework/runs/names/` after every epoch. If you
-# stop the cell (■), the model of the last whole epoch is kept as `run` (the cells below use it);
-# if Colab drops the session, it is still on disk, and from the kit's folder
-# `python -m labs export --model homework/runs/names --student-id ... --out submission.zip` exports it.
+# **Where it goes.** The setup cell moved into the kit's folder (the one holding `labs/`), so the notebook
+# writes where the kit's README and Makefile look: the model in `runs/names/`, the submission in
+# `submission.zip`. Training saves the model after every epoch, replacing what `runs/names/` held
+# before. If you stop the cell (■), the model of the last whole epoch is kept as `run` (the cells below
+# use it); if Colab drops the session, it is still on disk, and from the kit's folder
+# `python -m labs export --model runs/names --student-id ... --out submission.zip` exports it.
 
 # %%
 SEED = 1 if TINY else None   # your own: for example the last four digits of your student id
@@ -165,7 +168,7 @@ if SEED is None:
 config = NameTransliterationConfig.tiny(seed=SEED) if TINY else NameTransliterationConfig(seed=SEED)
 print(config)
 run = None   # stays None if training is stopped before its first epoch ends
-run = train(config, out_dir="runs/names", verbose=2)
+run = train(config, out_dir="runs/tiny" if TINY else "runs/names", verbose=2)   # a smoke run has its own
 print(run.summary())
 plot_training_curves(run.history, unit="loss (nats per character)", title="Thai -> English names");
 
@@ -194,6 +197,7 @@ print(evaluate.by_length(table).to_string(float_format=percent))   # accuracy an
 # The last map is a name the model got wrong (when there is one).
 
 # %%
+run = trained(run)
 correct = table["correct"].tolist()
 right_ones = [i for i, ok in enumerate(correct) if ok][:3]
 wrong_ones = [i for i, ok in enumerate(correct) if not ok][:1]
@@ -219,12 +223,13 @@ for i in right_ones + wrong_ones:
 from labs.common.explorer import beam_search_view, explore
 from labs.name_transliteration.task import TASK
 
+run = trained(run)
 look_at = (wrong_ones or [0])[0]
 print(f"{results[look_at].source} → {results[look_at].output}; accepted: {', '.join(evaluate.accepted_spellings(test[look_at]))}")
 explore(run.model, run.vocabs, results[look_at], steps=TASK.max_output_length)
 
 # %%
-beam_search_view(run.model, run.vocabs, results[look_at].source, beam=3, steps=TASK.max_output_length)
+beam_search_view(trained(run).model, run.vocabs, results[look_at].source, beam=3, steps=TASK.max_output_length)
 
 # %% [markdown]
 # ## The decoding loop, written out
@@ -249,9 +254,9 @@ for result in transliterate(trained(run).model, run.vocabs, ["สมชาย �
 # %% [markdown]
 # ## Export your submission
 #
-# Set `STUDENT_ID` to your university id and run the cell. It writes `submission.zip` next to this
-# notebook: your model, its vocabularies, your `kv_attention.py` and your predictions on the public
-# test names. Before it writes, it runs the grader's import check and the self-test on your layer,
+# Set `STUDENT_ID` to your university id and run the cell. It writes `submission.zip` in the kit's
+# folder (where `make check` looks), not next to this notebook: your model, its vocabularies, your
+# `kv_attention.py` and your predictions on the public test names. Before it writes, it runs the grader's import check and the self-test on your layer,
 # and refuses if `kv_attention.py` changed since you trained (the bundle must carry the code the
 # model ran with); an earlier `submission.zip` stays as it was if the export fails. Then it checks
 # the bundle exactly as the grader will (the same validation, the same sandbox), scored on the public
@@ -264,7 +269,7 @@ if not STUDENT_ID:
     print("Set STUDENT_ID in this cell to export your submission.")
 else:
     run = trained(run)
-    bundle = Path("submission.zip")
+    bundle = Path("tiny.zip" if TINY else "submission.zip")
     if results is None:   # the evaluation cell has not run: the predictions come from here
         results = transliterate(run.model, run.vocabs, [row["source"] for row in test], beam=3)
     predictions = [{"source": r.source, "prediction": r.output} for r in results]
@@ -282,8 +287,9 @@ else:
 # %% [markdown]
 # ## Questions (answer in a few sentences each, in your report)
 #
-# 1. Train once with `NameTransliterationConfig(score="additive")`. Which score does better on the
-#    `unseen` stratum, and which trains faster?
-# 2. Set `value_dim` to 16 and then to 256. What happens to accuracy, and what does that say about
-#    how much the decoder reads through attention?
+# 1. Train once with `NameTransliterationConfig(score="additive", seed=SEED)`, into a folder of its own
+#    (`train(config, out_dir="runs/additive")`, so that `runs/names` keeps the model you hand in). Which
+#    score does better on the `unseen` stratum, and which trains faster?
+# 2. Set `value_dim` to 16 and then to 256 (each run in a folder of its own too). What happens to
+#    accuracy, and what does that say about how much the decoder reads through attention?
 # 3. In the heatmap of a wrong name, where did the model look when it went wrong?

@@ -252,10 +252,16 @@ def test_outside_colab_the_setup_cell_never_clones_and_says_where_to_open_the_no
     assert list(elsewhere.iterdir()) == []
 
 
-def test_inside_the_kit_the_setup_cell_finds_it_without_fetching():
-    result = _run_setup_cell(_setup_cell(SOURCES[0]), REPO_ROOT / "demos", "file:///nowhere", in_colab=True)
+@pytest.mark.parametrize("in_colab", [True, False])
+def test_inside_the_kit_the_setup_cell_finds_it_without_fetching_and_moves_to_its_root(in_colab):
+    # Jupyter starts a notebook in its own folder; the kit's commands (and paths like runs/names) start at its
+    # root, so the cell moves there, on a laptop as in Colab.
+    result = _run_setup_cell(
+        _setup_cell(SOURCES[0]), REPO_ROOT / "demos", "file:///nowhere", in_colab=in_colab
+    )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert f"KIT {REPO_ROOT}" in result.stdout and f"CWD {REPO_ROOT / 'demos'}" in result.stdout
+    assert f"KIT {REPO_ROOT}" in result.stdout and f"CWD {REPO_ROOT}\n" in result.stdout
+    assert "Could not fetch" not in result.stdout
 
 
 def test_release_refuses_a_bad_colab_repository_before_writing_anything(tmp_path):

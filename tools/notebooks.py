@@ -8,8 +8,11 @@ notebook's source holds only the cell's first line, the repository Colab fetches
 
 - find the kit (the folder holding ``labs/``) here or above, as on a laptop or in a clone;
 - in Colab, where a notebook opened from GitHub arrives alone: clone the kit (with advice when
-  that fails), ``%pip install -r requirements.txt`` (Colab's own ``%pip`` offers a restart only
-  when a package the session had imported changed) and move into it.
+  that fails) and ``%pip install -r requirements.txt`` (Colab's own ``%pip`` offers a restart only
+  when a package the session had imported changed);
+- move into the kit, wherever the notebook was opened: what a notebook writes (``runs/names``,
+  ``submission.zip``) lands where the kit's README and Makefile look for it, in Colab and on a laptop
+  (where Jupyter starts a notebook in its own folder, ``homework/``) alike.
 
 Building keeps the cell ids of the notebook already there, so the same source gives the same bytes."""
 
@@ -23,8 +26,8 @@ KIT = next((p for p in (pathlib.Path.cwd(), *pathlib.Path.cwd().parents) if (p /
 if not (KIT / "labs").is_dir() and "google.colab" in sys.modules:   # opened alone in Colab: fetch the kit
     !git clone --quiet --depth 1 --branch {KIT_BRANCH} {KIT_REPOSITORY} {KIT} || echo "Could not fetch the kit: if its repository is private, upload the kit to Colab and %cd into it."
     %pip install --quiet -r {KIT}/requirements.txt
-    %cd {KIT}
 assert (KIT / "labs").is_dir(), "Cannot find the Attention Lab kit: open this notebook from inside it (the folder that holds labs/)."
+%cd {KIT}
 sys.path.insert(0, str(KIT))"""
 REPOSITORY_LINE = re.compile(r"^KIT_REPOSITORY, KIT_BRANCH = (.*)$", re.MULTILINE)
 
