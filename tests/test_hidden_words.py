@@ -34,6 +34,22 @@ def run_autograder(*args: str):
     )
 
 
+def hidden_set_command(tmp_path, secret_file, *options: str, task: str = TASK):
+    """``hidden-set`` for ``task`` with 40 rows into ``tmp_path / "h"``: the finished process."""
+    return run_autograder(
+        "hidden-set",
+        "--task",
+        task,
+        "--seed-file",
+        str(secret_file),
+        "--out",
+        str(tmp_path / "h"),
+        "--n",
+        "40",
+        *options,
+    )
+
+
 @pytest.fixture(scope="module")
 def secret_file(tmp_path_factory):
     path = tmp_path_factory.mktemp("secret") / "secret.txt"
@@ -112,19 +128,7 @@ def test_the_romanize_commands_csv_is_a_word_list_with_the_same_spellings(tmp_pa
 def test_words_the_kit_already_knows_are_left_out_with_a_note(tmp_path, secret_file):
     words = tmp_path / "words.txt"
     words.write_text("\n".join(KNOWN) + "\n" + WORD_LIST, encoding="utf-8")
-    made = run_autograder(
-        "hidden-set",
-        "--task",
-        TASK,
-        "--seed-file",
-        str(secret_file),
-        "--out",
-        str(tmp_path / "h"),
-        "--n",
-        "40",
-        "--words",
-        str(words),
-    )
+    made = hidden_set_command(tmp_path, secret_file, "--words", str(words))
     assert made.returncode == 0, made.stderr
     assert "note: left out 2 of the 11 words" in made.stderr and "not unseen" in made.stderr
     assert "unseen words from" in made.stdout
@@ -136,17 +140,7 @@ def test_words_the_kit_already_knows_are_left_out_with_a_note(tmp_path, secret_f
 def test_a_hidden_set_without_private_words_says_that_students_can_rebuild_its_unseen_words(
     tmp_path, secret_file
 ):
-    made = run_autograder(
-        "hidden-set",
-        "--task",
-        TASK,
-        "--seed-file",
-        str(secret_file),
-        "--out",
-        str(tmp_path / "h"),
-        "--n",
-        "40",
-    )
+    made = hidden_set_command(tmp_path, secret_file)
     assert made.returncode == 0 and "wrote a hidden set of 40 rows" in made.stdout, made.stderr
     assert "note: the unseen names' words come from the kit's default pool, which a student can rebuild" in (
         made.stderr
@@ -176,19 +170,7 @@ def test_a_bad_word_list_is_one_line_and_writes_nothing(tmp_path, secret_file, t
     words = tmp_path / "words.txt"
     if text is not None:
         words.write_text(text, encoding="utf-8")
-    made = run_autograder(
-        "hidden-set",
-        "--task",
-        task,
-        "--seed-file",
-        str(secret_file),
-        "--out",
-        str(tmp_path / "h"),
-        "--n",
-        "40",
-        "--words",
-        str(words),
-    )
+    made = hidden_set_command(tmp_path, secret_file, "--words", str(words), task=task)
     assert made.returncode == 2 and error in made.stderr, made.stderr
     assert made.stderr.count("\n") == 1 and "Traceback" not in made.stderr
     assert not (tmp_path / "h").exists() and made.stdout == ""
