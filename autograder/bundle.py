@@ -286,8 +286,16 @@ def open_bundle(path: str | Path, workdir: Path, *, max_bytes: int) -> Bundle:
     if missing:
         found = ", ".join(files) if files else "nothing"
         other = f"; not bundle files, left out: {_first_names(left_out)}" if left_out else ""
+        nested = [name for name in left_out if PurePosixPath(name).name in missing]
+        where = (
+            f"; {_first_names(nested)} sit in folders of their own: a bundle's files are at the top of the "
+            "zip (or all in one folder)"
+            if nested
+            else ""
+        )
         raise BundleError(
-            MALFORMED, f"the bundle lacks {', '.join(missing)} (found: {found}{other}); {EXPORT_ADVICE}"
+            MALFORMED,
+            f"the bundle lacks {', '.join(missing)} (found: {found}{other}){where}; {EXPORT_ADVICE}",
         )
     meta = _read_json(workdir / "meta.json", "meta.json")
     vocab = _read_json(workdir / "vocab.json", "vocab.json")

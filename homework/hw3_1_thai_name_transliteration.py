@@ -85,7 +85,7 @@ from labs.common.metrics import percent
 from labs.common.paths import DATASETS_DIR
 from labs.common.plots import plot_attention, plot_training_curves
 from labs.common.submission import export
-from labs.common.training import device_description, trained
+from labs.common.training import device_description, evaluated, trained
 from labs.name_transliteration import evaluate
 from labs.name_transliteration.config import NameTransliterationConfig
 from labs.name_transliteration.data import sample_names
@@ -93,7 +93,7 @@ from labs.name_transliteration.selftest import selftest
 from labs.name_transliteration.train import train
 from labs.name_transliteration.transliterate import greedy_transliterate, transliterate
 
-run = results = None   # set by the training and evaluation cells below
+run = results = table = None   # set by the training and evaluation cells below
 print("Running on the", device_description(), "(tiny configuration)" if TINY else "")
 print("Thai font for the heatmaps:", use_thai_font() or "none found (labels fall back to code points)")
 
@@ -187,6 +187,9 @@ candidates = [r.alternatives for r in results]
 print(evaluate.format_summary(evaluate.summary(test, candidates)))
 table = evaluate.results_table(test, candidates)   # one row per name: its output, right or wrong, its length
 print(evaluate.by_length(table).to_string(float_format=percent))   # accuracy and CER by name length, as above
+correct = table["correct"].tolist()
+wrong_ones = [i for i, ok in enumerate(correct) if not ok]
+look_at = (wrong_ones or [0])[0]   # the first name it got wrong: the explorers below look at it
 
 # %% [markdown]
 # ## Where does the decoder look?
@@ -197,11 +200,9 @@ print(evaluate.by_length(table).to_string(float_format=percent))   # accuracy an
 # The last map is a name the model got wrong (when there is one).
 
 # %%
-run = trained(run)
-correct = table["correct"].tolist()
+run, table = trained(run), evaluated(table)
 right_ones = [i for i, ok in enumerate(correct) if ok][:3]
-wrong_ones = [i for i, ok in enumerate(correct) if not ok][:1]
-for i in right_ones + wrong_ones:
+for i in right_ones + wrong_ones[:1]:
     result = results[i]
     label = "" if correct[i] else f"  (wrong; expected {test[i]['target']})"
     plot_attention(result.source, result.output, result.attention, title=f"{result.source} → {result.output}{label}")
@@ -223,13 +224,13 @@ for i in right_ones + wrong_ones:
 from labs.common.explorer import beam_search_view, explore
 from labs.name_transliteration.task import TASK
 
-run = trained(run)
-look_at = (wrong_ones or [0])[0]
+run, table = trained(run), evaluated(table)
 print(f"{results[look_at].source} → {results[look_at].output}; accepted: {', '.join(evaluate.accepted_spellings(test[look_at]))}")
 explore(run.model, run.vocabs, results[look_at], steps=TASK.max_output_length)
 
 # %%
-beam_search_view(trained(run).model, run.vocabs, results[look_at].source, beam=3, steps=TASK.max_output_length)
+run, table = trained(run), evaluated(table)
+beam_search_view(run.model, run.vocabs, results[look_at].source, beam=3, steps=TASK.max_output_length)
 
 # %% [markdown]
 # ## The decoding loop, written out

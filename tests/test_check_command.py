@@ -123,6 +123,17 @@ def test_a_hand_zipped_bundle_is_told_what_it_lacks_what_was_left_out_and_the_co
     assert "labs.common.submission" not in message  # the command a student runs, not a function of the kit
 
 
+def test_a_hand_zip_of_the_run_folder_and_the_layer_is_told_that_its_files_sit_in_folders(tmp_path):
+    with zipfile.ZipFile(HOMEWORK) as archive:
+        files = {f"runs/names/{name}": archive.read(name) for name in ("model.keras", "vocab.json")}
+    files["homework/kv_attention.py"] = b"# the layer"
+    record = check_bundle(_zip_with(tmp_path / "by-hand.zip", files), task="name-transliteration")
+    assert record["status"] == "malformed"
+    assert (
+        "'runs/names/model.keras', 'runs/names/vocab.json' sit in folders of their own" in record["message"]
+    )
+
+
 def test_an_empty_file_is_called_empty(tmp_path):
     (tmp_path / "submission.zip").write_bytes(b"")  # a download or a copy that went wrong
     record = check_bundle(tmp_path / "submission.zip", task="name-transliteration")

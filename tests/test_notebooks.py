@@ -48,6 +48,16 @@ def test_notebook_is_what_the_builder_makes_of_its_source(source):
     )
 
 
+def _linked_kit(source: Path) -> Path:
+    """A kit of its own for one notebook run, made of links to this one's parts, with a folder ``opened-here``
+    below its root to start the notebook in."""
+    kit = Path(tempfile.mkdtemp(prefix=f"test-notebook-{source.stem}-"))
+    for part in KIT_PARTS:
+        (kit / part).symlink_to(REPO_ROOT / part)
+    (kit / "opened-here").mkdir()
+    return kit
+
+
 @pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.name)
 def test_notebook_runs_top_to_bottom_in_the_tiny_configuration(source, monkeypatch):
     monkeypatch.setenv("ATTENTION_LAB_TINY", "1")
@@ -58,11 +68,8 @@ def test_notebook_runs_top_to_bottom_in_the_tiny_configuration(source, monkeypat
     # runs a notebook in its own folder: the setup cell finds the kit above and moves into it, so what the
     # notebook writes (runs/, the bundle) lands in that kit's root, not among the sources that other tests
     # read meanwhile (make test runs files in parallel).
-    kit = Path(tempfile.mkdtemp(prefix=f"test-notebook-{source.stem}-"))
+    kit = _linked_kit(source)
     try:
-        for part in KIT_PARTS:
-            (kit / part).symlink_to(REPO_ROOT / part)
-        (kit / "opened-here").mkdir()
         NotebookClient(
             notebook,
             timeout=300,
@@ -92,3 +99,63 @@ def test_notebook_runs_top_to_bottom_in_the_tiny_configuration(source, monkeypat
     if VIEWS[source.name]["al-explorer"]:  # one per output, each with what it needs to run on its own
         assert "@font-face" in shown and "<script>" in shown
     print(f"{source.name}: {time.perf_counter() - started:.1f} s")
+
+
+def test_homework_cells_run_before_training_or_scoring_say_which_cell_to_run_first(monkeypatch):
+    """A student runs the heatmap and explorer cells before training, or after training but before the
+    evaluation cell: one line that names the cell to run, never a NameError."""
+    monkeypatch.setenv("ATTENTION_LAB_TINY", "1")
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    source = REPO_ROOT / "homework" / "hw3_1_thai_name_transliteration.py"
+    notebook = nbformat.read(source.with_suffix(".ipynb"), as_version=4)
+    code = [(i, cell) for i, cell in enumerate(notebook.cells) if cell.cell_type == "code"]
+
+    def cell(marker: str):
+        found = [(i, c) for i, c in code if marker in c.source]
+        assert len(found) == 1, marker
+        return found[0]
+
+    first = [
+        cell("KIT_REPOSITORY"),
+        cell("from autograder.batch import check_bundle"),
+        cell("sample_names(8"),
+    ]
+    looking = [
+        cell("plot_attention(result.source"),
+        cell("explore(run.model"),
+        cell("beam_search_view(run.model"),
+    ]
+    kit = _linked_kit(source)
+    client = NotebookClient(
+        notebook,
+        timeout=300,
+        kernel_name="python3",
+        allow_errors=True,
+        resources={"metadata": {"path": str(kit / "opened-here")}},
+    )
+
+    def errors(cells) -> list[str]:
+        said = []
+        for index, one in cells:
+            client.execute_cell(one, index)
+            said += [f"{o.ename}: {o.evalue}" for o in one.get("outputs", []) if o.output_type == "error"]
+        return said
+
+    try:
+        with client.setup_kernel():
+            assert errors(first) == []
+            before_training = errors(looking)
+            assert errors([cell("run = train(config")]) == []
+            before_scoring = errors(looking)
+            assert errors([cell("candidates = [r.alternatives for r in results]")]) == []
+            scored = errors(looking)
+    finally:
+        shutil.rmtree(kit, ignore_errors=True)
+    assert len(before_training) == 3 and all(
+        e.startswith("InputError: there is no trained model yet") for e in before_training
+    ), before_training
+    assert len(before_scoring) == 3 and all(
+        e.startswith("InputError: the names have not been scored yet") and "How good is it?" in e
+        for e in before_scoring
+    ), before_scoring
+    assert scored == []

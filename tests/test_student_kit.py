@@ -219,6 +219,11 @@ def test_a_student_follows_the_readme_and_the_makefile_inside_the_kit(kit):
         result = _make(args, kit)
         assert result.returncode == 0, f"make {args}\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
     assert "make selftest" in _make("", kit).stdout and (kit / "submission.zip").is_file()
+    handed_in = (kit / "submission.zip").read_bytes()
+    (kit / "tiny.zip").unlink(missing_ok=True)  # the README's commands wrote one above
+    result = _make(f"export TINY=1 STUDENT_ID={PLACEHOLDERS['YOUR_ID']}", kit)  # the smoke run's own bundle
+    assert result.returncode == 0, f"{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    assert (kit / "tiny.zip").is_file() and (kit / "submission.zip").read_bytes() == handed_in
     assert not (kit / ".venv").exists(), "PY= should keep make from creating .venv"
 
 

@@ -211,6 +211,32 @@ def test_an_interrupted_training_keeps_its_last_whole_epoch_and_exports_it(tmp_p
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
+def test_a_training_stopped_before_its_first_epoch_ended_leaves_no_folder_behind(tmp_path):
+    out = tmp_path / "runs" / "names"  # neither folder is there yet
+    command = ["train", TASK, "--tiny", "--train-size", "60000", "--seed", "7", "--out", str(out)]
+    process = subprocess.Popen(
+        [sys.executable, "-c", AS_A_FOREGROUND_JOB, *command],
+        cwd=REPO_ROOT,
+        env=_quiet_env(),
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        first = process.stdout.readline()  # "Training the ...": the folder is made, the first epoch starts
+        assert out.is_dir() and first.startswith("Training the"), first
+        process.send_signal(signal.SIGINT)  # Ctrl-C while the first epoch runs
+        stdout, stderr = process.communicate(timeout=120)
+        stdout = first + stdout
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    # (On a loaded machine the signal may come before the first batch, which says nothing of a model to keep.)
+    assert process.returncode == 130 and "no partial file was left behind" in stderr, stdout + stderr
+    assert not (tmp_path / "runs").exists(), list(tmp_path.rglob("*"))
+
+
 def test_cli_export_of_a_run_whose_layer_changed_is_one_line_and_writes_nothing(tmp_path, monkeypatch):
     out = tmp_path / "names"
     train(NameTransliterationConfig.tiny(), out_dir=out, verbose=0)  # the run folder that `train` writes

@@ -244,6 +244,16 @@ def trained(run: TrainedRun | None) -> TrainedRun:
     return run
 
 
+def evaluated(table):
+    """``table`` itself, when the notebook's evaluation cell has scored the names; otherwise an error that
+    says which cell to run (the heatmaps and the explorers look at names it scored)."""
+    if table is None:
+        raise InputError(
+            'the names have not been scored yet: run the evaluation cell above ("How good is it?") first'
+        )
+    return table
+
+
 def device_description() -> str:
     """``"GPU (NVIDIA H100 ...)"`` when TensorFlow sees a GPU, else ``"CPU"``."""
 
