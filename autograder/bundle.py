@@ -293,6 +293,8 @@ def open_bundle(path: str | Path, workdir: Path, *, max_bytes: int) -> Bundle:
             if nested
             else ""
         )
+        if "custom_layers.py" not in files and any(name.endswith(".py") for name in left_out):
+            where += "; a layer module travels as custom_layers.py, the name the export gives it"
         raise BundleError(
             MALFORMED,
             f"the bundle lacks {', '.join(missing)} (found: {found}{other}){where}; {EXPORT_ADVICE}",

@@ -119,6 +119,7 @@ def test_a_hand_zipped_bundle_is_told_what_it_lacks_what_was_left_out_and_the_co
     message = record["message"]
     assert "lacks meta.json (found: model.keras, vocab.json;" in message, message
     assert "left out: 'kv_attention.py', 'training_curve.png'" in message, message
+    assert "a layer module travels as custom_layers.py" in message
     assert "python -m labs export --model RUN_FOLDER --student-id YOUR_ID --out submission.zip" in message
     assert "labs.common.submission" not in message  # the command a student runs, not a function of the kit
 
