@@ -2,6 +2,7 @@
 bundle on failure, refuses a layer file that changed since training; training survives an interruption; the
 command line is quiet and logs one line per epoch when piped."""
 
+import contextlib
 import json
 import os
 import signal
@@ -160,11 +161,10 @@ AS_A_FOREGROUND_JOB = (
 )
 
 
-def test_an_interrupted_training_keeps_its_last_whole_epoch_and_exports_it(tmp_path):
-    out = tmp_path / "names"
-    # far more epochs than the poll below can miss on a loaded machine; --score: a --tiny run with another flag
-    # is still one, for export's note
-    command = ["train", TASK, "--tiny", "--epochs", "400", "--score", "additive", "--out", str(out)]
+@contextlib.contextmanager
+def in_a_terminal(*command: str):
+    """``python -m labs COMMAND`` as a terminal's foreground job (Ctrl-C raises KeyboardInterrupt), its output
+    piped; killed on the way out if it still runs (a training that did not stop is not left running)."""
     process = subprocess.Popen(
         [sys.executable, "-c", AS_A_FOREGROUND_JOB, *command],
         cwd=REPO_ROOT,
@@ -174,16 +174,25 @@ def test_an_interrupted_training_keeps_its_last_whole_epoch_and_exports_it(tmp_p
         stderr=subprocess.PIPE,
     )
     try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+
+
+def test_an_interrupted_training_keeps_its_last_whole_epoch_and_exports_it(tmp_path):
+    out = tmp_path / "names"
+    # far more epochs than the poll below can miss on a loaded machine; --score: a --tiny run with another flag
+    # is still one, for export's note
+    command = ["train", TASK, "--tiny", "--epochs", "400", "--score", "additive", "--out", str(out)]
+    with in_a_terminal(*command) as process:
         deadline = time.monotonic() + 240
         while not (out / "metrics.json").is_file() and process.poll() is None and time.monotonic() < deadline:
             time.sleep(0.2)
         time.sleep(1.0)
         process.send_signal(signal.SIGINT)  # what Ctrl-C does
         stdout, stderr = process.communicate(timeout=120)
-    finally:  # a training that did not stop is not left running 400 epochs
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
     assert process.returncode == 130, stdout + stderr
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     done = metrics["epochs_done"]
@@ -214,24 +223,12 @@ def test_an_interrupted_training_keeps_its_last_whole_epoch_and_exports_it(tmp_p
 def test_a_training_stopped_before_its_first_epoch_ended_leaves_no_folder_behind(tmp_path):
     out = tmp_path / "runs" / "names"  # neither folder is there yet
     command = ["train", TASK, "--tiny", "--train-size", "60000", "--seed", "7", "--out", str(out)]
-    process = subprocess.Popen(
-        [sys.executable, "-c", AS_A_FOREGROUND_JOB, *command],
-        cwd=REPO_ROOT,
-        env=_quiet_env(),
-        text=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    try:
+    with in_a_terminal(*command) as process:
         first = process.stdout.readline()  # "Training the ...": the folder is made, the first epoch starts
         assert out.is_dir() and first.startswith("Training the"), first
         process.send_signal(signal.SIGINT)  # Ctrl-C while the first epoch runs
         stdout, stderr = process.communicate(timeout=120)
         stdout = first + stdout
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
     # (On a loaded machine the signal may come before the first batch, which says nothing of a model to keep.)
     assert process.returncode == 130 and "no partial file was left behind" in stderr, stdout + stderr
     assert not (tmp_path / "runs").exists(), list(tmp_path.rglob("*"))
