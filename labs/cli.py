@@ -23,7 +23,7 @@ import labs
 from labs import tasks
 from labs.common.arguments import Commands, Parser, checked, positive_int
 from labs.common.errors import InputError
-from labs.common.files import check_out_folder, check_run_folder, run_folder_hint
+from labs.common.files import check_out_folder, check_run_folder, read_run_metrics, run_folder_hint
 from labs.common.submission import check_layer_module, check_student_id
 
 
@@ -176,7 +176,7 @@ def train_command(args) -> None:
     task = tasks.get(args.task)
     config = _config(args, task)
     config.replacing(args.out)  # a refusal comes now; the note, when training starts
-    if args.config_seed is None and config.tiny_run_note("") is None:
+    if args.config_seed is None and not config.is_tiny_run:
         print(
             f"note: no --seed: this run uses the default seed ({config.seed}), as does everyone's who sets "
             "none. To train a model you will hand in, use a seed of your own (the grader compares students' "
@@ -277,7 +277,7 @@ def export_command(args) -> None:
     task = tasks.get(args.task) if args.task else run_task(args.model)
     if args.task and run_task(args.model).name != task.name:
         raise InputError(f"{args.model} holds a {run_task(args.model).name} model, not {task.name}")
-    metrics = _run_metrics(args.model)
+    metrics = read_run_metrics(args.model)
     trained_with = metrics.get("layer_sha256")
     check_layer_module(
         task.name, trained_with=trained_with
@@ -318,15 +318,6 @@ def export_command(args) -> None:
     print(f"wrote {out}; check it as the grader will: python -m autograder check {out} --task {task.name}")
     if out.suffix != ".zip":
         print(f"note: {out} is a folder; the file to hand in is a .zip: export again with --out {out}.zip")
-
-
-def _run_metrics(model_dir: str) -> dict:
-    """A run folder's ``metrics.json`` (empty when it is missing or unreadable: older runs wrote less)."""
-    try:
-        metrics = json.loads((Path(model_dir) / "metrics.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return metrics if isinstance(metrics, dict) else {}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,8 +7,10 @@ import inspect
 import io
 import tokenize
 from dataclasses import asdict, fields
+from pathlib import Path
 
 from labs.common.errors import InputError
+from labs.common.files import read_run_metrics
 
 # What ``evaluate`` adds under the figures of a run as small as ``--tiny``'s (LabConfig.tiny_run_note).
 TINY_FIGURES = (
@@ -39,10 +41,16 @@ class LabConfig:
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in values.items() if k in known})
 
+    @property
+    def is_tiny_run(self) -> bool:
+        """Whether a run of this configuration trains on no more examples than ``--tiny``'s: a smoke test that
+        learns next to nothing."""
+        return self.train_size <= type(self).tiny().train_size
+
     def tiny_run_note(self, advice: str, run: str = "this run") -> str | None:
         """A note for a run that trained on no more examples than ``--tiny``'s (a smoke test that learns next
         to nothing), ending with ``advice``; None for any other run."""
-        if self.train_size > type(self).tiny().train_size:
+        if not self.is_tiny_run:
             return None
         return (
             f"note: {run} trained on {self.train_size:,} examples, as a --tiny run does: a smoke test that "
@@ -55,20 +63,13 @@ class LabConfig:
         of the first, the earlier model is gone). A run as small as ``--tiny``'s never replaces a model
         trained on more: an InputError, before any work (the model to hand in would make way for one that
         learns next to nothing)."""
-        import json
-        from pathlib import Path
-
         out_dir = Path(out_dir)
         if not (out_dir / "model.keras").is_file():
             return None
-        try:
-            saved = json.loads((out_dir / "metrics.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            saved = {}
-        config = saved.get("config") if isinstance(saved, dict) else None
+        saved = read_run_metrics(out_dir)
+        config = saved.get("config")
         size = config.get("train_size") if isinstance(config, dict) else None
-        small = type(self).tiny().train_size
-        if self.train_size <= small and (not isinstance(size, int) or size > small):
+        if self.is_tiny_run and (not isinstance(size, int) or size > type(self).tiny().train_size):
             what = f"trained on {size:,} examples" if isinstance(size, int) else "that is no --tiny run's"
             raise InputError(
                 f"{str(out_dir)!r} holds a model {what}, and a run as small as --tiny's would replace "
@@ -76,7 +77,7 @@ class LabConfig:
                 "(--out runs/tiny)"
             )
         seed = config.get("seed") if isinstance(config, dict) else None
-        done = saved.get("epochs_done") if isinstance(saved, dict) else None
+        done = saved.get("epochs_done")
         about = ", ".join(
             part
             for part in (

@@ -44,6 +44,15 @@ def run_folder_hint(model_dir: str | Path) -> str:
     return "give the folder a training run wrote (its --out), or train one with `python -m labs train ...`"
 
 
+def read_run_metrics(model_dir: str | Path) -> dict:
+    """A run folder's ``metrics.json`` (empty when it is missing or unreadable: older runs wrote less)."""
+    try:
+        metrics = json.loads((Path(model_dir) / "metrics.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return metrics if isinstance(metrics, dict) else {}
+
+
 def check_out_folder(out_dir: str | Path) -> None:
     """Refuse, before any work, an ``--out`` that is a file."""
     if Path(out_dir).exists() and not Path(out_dir).is_dir():
