@@ -15,7 +15,6 @@ import argparse
 import dataclasses
 import json
 import os
-import shutil
 import sys
 from pathlib import Path
 
@@ -182,13 +181,7 @@ def train_command(args) -> None:
             "none. To train a model you will hand in, use a seed of your own (the grader compares students' "
             "models): --seed 5678, say, the last four digits of your id"
         )
-    new = _first_new_folder(Path(args.out))
-    try:
-        run = task.train(config, out_dir=args.out, verbose=0 if args.quiet else 1)
-    except KeyboardInterrupt:  # before the first epoch ended: the folders made for the run go with it
-        if new is not None and new.is_dir() and not any(p.is_file() for p in new.rglob("*")):
-            shutil.rmtree(new)
-        raise
+    run = task.train(config, out_dir=args.out, verbose=0 if args.quiet else 1)
     print(run.summary())
     print(f"Saved model.keras, vocab.json, metrics.json and training_curve.png in {args.out}")
     if run.interrupted:
@@ -200,16 +193,6 @@ def train_command(args) -> None:
         return 130
     if task.next_step:
         print(f"Next: {task.next_step.format(out=args.out)}")
-
-
-def _first_new_folder(path: Path) -> Path | None:
-    """The outermost folder of ``path`` (``path`` included) that does not exist yet; None when it exists."""
-    new = None
-    for folder in (path, *path.parents):
-        if folder.exists():
-            return new
-        new = folder
-    return new
 
 
 def run_task(model_dir: str) -> tasks.Task:

@@ -11,9 +11,11 @@ import sys
 import time
 import zipfile
 
+import keras
 import numpy as np
 import pytest
 
+from labs import tasks
 from labs.common.errors import InputError
 from labs.common.submission import export, layer_sha256
 from labs.name_transliteration.config import NameTransliterationConfig
@@ -224,14 +226,41 @@ def test_a_training_stopped_before_its_first_epoch_ended_leaves_no_folder_behind
     out = tmp_path / "runs" / "names"  # neither folder is there yet
     command = ["train", TASK, "--tiny", "--train-size", "60000", "--seed", "7", "--out", str(out)]
     with in_a_terminal(*command) as process:
-        first = process.stdout.readline()  # "Training the ...": the folder is made, the first epoch starts
-        assert out.is_dir() and first.startswith("Training the"), first
+        first = process.stdout.readline()  # "Training the ...": the first epoch starts
+        assert first.startswith("Training the"), first
+        assert not out.parent.exists()  # the run folder comes with the first whole epoch
         process.send_signal(signal.SIGINT)  # Ctrl-C while the first epoch runs
         stdout, stderr = process.communicate(timeout=120)
         stdout = first + stdout
     # (On a loaded machine the signal may come before the first batch, which says nothing of a model to keep.)
     assert process.returncode == 130 and "no partial file was left behind" in stderr, stdout + stderr
     assert not (tmp_path / "runs").exists(), list(tmp_path.rglob("*"))
+
+
+@pytest.mark.parametrize("task", [t.name for t in tasks.all_tasks()])
+def test_train_stopped_before_its_first_epoch_leaves_no_folder_behind_in_python_too(
+    task, tmp_path, monkeypatch
+):
+    # The notebook's path: the lab's train() itself, stopped (the notebook's stop button) in the first epoch.
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(keras.Model, "fit", stopped)
+    lab = tasks.get(task)
+    with pytest.raises(KeyboardInterrupt):
+        lab.train(lab.config.tiny(), out_dir=tmp_path / "runs" / "first", verbose=0)
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "kept").mkdir()  # a folder that was there before the run stays, empty as it was
+    with pytest.raises(KeyboardInterrupt):
+        lab.train(lab.config.tiny(), out_dir=tmp_path / "kept", verbose=0)
+    assert [p.name for p in tmp_path.rglob("*")] == ["kept"]
+
+
+def test_a_run_folder_that_cannot_be_made_is_refused_before_training(tmp_path):
+    (tmp_path / "runs").write_text("a file, not a folder", encoding="utf-8")
+    with pytest.raises(InputError, match="cannot create the folder"):
+        train(NameTransliterationConfig.tiny(), out_dir=tmp_path / "runs" / "names", verbose=0)
+    assert (tmp_path / "runs").read_text(encoding="utf-8") == "a file, not a folder"
 
 
 def test_cli_export_of_a_run_whose_layer_changed_is_one_line_and_writes_nothing(tmp_path, monkeypatch):

@@ -265,17 +265,26 @@ def device_description() -> str:
 
 
 def prepare_run_folder(out_dir: str | Path, config) -> Path:
-    """Create ``out_dir`` (and its parents) for a training run of ``config``, or explain why not; say so when
-    it replaces an earlier run (:meth:`LabConfig.replacing`: a ``--tiny`` run never replaces a real one)."""
+    """Check, before training, that a run of ``config`` can write ``out_dir``, or explain why not; say so when
+    it replaces an earlier run (:meth:`LabConfig.replacing`: a ``--tiny`` run never replaces a real one).
+
+    The folders it has to make are made to prove they can be, then removed again: :func:`save_run` makes
+    them with the first whole epoch, so a run stopped (Ctrl-C, the notebook's stop button) or failing
+    before then leaves no empty folder behind."""
     out_dir = Path(out_dir)
     check_out_folder(out_dir)
     if note := config.replacing(out_dir):
         print(note)
+    missing = [folder for folder in (out_dir, *out_dir.parents) if not folder.exists()]
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise InputError(f"cannot create the folder {str(out_dir)!r}: {error.strerror or error}") from None
-    if not os.access(out_dir, os.W_OK):
+    writable = os.access(out_dir, os.W_OK)
+    for folder in missing:  # innermost first; each is empty, as it was made a moment ago
+        with contextlib.suppress(OSError):
+            folder.rmdir()
+    if not writable:
         raise InputError(f"cannot write into {str(out_dir)!r}: the folder is not writable")
     return out_dir
 
@@ -334,6 +343,7 @@ def save_run(
     from labs.common.vocab import save_vocabularies
 
     out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)  # the first epoch's save makes it (prepare_run_folder)
     save_model_atomically(run.model, out_dir / "model.keras")
     save_vocabularies(out_dir / "vocab.json", run.task, run.vocabs)
     write_json(
