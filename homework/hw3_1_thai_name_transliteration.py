@@ -90,7 +90,7 @@ from labs.name_transliteration import evaluate
 from labs.name_transliteration.config import NameTransliterationConfig
 from labs.name_transliteration.data import sample_names
 from labs.name_transliteration.selftest import selftest
-from labs.name_transliteration.train import train
+from labs.name_transliteration.train import load_trained, train
 from labs.name_transliteration.transliterate import greedy_transliterate, transliterate
 
 run = results = table = None   # set by the training and evaluation cells below
@@ -157,18 +157,25 @@ selftest();
 # writes where the kit's README and Makefile look: the model in `runs/names/`, the submission in
 # `submission.zip`. Training saves the model after every epoch, replacing what `runs/names/` held
 # before. If you stop the cell (■), the model of the last whole epoch is kept as `run` (the cells below
-# use it); if Colab drops the session, it is still on disk, and from the kit's folder
-# `python -m labs export --model runs/names --student-id ... --out submission.zip` exports it.
+# use it).
+#
+# **Trained already?** A model trained in a terminal (`make train`), or before the kernel restarted, is in
+# `runs/names/`: set `TRAIN = False` and the cell loads it, with its losses per epoch, instead of training.
 
 # %%
 SEED = 1 if TINY else None   # your own: for example the last four digits of your student id
-if SEED is None:
+TRAIN = True   # False: use the model already in the run folder, trained earlier or in a terminal
+folder = "runs/tiny" if TINY else "runs/names"   # a smoke run has its own
+if not TRAIN:
+    run = load_trained(folder)
+elif SEED is None:
     raise InputError("Set SEED in this cell to a number of your own (the last four digits of your student id, "
                      "say), then run it again.")
-config = NameTransliterationConfig.tiny(seed=SEED) if TINY else NameTransliterationConfig(seed=SEED)
-print(config)
-run = None   # stays None if training is stopped before its first epoch ends
-run = train(config, out_dir="runs/tiny" if TINY else "runs/names", verbose=2)   # a smoke run has its own
+else:
+    config = NameTransliterationConfig.tiny(seed=SEED) if TINY else NameTransliterationConfig(seed=SEED)
+    print(config)
+    run = None   # stays None if training is stopped before its first epoch ends
+    run = train(config, out_dir=folder, verbose=2)
 print(run.summary())
 plot_training_curves(run.history, unit="loss (nats per character)", title="Thai -> English names");
 

@@ -1,6 +1,9 @@
 """Notebooks: each .ipynb matches its jupytext source, and runs top to bottom in the tiny configuration."""
 
+import json
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -159,3 +162,50 @@ def test_homework_cells_run_before_training_or_scoring_say_which_cell_to_run_fir
         for e in before_scoring
     ), before_scoring
     assert scored == []
+
+
+def test_the_homework_notebook_uses_a_model_trained_in_a_terminal(monkeypatch):
+    """TRAIN = False: the training cell loads what `python -m labs train` wrote into the run folder, and the
+    cells below it (scoring, the heatmaps, the export) run on that model."""
+    monkeypatch.setenv("ATTENTION_LAB_TINY", "1")
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    source = REPO_ROOT / "homework" / "hw3_1_thai_name_transliteration.py"
+    notebook = nbformat.read(source.with_suffix(".ipynb"), as_version=4)
+    training = [cell for cell in notebook.cells if "run = train(config" in cell.source]
+    assert len(training) == 1 and "TRAIN = True" in training[0].source
+    training[0].source = training[0].source.replace("TRAIN = True", "TRAIN = False")
+    kit = _linked_kit(source)
+    try:
+        trained = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "labs",
+                "train",
+                "name-transliteration",
+                "--tiny",
+                "--seed",
+                "5",
+                "--quiet",
+            ]
+            + ["--out", "runs/tiny"],
+            cwd=kit,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert trained.returncode == 0, trained.stderr
+        metrics = json.loads((kit / "runs" / "tiny" / "metrics.json").read_text(encoding="utf-8"))
+        client = NotebookClient(
+            notebook,
+            timeout=600,
+            kernel_name="python3",
+            resources={"metadata": {"path": str(kit / "opened-here")}},
+        )
+        client.execute()
+        bundle = (kit / "tiny.zip").is_file()
+    finally:
+        shutil.rmtree(kit, ignore_errors=True)
+    text = "\n".join(output.get("text", "") for cell in notebook.cells for output in cell.get("outputs", []))
+    assert f"Trained {metrics['epochs_done']} epoch" in text and "Training the" not in text
+    assert "points on the public dev set" in text and bundle

@@ -19,7 +19,8 @@ from labs import tasks
 from labs.common.errors import InputError
 from labs.common.submission import export, layer_sha256
 from labs.name_transliteration.config import NameTransliterationConfig
-from labs.name_transliteration.train import train
+from labs.name_transliteration.train import load_trained, train
+from labs.name_transliteration.transliterate import transliterate
 from tests.conftest import REPO_ROOT, run_cli
 
 LAYER = REPO_ROOT / "homework" / "kv_attention.py"
@@ -261,6 +262,26 @@ def test_a_run_folder_that_cannot_be_made_is_refused_before_training(tmp_path):
     with pytest.raises(InputError, match="cannot create the folder"):
         train(NameTransliterationConfig.tiny(), out_dir=tmp_path / "runs" / "names", verbose=0)
     assert (tmp_path / "runs").read_text(encoding="utf-8") == "a file, not a folder"
+
+
+def test_a_run_folder_loads_as_the_run_that_training_returned(tmp_path):
+    # The notebook's TRAIN = False: a model trained in a terminal, used by the cells below training.
+    trained = train(NameTransliterationConfig.tiny(seed=3), out_dir=tmp_path / "names", verbose=0)
+    loaded = load_trained(tmp_path / "names")
+    assert (loaded.task, loaded.config, loaded.layer_sha256) == (TASK, trained.config, trained.layer_sha256)
+    for name in ("train", "validation"):  # metrics.json keeps 6 decimals
+        assert loaded.history[name] == pytest.approx(trained.history[name], abs=1e-6)
+    assert loaded.unit == trained.unit and loaded.epochs_done == trained.epochs_done == 1
+    assert loaded.summary().split(" in ")[0] == trained.summary().split(" in ")[0]  # "Trained 1 epoch"
+    names = ["สมชาย ใจดี", "ปวีณา รัตนพงศ์"]
+    assert [r.output for r in transliterate(loaded.model, loaded.vocabs, names, beam=3)] == [
+        r.output for r in transliterate(trained.model, trained.vocabs, names, beam=3)
+    ]
+    with pytest.raises(InputError, match="set TRAIN = True"):
+        load_trained(tmp_path / "nothing-here")
+    (tmp_path / "names" / "metrics.json").write_text("{}", encoding="utf-8")
+    with pytest.raises(InputError, match="no record of its training"):
+        load_trained(tmp_path / "names")
 
 
 def test_cli_export_of_a_run_whose_layer_changed_is_one_line_and_writes_nothing(tmp_path, monkeypatch):

@@ -371,6 +371,39 @@ def save_run(
     plt.close(figure)
 
 
+def trained_run_from_folder(
+    model_dir: str | Path, task: str, model, vocabs: dict, config, *, history_key: str, unit: str
+) -> TrainedRun:
+    """The :class:`TrainedRun` that a lab's ``train`` returned, rebuilt from the run folder it wrote (the
+    model, vocabularies and configuration already loaded by the lab): for a notebook that uses a model
+    trained elsewhere (``python -m labs train``, or before the kernel restarted)."""
+    from labs.common.files import read_run_metrics
+
+    metrics = read_run_metrics(model_dir)
+    history = metrics.get(history_key)
+    try:
+        history = {name: [float(value) for value in history[name]] for name in ("train", "validation")}
+        if not history["train"] or len(history["train"]) != len(history["validation"]):
+            raise ValueError
+    except (KeyError, TypeError, ValueError):
+        raise InputError(
+            f"{str(model_dir)!r} holds no record of its training (metrics.json is missing or not a training "
+            "run's): train the model again"
+        ) from None
+    seconds = metrics.get("training_seconds")
+    return TrainedRun(
+        task,
+        model,
+        vocabs,
+        config,
+        history,
+        unit,
+        float(seconds) if isinstance(seconds, (int, float)) else 0.0,
+        str(metrics.get("device") or "unknown device"),
+        metrics.get("layer_sha256") if isinstance(metrics.get("layer_sha256"), str) else None,
+    )
+
+
 def load_run_folder(model_dir: str | Path, task: str, config_class):
     """Load ``(model, vocabularies, config)`` from a run folder written by a lab's ``train``.
 

@@ -24,6 +24,7 @@ from labs.common.training import (
     prepare_run_folder,
     save_run,
     set_seed,
+    trained_run_from_folder,
 )
 from labs.name_transliteration.config import NameTransliterationConfig
 from labs.name_transliteration.data import DEFAULT_TABLE, TASK, sample_names, vocabularies
@@ -90,8 +91,6 @@ def train(
 
     # Save, after every whole epoch and at the end: the model, its vocabularies, the losses per epoch and the
     # training curve (with label smoothing, the loss against the smoothed target, higher than a plain run's).
-    smoothed = f", smoothed target ({config.label_smoothing:g})" if config.label_smoothing else ""
-
     def save(history: dict, seconds: float) -> TrainedRun:
         run = TrainedRun(
             TASK.name,
@@ -99,7 +98,7 @@ def train(
             vocabs,
             config,
             history,
-            f"nats per character{smoothed}",
+            loss_unit(config),
             seconds,
             device_description(),
             layer_sha256,
@@ -129,3 +128,23 @@ def load_run(model_dir: str | Path):
     """Load ``(model, vocabs, config)`` from a run folder written by :func:`train`."""
     key_value_attention_class()  # registers the layer, so that Keras can rebuild the model
     return load_run_folder(model_dir, TASK.name, NameTransliterationConfig)
+
+
+def loss_unit(config: NameTransliterationConfig) -> str:
+    """What the losses per epoch are measured in (with label smoothing, against the smoothed target)."""
+    smoothed = f", smoothed target ({config.label_smoothing:g})" if config.label_smoothing else ""
+    return f"nats per character{smoothed}"
+
+
+def load_trained(model_dir: str | Path = "runs/names") -> TrainedRun:
+    """A run folder that :func:`train` (or ``python -m labs train name-transliteration``) wrote, as the
+    :class:`TrainedRun` that ``train`` returned: the notebook's way to use a model trained in a terminal."""
+    try:
+        model, vocabs, config = load_run(model_dir)
+    except InputError as error:
+        raise InputError(
+            f"{error} (in the notebook: set TRAIN = True in the training cell to train a model there)"
+        ) from None
+    return trained_run_from_folder(
+        model_dir, TASK.name, model, vocabs, config, history_key="loss_nats_per_char", unit=loss_unit(config)
+    )
