@@ -2,8 +2,6 @@
 
 import json
 import shutil
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -12,7 +10,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, run_cli
 from tools.notebooks import build
 
 SOURCES = sorted((REPO_ROOT / "demos").glob("*.py")) + sorted((REPO_ROOT / "homework").glob("hw*.py"))
@@ -176,23 +174,8 @@ def test_the_homework_notebook_uses_a_model_trained_in_a_terminal(monkeypatch):
     training[0].source = training[0].source.replace("TRAIN = True", "TRAIN = False")
     kit = _linked_kit(source)
     try:
-        trained = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "labs",
-                "train",
-                "name-transliteration",
-                "--tiny",
-                "--seed",
-                "5",
-                "--quiet",
-            ]
-            + ["--out", "runs/tiny"],
-            cwd=kit,
-            capture_output=True,
-            text=True,
-            timeout=300,
+        trained = run_cli(
+            "train", "name-transliteration", "--tiny", "--seed", "5", "--quiet", "--out", "runs/tiny", cwd=kit
         )
         assert trained.returncode == 0, trained.stderr
         metrics = json.loads((kit / "runs" / "tiny" / "metrics.json").read_text(encoding="utf-8"))
