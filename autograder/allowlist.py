@@ -115,14 +115,39 @@ def _flat_outputs(outputs, depth: int = 0) -> list[tuple[str, int, int]]:
     return []
 
 
-def graph_classes(model: dict, outputs: tuple[int, ...] = (0,), depth: int = 0) -> set[str]:
+MAX_REFERENCES = 100_000  # layer references one walk of the graph follows; a real model has hundreds
+
+
+class _Walk:
+    """One walk of a config's layer graph: what each layer's used outputs go through, found once (a model can
+    refer to a nested one many times: walked afresh each time, 20 nested levels of 4 references would be 4^20
+    walks), and how many references the walk has followed, within :data:`MAX_REFERENCES`."""
+
+    def __init__(self):
+        self.found: dict[tuple[int, tuple[int, ...]], set[str]] = {}
+        self.followed = 0
+
+    def follow(self) -> None:
+        self.followed += 1
+        if self.followed > MAX_REFERENCES:
+            raise ConfigError(
+                f"the model's layer graph has more than {MAX_REFERENCES:,} layer references; Keras writes no "
+                "such model"
+            )
+
+
+def graph_classes(
+    model: dict, outputs: tuple[int, ...] = (0,), depth: int = 0, walk: _Walk | None = None
+) -> set[str]:
     """The classes of the layers a model's outputs (by default the first: the probabilities, which decoding
     reads) are computed through, nested models and wrapped layers included.
 
     A functional model is walked back from those outputs along the inbound node each tensor
     came from; inside a nested model, only from the outputs the outer graph uses. A Sequential
     model uses every layer it lists. A class named anywhere else in the file earns nothing.
+    Each layer is read once per output used; ConfigError for a graph no Keras model has.
     """
+    walk = walk or _Walk()
     if depth > 20 or not isinstance(model, dict) or not isinstance(model.get("config"), dict):
         return set()
     config = model["config"]
@@ -132,19 +157,20 @@ def graph_classes(model: dict, outputs: tuple[int, ...] = (0,), depth: int = 0) 
         else []
     )
     if model.get("class_name") == "Sequential":
-        return {c for layer in layers for c in _layer_classes(layer, (0,), depth)}
+        return {c for layer in layers for c in _layer_classes(layer, (0,), depth, walk)}
     by_name = {l.get("name") or l.get("config", {}).get("name"): l for l in layers}
     flat = _flat_outputs(config.get("output_layers", []))
     todo = [flat[i] for i in outputs if 0 <= i < len(flat)]
     seen, classes = set(), set()
     while todo:
         reference = todo.pop()
+        walk.follow()
         name, node, tensor = reference
         if reference in seen or name not in by_name:
             continue
         seen.add(reference)
         layer = by_name[name]
-        classes |= _layer_classes(layer, (tensor,), depth)
+        classes |= _layer_classes(layer, (tensor,), depth, walk)
         nodes = layer.get("inbound_nodes") if isinstance(layer.get("inbound_nodes"), list) else []
         index = (
             node - 1 if layer.get("class_name") in MODEL_CLASSES else node
@@ -154,20 +180,24 @@ def graph_classes(model: dict, outputs: tuple[int, ...] = (0,), depth: int = 0) 
     return classes
 
 
-def _layer_classes(layer: dict, outputs: tuple[int, ...], depth: int) -> set[str]:
+def _layer_classes(layer: dict, outputs: tuple[int, ...], depth: int, walk: _Walk) -> set[str]:
     """A used layer's class, and those of the layers it wraps or, for a model, that its used outputs go
-    through."""
+    through (found once per walk)."""
     if depth > 20 or not isinstance(layer.get("class_name"), str):
         return set()
+    key = (id(layer), outputs)
+    if key in walk.found:
+        return walk.found[key]
     classes = {layer["class_name"]}
     if layer["class_name"] in MODEL_CLASSES:
-        classes |= graph_classes(layer, outputs, depth + 1)
+        classes |= graph_classes(layer, outputs, depth + 1, walk)
     inner = layer.get("config") if isinstance(layer.get("config"), dict) else {}
-    for key in NESTED_LAYER_KEYS:
-        value = inner.get(key)
+    for key_name in NESTED_LAYER_KEYS:
+        value = inner.get(key_name)
         for item in value if isinstance(value, list) else [value]:
             if isinstance(item, dict):
-                classes |= _layer_classes(item, (0,), depth + 1)
+                classes |= _layer_classes(item, (0,), depth + 1, walk)
+    walk.found[key] = classes
     return classes
 
 

@@ -9,13 +9,14 @@ import shutil
 import stat
 import subprocess
 import sys
+import threading
 import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from autograder.allowlist import check_config
+from autograder.allowlist import check_config, graph_classes
 from autograder.batch import bundle_task, grade_folder
 from autograder.hidden import load_hidden_set, make_hidden_set
 from autograder.rubric import RubricError, load_rubric
@@ -117,6 +118,77 @@ def test_the_architecture_is_read_from_the_real_layer_graph_not_from_decoys():
         deep = {"class_name": "Sequential", "module": "keras", "config": {"layers": [deep]}}
     with pytest.raises(ValueError, match="nested more than"):
         check_config(deep)
+
+
+def run_with_timeout(work, seconds: float):
+    """``work()``, or a failure once it has run ``seconds`` (in a daemon thread: a walk that hangs fails the
+    test instead of holding the whole run)."""
+    done = {}
+
+    def target():
+        try:
+            done["value"] = work()
+        except BaseException as error:
+            done["error"] = error
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"still running after {seconds} s"
+    if "error" in done:
+        raise done["error"]
+    return done["value"]
+
+
+def _reference(name: str, node: int, tensor: int) -> dict:
+    return {"class_name": "__keras_tensor__", "config": {"keras_history": [name, node, tensor]}}
+
+
+def test_the_layer_graph_is_walked_once_however_often_a_config_refers_to_it():
+    """A hostile config.json of 15 kB: 21 nested models, each using the one inside it through 4 references
+    that all reach the whole next level. Walked afresh for each reference, that was 4^20 walks, in the grader's
+    own process, before any sandbox: the batch hung and ignored SIGTERM. Each nested model's outputs are now
+    read once per walk; a graph with more references than a model has is malformed."""
+    fan, depth = 4, 21
+    model = {"class_name": "Dense", "module": "keras.layers", "name": "m", "config": {"name": "m"}}
+    for _ in range(depth):
+        concatenate = {
+            "class_name": "Concatenate",
+            "module": "keras.layers",
+            "name": "c",
+            "config": {"name": "c"},
+            "inbound_nodes": [{"args": [[_reference("m", 1, i) for i in range(fan)]], "kwargs": {}}],
+        }
+        model = {
+            "class_name": "Functional",
+            "module": "keras.src.models.functional",
+            "name": "m",
+            "config": {"name": "m", "layers": [model, concatenate], "output_layers": [["c", 0, 0]] * fan},
+            "inbound_nodes": [],
+        }
+    assert len(json.dumps(model)) < 20_000
+    verdict = run_with_timeout(lambda: check_config(model), seconds=60)  # was: hours
+    assert verdict.allowed and verdict.classes == {"Functional", "Concatenate", "Dense"}
+
+    # One layer reached through 3,000 tensors, each of whose walks reads back through 3,000 references: nine
+    # million steps within the config's size limit, and no model of Keras'.
+    wide = [_reference("x", 0, 0)] * 3000
+    layers = [
+        {"class_name": "Dense", "module": "keras.layers", "name": "x", "config": {}, "inbound_nodes": []},
+        {
+            "class_name": "Add",
+            "module": "keras.layers",
+            "name": "a",
+            "config": {},
+            "inbound_nodes": [{"args": [wide], "kwargs": {}}],
+        },
+    ]
+    config = {
+        "class_name": "Functional",
+        "config": {"layers": layers, "output_layers": [["a", 0, i] for i in range(3000)]},
+    }
+    with pytest.raises(ValueError, match="more than 100,000 layer references"):
+        run_with_timeout(lambda: graph_classes(config, tuple(range(3000))), seconds=60)
 
 
 def test_a_second_output_earns_no_architecture_points():
