@@ -5,9 +5,9 @@
 Run by :mod:`autograder.sandbox` (which see for what this process can and cannot see) with
 ``IN_FOLDER`` holding only ``model.keras``, ``vocab.json``, ``job.json`` and (where the rubric
 allows it) ``custom_layers.py``. It never sees a hidden target. It writes its result, as JSON,
-to the descriptor ``N``. The grader runs it twice: on the hidden inputs with no example (scored),
-and on the public examples with no hidden input (what the student's feedback shows); so nothing it
-writes in a run a student reads held a hidden input. The result:
+to the descriptor ``N``. The grader runs it twice: first on the public examples with no hidden input (what the
+student's feedback shows), then on the hidden inputs with no example (scored); so nothing it writes in
+a run a student reads held a hidden input, nor ran after one that did. The result:
 
 - ``{"status": "ok", "outputs": ..., "examples": [...], "seconds": {...}}``, or
 - ``{"status": "wrong-signature" | "load-failed" | "nan-output" | "out-of-memory" | "error",

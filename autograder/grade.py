@@ -12,7 +12,6 @@ earns (partial credit).
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import itertools
 import json
@@ -138,9 +137,10 @@ def _holds_model(folder: Path) -> bool:
 def _job(rubric: Rubric, hidden: HiddenSet | None, examples: list[str], allow_custom: bool) -> dict:
     """What the child is asked: the task's signature and limits, the inputs, how to decode them.
 
-    Two runs, never one: the hidden inputs with no examples (``examples=[]``: what is scored), and the public
-    examples with no hidden input (``hidden=None``: what the student's feedback shows). Whatever a child
-    writes can only hold what it was given, so the text a student reads never held a hidden input."""
+    Two runs, never one: the public examples with no hidden input (``hidden=None``: what the student's
+    feedback shows), then the hidden inputs with no examples (``examples=[]``: what is scored). Whatever a
+    child writes can only hold what it was given, and the run a student reads comes first, so the text a
+    student reads never held a hidden input."""
     task, grading = tasks.get(rubric.task), rubric.grading
     job = {
         "task": task.name,
@@ -398,7 +398,14 @@ def _grade(path: Path, work: Path, rubric: Rubric, hidden: HiddenSet, options: O
         weights = read_weights(files, rubric.limits, options.isolation)
         found.parameters, found.weights, found.counted = weights["parameters"], weights, True
 
-        # 3. Run on the hidden inputs, in the sandbox.
+        # 3. The public examples, decoded in a run of their own, first: what the student reads of the bundle's
+        # own words comes from a run that no hidden input has reached, even through what a run leaves in the
+        # machine (the page cache, a keyring). The bundle's code never runs again once it has seen them.
+        examples, public_failed = _public_run(
+            files, rubric, list(options.examples), carries_code, options.isolation
+        )
+
+        # 4. Run on the hidden inputs, in the sandbox.
         job = _job(rubric, hidden, [], carries_code)
         outcome = run_child(files, job, rubric.limits, options.isolation)
         if outcome.machine_note and options.own_machine:
@@ -414,14 +421,11 @@ def _grade(path: Path, work: Path, rubric: Rubric, hidden: HiddenSet, options: O
             "child_seconds": reported_seconds(outcome.data),
         }
         if outcome.status != OK:
-            public_examples = functools.partial(
-                _public_run, files, rubric, list(options.examples), carries_code, options.isolation
-            )
-            error, notes = _run_failed(outcome, hidden.public, rubric.limits.memory_mb, public_examples, path)
+            error, notes = _run_failed(outcome, hidden.public, rubric.limits.memory_mb, public_failed, path)
             found.notes.extend(notes)
             raise error
 
-        # 4. Score what it returned, then decode the public examples in a run of their own.
+        # 5. Score what it returned, beside the public examples decoded before it.
         try:
             checked = CHECKS[job["signature"]](outcome.data, job)
         except ClaimError as error:
@@ -434,11 +438,9 @@ def _grade(path: Path, work: Path, rubric: Rubric, hidden: HiddenSet, options: O
             raise BundleError(
                 ERROR, f"scoring the model's outputs took longer than {rubric.scoring_seconds:.0f} s"
             ) from None
-        found.examples, failed = _public_run(
-            files, rubric, list(options.examples), carries_code, options.isolation
-        )
-        if failed:
-            found.notes.append(f"the run on the public examples failed: {failed}")
+        found.examples = examples
+        if public_failed:
+            found.notes.append(f"the run on the public examples failed: {public_failed}")
         try:
             found.answers = tasks.get(rubric.task).graded_answers(checked, hidden.targets)
         except Exception:  # the grade stands; only the comparison with the class goes without this bundle
@@ -464,12 +466,15 @@ def _identity_notes(claimed, entry_id) -> list[str]:
     return []
 
 
-def _run_failed(outcome, public: bool, memory_mb: int, public_run, path: Path) -> tuple[BundleError, list]:
+def _run_failed(
+    outcome, public: bool, memory_mb: int, public_failed: str | None, path: Path
+) -> tuple[BundleError, list]:
     """The refusal of a bundle whose run failed, and the notes to add.
 
     On hidden inputs the student reads the grader's words (that run saw the hidden inputs and could
-    have written them into its message), and what a run on the public examples (``public_run()``)
-    said; the run's own message goes to the grader's log only.
+    have written them into its message), and why the run on the public examples failed
+    (``public_failed``: that run came first, and no hidden input had reached the machine); the run's own
+    message goes to the grader's log only.
     """
     told_by_grader = outcome.status in _FAILED_ON_HIDDEN and not (
         outcome.status == CRASHED and outcome.message.startswith("the model wrote more than")
@@ -481,9 +486,8 @@ def _run_failed(outcome, public: bool, memory_mb: int, public_run, path: Path) -
         notes.append(f"the run on the hidden inputs failed ({outcome.status}); grader.log has what it said")
         log.warning("%s: the run on the hidden inputs said: %s", display_name(path), outcome.message)
     message = _FAILED_ON_HIDDEN[outcome.status].format(memory_mb=memory_mb)
-    _, failed = public_run()
-    if failed:  # that run was given no hidden input: what it says may be shown
-        message += f"; on the public examples: {failed}"
+    if public_failed:  # that run came before any hidden input: what it said may be shown
+        message += f"; on the public examples: {public_failed}"
     return BundleError(outcome.status, message), notes
 
 

@@ -1,5 +1,6 @@
 """The grading core's steps: what a failure part-way keeps, what a re-run reuses, what an interrupt stops."""
 
+import dataclasses
 import os
 import time
 
@@ -8,7 +9,7 @@ import pytest
 import autograder.batch
 import autograder.grade
 from autograder.batch import grade_folder
-from autograder.grade import HiddenSet, grade_bundle
+from autograder.grade import HiddenSet, grade_bundle, public_examples
 from autograder.hidden import load_hidden_set, make_hidden_set
 from autograder.rubric import load_rubric
 from tests.conftest import REPO_ROOT
@@ -43,6 +44,34 @@ def test_a_grader_failure_part_way_keeps_the_architecture_points_and_the_notes(h
     # its AdditiveAttention and its parameter count, read before the failure
     assert record["lines"][0]["points"] == 10 and record["parameters"]
     assert any("meta.json names student" in note for note in record["notes"])
+
+
+@pytest.mark.parametrize("scored_run", ["ok", "error"])
+def test_no_code_of_a_bundle_runs_after_its_run_on_the_hidden_inputs(hidden, monkeypatch, scored_run):
+    """The public examples' run, whose words a student reads, comes first. Run after the scored run, it was
+    a hostile layer's way out: the scored run read one byte of chosen pages of a large shared file for the
+    1-bits of the hidden names, and the later run saw which pages were cached and raised them in its error
+    message (page cache and keyrings outlive a process)."""
+    real_run, runs = autograder.grade.run_child, []
+
+    def recording(files, job, *args, **kwargs):
+        runs.append("scored" if job.get("sources") else "public")
+        outcome = real_run(files, job, *args, **kwargs)
+        if runs[-1] == "scored" and scored_run == "error":
+            outcome = dataclasses.replace(outcome, status="error", message="LEAK the hidden names", data={})
+        return outcome
+
+    monkeypatch.setattr(autograder.grade, "run_child", recording)
+    inputs, targets, manifest = load_hidden_set(hidden, "date-translation")
+    record = grade_bundle(
+        LAB2_BUNDLE,
+        load_rubric(task="date-translation"),
+        HiddenSet(hidden, inputs, targets, manifest),
+        examples=public_examples("date-translation"),
+    )
+    assert runs == ["public", "scored"]
+    assert record["status"] == ("graded" if scored_run == "ok" else "error"), record["message"]
+    assert "LEAK" not in record["message"] and len(record["examples"]) == (4 if scored_run == "ok" else 0)
 
 
 def test_a_re_run_reuses_a_refused_bundle_instead_of_grading_it_again(hidden, tmp_path):
