@@ -95,7 +95,7 @@ from autograder.process_tree import (
     remove_owned_by,
     remove_stale_cgroups,
 )
-from autograder.seccomp import NO_NETWORK, network_filter_works, prepared
+from autograder.seccomp import NO_KEPT_STATE, NO_NETWORK, network_filter_works, prepared
 from autograder.status import (
     CRASHED,
     ERROR,
@@ -498,8 +498,9 @@ def _before_exec(
     limits: Limits, cgroup_files: list[str], uid: int | None, cut_network, cores: set[int] | None = None
 ) -> None:
     """In the new process, before it execs: join the cgroup, be the kernel's first choice to kill for memory,
-    keep to ``cores`` (where no CPU quota holds it), set the limits, become the sandbox user, cut the network
-    (``cut_network``: a prepared :class:`autograder.seccomp.Filter`, or None)."""
+    keep to ``cores`` (where no CPU quota holds it), set the limits, become the sandbox user, install the
+    seccomp filter that cuts the network and keeps nothing past the run (``cut_network``: a prepared
+    :class:`autograder.seccomp.Filter`, or None)."""
     import resource
 
     def write(path: str, data: bytes) -> None:  # os-level calls only: this runs between fork and exec
@@ -638,7 +639,10 @@ def _contain(
 ) -> _Run:
     """Run ``command`` in ``isolation`` under ``limits``; stdout and stderr go to files in ``private``."""
     uid = sandbox_uid(slot) if is_user_isolation(isolation) else None
-    cut_network = prepared(NO_NETWORK) if isolation == USER_NO_NETWORK else None
+    # The seccomp filter: no network under user isolation; nothing kept past the run under either (under
+    # namespaces the child would share the grader's session keyring).
+    rules = {USER_NO_NETWORK: NO_NETWORK, "namespaces": NO_KEPT_STATE}.get(isolation)
+    cut_network = prepared(rules) if rules else None
     if isolation == USER_NO_NETWORK and cut_network is None:
         raise RuntimeError("the network filter could not be prepared")  # never run such a child without it
     work = private / "work"

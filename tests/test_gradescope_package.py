@@ -271,9 +271,9 @@ print(";".join(refused), "child:", "PermissionError" in child.stderr)
 
 
 def test_the_network_filter_refuses_what_would_outlive_a_run_for_its_user():
-    """Both runs of a bundle (the scored one, then the public examples') are one user: the grader removes its
+    """Both runs of a bundle (the public examples', then the scored one) are one user: the grader removes its
     files and System V IPC between them, and the filter refuses the rest, the kernel's keyrings and POSIX
-    message queues (a hostile layer carried the hidden inputs from one run to the other in its keyring)."""
+    message queues (a hostile layer carried the hidden inputs from one run to a later one in its keyring)."""
     _container_or_skip()
     probe = r"""
 import ctypes, platform
