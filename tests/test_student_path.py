@@ -223,6 +223,37 @@ def test_an_interrupted_training_keeps_its_last_whole_epoch_and_exports_it(tmp_p
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
+def test_ctrl_c_while_an_epoch_is_saved_waits_for_the_save_then_stops(tmp_path):
+    """Ctrl-C that lands as the run folder is written (matplotlib drawing the curve) came out of the C code as
+    "ValueError: Invalid affine transformation matrix": a traceback, and a folder half written. It is held
+    until the save ends, then stops training as any Ctrl-C does."""
+    import tensorflow as tf
+
+    from labs.common.training import fit
+
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2, activation="softmax")])
+    model.compile("adam", "sparse_categorical_crossentropy")
+    rows = tf.data.Dataset.from_tensor_slices((np.zeros((32, 4), "float32"), np.zeros(32, "int32"))).batch(8)
+    saved = []
+
+    def each_epoch(history, seconds):
+        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C in the middle of the save
+        time.sleep(0.2)  # a handler that raises would have raised by now
+        saved.append(len(history["train"]))
+
+    history, _ = fit(
+        model,
+        rows,
+        rows,
+        NameTransliterationConfig(epochs=5),
+        description="a toy",
+        verbose=0,
+        each_epoch=each_epoch,
+    )
+    assert saved == [1] and len(history["train"]) == 1  # the save finished; no epoch began after it
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # Ctrl-C works again as before
+
+
 def test_a_training_stopped_before_its_first_epoch_ended_leaves_no_folder_behind(tmp_path):
     out = tmp_path / "runs" / "names"  # neither folder is there yet
     command = ["train", TASK, "--tiny", "--train-size", "60000", "--seed", "7", "--out", str(out)]

@@ -26,8 +26,10 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 import time
 import warnings
 from dataclasses import dataclass
@@ -189,7 +191,8 @@ def fit(
                 )
             if each_epoch is not None:
                 before = time.perf_counter()
-                each_epoch({name: list(values) for name, values in history.items()}, seconds)
+                with interrupts_held():  # the run folder's files are written together, whole
+                    each_epoch({name: list(values) for name, values in history.items()}, seconds)
                 saving[0] += time.perf_counter() - before
 
     try:
@@ -203,7 +206,11 @@ def fit(
         )
     except KeyboardInterrupt:
         if "weights" not in kept:
-            print("\nStopped before the first epoch ended: there is no model to keep.", flush=True)
+            print(
+                "\nStopped before the first epoch ended: this run has no model to keep (its folder is as it "
+                "was).",
+                flush=True,
+            )
             raise
         model.set_weights(kept["weights"])
         print(
@@ -212,6 +219,26 @@ def fit(
             flush=True,
         )
     return history, time.perf_counter() - started - saving[0]
+
+
+@contextlib.contextmanager
+def interrupts_held():
+    """Ctrl-C (the notebook's stop button) held while the body runs, and raised as KeyboardInterrupt when it
+    ends: an interrupt that lands inside a C library (matplotlib drawing the training curve, Keras writing
+    the model) comes out of it as another error ("Invalid affine transformation matrix"), a traceback for
+    the student and a run folder half written. Off the main thread, where no signal arrives, it holds
+    nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught = []
+    previous = signal.signal(signal.SIGINT, lambda number, frame: caught.append(number))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if caught:
+        raise KeyboardInterrupt
 
 
 def interactive() -> bool:
