@@ -168,6 +168,9 @@ TRAIN = True   # False: use the model already in the run folder, trained earlier
 folder = "runs/tiny" if TINY else "runs/names"   # a smoke run has its own
 if not TRAIN:
     run = load_trained(folder)
+    print(f"Loaded the model in {folder}/, trained earlier (seed {run.config.seed}); this cell trained nothing.")
+    if note := run.config.tiny_run_note("set TRAIN = True to train the real model"):
+        print(note)
 elif SEED is None:
     raise InputError("Set SEED in this cell to a number of your own (the last four digits of your student id, "
                      "say), then run it again.")
@@ -269,6 +272,7 @@ for result in transliterate(trained(run).model, run.vocabs, ["สมชาย �
 # model ran with); an earlier `submission.zip` stays as it was if the export fails. Then it checks
 # the bundle exactly as the grader will (the same validation, the same sandbox), scored on the public
 # dev set. From a terminal: `python -m autograder check submission.zip --task name-transliteration`.
+# A smoke run's model (1,000 names) goes to `tiny.zip` instead, so that it never replaces your submission.
 
 # %%
 STUDENT_ID = "tiny-run" if TINY else ""   # your university id, for example "6512345678"
@@ -277,7 +281,9 @@ if not STUDENT_ID:
     print("Set STUDENT_ID in this cell to export your submission.")
 else:
     run = trained(run)
-    bundle = Path("tiny.zip" if TINY else "submission.zip")
+    bundle = Path("tiny.zip" if TINY or run.config.is_tiny_run else "submission.zip")   # a smoke run's has its own
+    if not TINY and run.config.is_tiny_run:
+        print(run.config.tiny_run_note("it goes to tiny.zip, not submission.zip: train the real model first"))
     if results is None:   # the evaluation cell has not run: the predictions come from here
         results = transliterate(run.model, run.vocabs, [row["source"] for row in test], beam=3)
     predictions = [{"source": r.source, "prediction": r.output} for r in results]

@@ -175,7 +175,12 @@ def train_command(args) -> None:
     task = tasks.get(args.task)
     config = _config(args, task)
     config.replacing(args.out)  # a refusal comes now; the note, when training starts
-    if args.config_seed is None and not config.is_tiny_run:
+    if config.is_tiny_run:
+        print(
+            f"note: a --tiny run ({config.train_size:,} examples) is a smoke test that learns next to "
+            "nothing; train without --tiny for the model you hand in"
+        )
+    elif args.config_seed is None:
         print(
             f"note: no --seed: this run uses the default seed ({config.seed}), as does everyone's who sets "
             "none. To train a model you will hand in, use a seed of your own (the grader compares students' "

@@ -163,15 +163,17 @@ def test_homework_cells_run_before_training_or_scoring_say_which_cell_to_run_fir
 
 
 def test_the_homework_notebook_uses_a_model_trained_in_a_terminal(monkeypatch):
-    """TRAIN = False: the training cell loads what `python -m labs train` wrote into the run folder, and the
-    cells below it (scoring, the heatmaps, the export) run on that model."""
+    """TRAIN = False: the training cell loads what `python -m labs train` wrote into the run folder, says so,
+    and the cells below it (scoring, the heatmaps, the export) run on that model. A smoke run's model, loaded
+    outside the smoke mode, is exported to tiny.zip, never over submission.zip."""
     monkeypatch.setenv("ATTENTION_LAB_TINY", "1")
     monkeypatch.setenv("MPLBACKEND", "Agg")
     source = REPO_ROOT / "homework" / "hw3_1_thai_name_transliteration.py"
     notebook = nbformat.read(source.with_suffix(".ipynb"), as_version=4)
     training = [cell for cell in notebook.cells if "run = train(config" in cell.source]
-    assert len(training) == 1 and "TRAIN = True" in training[0].source
-    training[0].source = training[0].source.replace("TRAIN = True", "TRAIN = False")
+    assert len(training) == 1 and "\nTRAIN = True   #" in training[0].source
+    training[0].source = training[0].source.replace("\nTRAIN = True   #", "\nTRAIN = False   #")
+    [export_cell] = [cell for cell in notebook.cells if "STUDENT_ID = " in cell.source]
     kit = _linked_kit(source)
     try:
         trained = run_cli(
@@ -185,10 +187,29 @@ def test_the_homework_notebook_uses_a_model_trained_in_a_terminal(monkeypatch):
             kernel_name="python3",
             resources={"metadata": {"path": str(kit / "opened-here")}},
         )
-        client.execute()
-        bundle = (kit / "tiny.zip").is_file()
+        with client.setup_kernel():
+            for index, cell in enumerate(notebook.cells):
+                client.execute_cell(cell, index)
+            bundle = (kit / "tiny.zip").is_file()
+            (kit / "tiny.zip").unlink()
+            # Out of the smoke mode, with the smoke run's model loaded: the export cell as a student runs it.
+            again = nbformat.v4.new_code_cell(
+                "TINY = False\n"
+                + export_cell.source.replace(
+                    'STUDENT_ID = "tiny-run" if TINY else ""', 'STUDENT_ID = "6512345678"'
+                )
+            )
+            notebook.cells.append(again)
+            client.execute_cell(again, len(notebook.cells) - 1)
+            redirected = (kit / "tiny.zip").is_file() and not (kit / "submission.zip").exists()
     finally:
         shutil.rmtree(kit, ignore_errors=True)
-    text = "\n".join(output.get("text", "") for cell in notebook.cells for output in cell.get("outputs", []))
+    text = "\n".join(
+        output.get("text", "") for cell in notebook.cells[:-1] for output in cell.get("outputs", [])
+    )
     assert f"Trained {metrics['epochs_done']} epoch" in text and "Training the" not in text
+    assert "Loaded the model in runs/tiny/, trained earlier (seed 5); this cell trained nothing." in text
+    assert "as a --tiny run does" in text and "set TRAIN = True to train the real model" in text
     assert "points on the public dev set" in text and bundle
+    said = "\n".join(output.get("text", "") for output in again.get("outputs", []))
+    assert "it goes to tiny.zip, not submission.zip" in said and redirected, said

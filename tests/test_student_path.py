@@ -391,6 +391,9 @@ def test_training_says_what_it_replaces_and_a_tiny_run_never_replaces_a_trained_
     assert (
         run_cli("train", TASK, "--tiny", "--out", str(names)).returncode == 2
     )  # 1,001 examples: no tiny run
+    smoke = run_cli("train", TASK, "--tiny", "--quiet", "--out", str(tmp_path / "runs" / "tiny"))
+    assert smoke.returncode == 0 and "note: a --tiny run (1,000 examples) is a smoke test" in smoke.stdout
+    assert "default seed" not in smoke.stdout  # one note is enough
 
 
 def test_piped_training_logs_one_line_per_epoch(tmp_path):
