@@ -6,7 +6,7 @@ the config (any JSON object with a ``class_name``) must be one of:
 
 - a Keras built-in (``module`` is ``keras`` or ``keras.*``), except the layers that run
   arbitrary code or load other files (``Lambda``, ``TFSMLayer`` and the wrappers of other
-  frameworks' modules);
+  frameworks' modules), and a lookup layer whose vocabulary is a file path, read as it loads;
 - a structural marker Keras itself writes (``__keras_tensor__``, ``__tensor__``, ...);
 - a registered custom layer named in the rubric (``attention_lab>KeyValueAttention``), and only
   when the rubric lets the bundle carry ``custom_layers.py`` and the bundle does.
@@ -49,6 +49,14 @@ class Verdict:
 MAX_DEPTH = 200  # Keras nests a model's config a few dozen levels deep at most
 NESTED_LAYER_KEYS = ("layer", "forward_layer", "backward_layer", "cell", "cells")  # wrappers and RNNs
 MODEL_CLASSES = {"Functional", "Sequential", "Model"}
+# Keras' lookup layers (StringLookup, IntegerLookup, TextVectorization) take a file path here in place of a
+# list, and read that file as the model loads: any file of the grading machine the loading process can read.
+FILE_KEYS = ("vocabulary",)
+
+
+def _named_file(config: dict) -> str:
+    """The file a layer's config names (:data:`FILE_KEYS`), cut to 80 characters for a message."""
+    return next(config[key] for key in FILE_KEYS if isinstance(config.get(key), str))[:80]
 
 
 class ConfigError(ValueError):
@@ -217,6 +225,16 @@ def check_config(
                 False,
                 f"the model uses {where}, which runs arbitrary code and is never loaded; "
                 "build it from Keras layers (or the kit's registered layers) instead",
+                classes,
+                registered,
+            )
+        inner = node.get("config") if isinstance(node.get("config"), dict) else {}
+        if any(isinstance(inner.get(key), str) for key in FILE_KEYS):
+            return Verdict(
+                False,
+                f"the model's {where} reads its vocabulary from a file of the machine that loads it "
+                f"({_named_file(inner)!r}); a model is graded on what its bundle holds: give the layer its "
+                "vocabulary as a list",
                 classes,
                 registered,
             )

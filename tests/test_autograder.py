@@ -94,6 +94,33 @@ def test_allowlist_accepts_keras_layers_and_refuses_code_and_foreign_modules():
     assert check_config(model, allowed_custom=allowed, custom_layers_present=True).allowed
 
 
+def test_a_lookup_layer_that_reads_its_vocabulary_from_a_file_is_never_loaded(tmp_path):
+    """Keras' StringLookup, IntegerLookup and TextVectorization take a file path for their vocabulary and read
+    it as the model loads: a config.json written by hand could name the hidden set's targets (readable where
+    the grader runs unisolated). A vocabulary saved as a list stays allowed."""
+    import keras
+
+    (tmp_path / "targets.txt").write_text("Somchai\nJaidee\n", encoding="utf-8")
+    assert keras.layers.StringLookup.from_config(
+        {
+            **keras.layers.StringLookup(vocabulary=["x"]).get_config(),
+            "vocabulary": str(tmp_path / "targets.txt"),
+        }
+    ).get_vocabulary()[1:] == ["Somchai", "Jaidee"]  # what Keras does with a path: reads the file
+    for layer in (
+        keras.layers.StringLookup(vocabulary=["a", "b"]),
+        keras.layers.IntegerLookup(vocabulary=[1, 2]),
+        keras.layers.TextVectorization(vocabulary=["a", "b"]),
+    ):
+        model = _model_config(keras.Sequential([keras.Input((1,), dtype=layer.dtype or "string"), layer]))
+        assert check_config(model).allowed
+        [config] = [c for c in model["config"]["layers"] if c["class_name"] == type(layer).__name__]
+        config["config"]["vocabulary"] = "/grading/hidden/targets.csv"
+        verdict = check_config(model)
+        assert not verdict.allowed and "reads its vocabulary from a file" in verdict.message, verdict.message
+        assert "'/grading/hidden/targets.csv'" in verdict.message
+
+
 def _model_config(model) -> dict:
     import tempfile
 
