@@ -25,6 +25,17 @@ def hidden(tmp_path_factory):
     return root / "hidden"
 
 
+def _grade_lab2_bundle(hidden, **options) -> dict:
+    """The record of the kit's lab-2 bundle, graded on ``hidden`` with ``options`` (grade_bundle's)."""
+    inputs, targets, manifest = load_hidden_set(hidden, "date-translation")
+    return grade_bundle(
+        LAB2_BUNDLE,
+        load_rubric(task="date-translation"),
+        HiddenSet(hidden, inputs, targets, manifest),
+        **options,
+    )
+
+
 def test_a_grader_failure_part_way_keeps_the_architecture_points_and_the_notes(hidden, monkeypatch):
     """The grader's own mistake after the weights were read: the bundle keeps what it earned so far."""
 
@@ -32,13 +43,7 @@ def test_a_grader_failure_part_way_keeps_the_architecture_points_and_the_notes(h
         raise RuntimeError("the grader's own bug")
 
     monkeypatch.setattr(autograder.grade, "run_child", broken)
-    inputs, targets, manifest = load_hidden_set(hidden, "date-translation")
-    record = grade_bundle(
-        LAB2_BUNDLE,
-        load_rubric(task="date-translation"),
-        HiddenSet(hidden, inputs, targets, manifest),
-        entry_id="someone-else",
-    )
+    record = _grade_lab2_bundle(hidden, entry_id="someone-else")
     assert record["status"] == "error"
     assert "could not handle this bundle (RuntimeError)" in record["message"]
     # its AdditiveAttention and its parameter count, read before the failure
@@ -62,13 +67,7 @@ def test_no_code_of_a_bundle_runs_after_its_run_on_the_hidden_inputs(hidden, mon
         return outcome
 
     monkeypatch.setattr(autograder.grade, "run_child", recording)
-    inputs, targets, manifest = load_hidden_set(hidden, "date-translation")
-    record = grade_bundle(
-        LAB2_BUNDLE,
-        load_rubric(task="date-translation"),
-        HiddenSet(hidden, inputs, targets, manifest),
-        examples=public_examples("date-translation"),
-    )
+    record = _grade_lab2_bundle(hidden, examples=public_examples("date-translation"))
     assert runs == ["public", "scored"]
     assert record["status"] == ("graded" if scored_run == "ok" else "error"), record["message"]
     assert "LEAK" not in record["message"] and len(record["examples"]) == (4 if scored_run == "ok" else 0)
