@@ -64,8 +64,10 @@ class ConfigError(ValueError):
 
 
 def _objects(config):
-    """Every JSON object with a ``class_name``, with a readable path to it (iteratively, depth-bounded)."""
-    stack = [(config, "config", 0)]
+    """Every JSON object with a ``class_name``, with the way to it (iteratively, depth-bounded): a chain of
+    ``(parent, key)`` links that :func:`_path_text` writes out only for the object a message names. Written
+    out for every object, a config of 60,000 objects under one 115,000-character key held 7 GB of paths."""
+    stack = [(config, None, 0)]
     while stack:
         node, path, depth = stack.pop()
         if depth > MAX_DEPTH:
@@ -73,9 +75,27 @@ def _objects(config):
         if isinstance(node, dict):
             if "class_name" in node:
                 yield node, path
-            stack += [(value, f"{path}.{key}", depth + 1) for key, value in reversed(list(node.items()))]
+            stack += [(value, (path, key), depth + 1) for key, value in reversed(list(node.items()))]
         elif isinstance(node, list):
-            stack += [(value, f"{path}[{i}]", depth + 1) for i, value in reversed(list(enumerate(node)))]
+            stack += [(value, (path, i), depth + 1) for i, value in reversed(list(enumerate(node)))]
+
+
+def _where(class_name: str, path) -> str:
+    """``'Lambda' at config.layers[3]``, for a message (a hostile class name is cut to 80 characters)."""
+    return f"{class_name[:80]!r} at {_path_text(path)}"
+
+
+def _path_text(path, key_chars: int = 40) -> str:
+    """``config.layers[3].config.layer``: a path from :func:`_objects`, each key cut to ``key_chars``."""
+    parts = []
+    while path is not None:
+        path, key = path
+        if isinstance(key, int):
+            parts.append(f"[{key}]")
+        else:
+            key = str(key)
+            parts.append(f".{key[:key_chars]}{'…' if len(key) > key_chars else ''}")
+    return "config" + "".join(reversed(parts))
 
 
 def _references(node) -> list[tuple[str, int, int]]:
@@ -218,12 +238,12 @@ def check_config(
         class_name, module = node.get("class_name"), node.get("module")
         name = node.get("registered_name")
         if not isinstance(class_name, str) or not (module is None or isinstance(module, str)):
-            return Verdict(False, f"{path}: class_name and module must be strings", classes, registered)
-        where = f"{class_name!r} at {path}"
+            message = f"{_path_text(path)}: class_name and module must be strings"
+            return Verdict(False, message, classes, registered)
         if class_name in REFUSED_CLASSES:
             return Verdict(
                 False,
-                f"the model uses {where}, which runs arbitrary code and is never loaded; "
+                f"the model uses {_where(class_name, path)}, which runs arbitrary code and is never loaded; "
                 "build it from Keras layers (or the kit's registered layers) instead",
                 classes,
                 registered,
@@ -232,7 +252,8 @@ def check_config(
         if any(isinstance(inner.get(key), str) for key in FILE_KEYS):
             return Verdict(
                 False,
-                f"the model's {where} reads its vocabulary from a file of the machine that loads it "
+                f"the model's {_where(class_name, path)} reads its vocabulary from a file of the machine "
+                "that loads it "
                 f"({_named_file(inner)!r}); a model is graded on what its bundle holds: give the layer its "
                 "vocabulary as a list",
                 classes,
@@ -242,7 +263,7 @@ def check_config(
             if name not in allowed_custom:
                 return Verdict(
                     False,
-                    f"the model uses the custom object {name!r} ({path}); this task allows "
+                    f"the model uses the custom object {name!r} ({_path_text(path)}); this task allows "
                     f"{', '.join(allowed_custom) or 'no custom objects'}",
                     classes,
                     registered,
@@ -259,7 +280,8 @@ def check_config(
             continue
         if module is None:
             if class_name not in STRUCTURAL:
-                return Verdict(False, f"the model config names {where} without a module", classes, registered)
+                message = f"the model config names {_where(class_name, path)} without a module"
+                return Verdict(False, message, classes, registered)
             continue
         if module == "keras" or module.startswith("keras."):
             continue
@@ -267,7 +289,7 @@ def check_config(
             continue  # a Keras built-in function by name (Keras resolves these only among its own)
         return Verdict(
             False,
-            f"the model config names {where} from the module {module!r}; only Keras' own "
+            f"the model config names {_where(class_name, path)} from the module {module!r}; only Keras' own "
             "layers and the kit's registered layers are loaded",
             classes,
             registered,

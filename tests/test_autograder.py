@@ -94,6 +94,30 @@ def test_allowlist_accepts_keras_layers_and_refuses_code_and_foreign_modules():
     assert check_config(model, allowed_custom=allowed, custom_layers_present=True).allowed
 
 
+def test_the_config_check_holds_no_path_per_object():
+    """A config.json under 256 kB whose first key is 115,000 characters long over 60,000 objects: the check
+    wrote each object's whole path, 7 GB in the grader's own process (a hostile review). Paths are now
+    written only for the object a message names, each key cut short."""
+    import tracemalloc
+
+    key = "k" * 20_000
+    config = {
+        key: [{"class_name": "__tensor__", "module": None}] * 10_000,
+        "class_name": "Functional",
+        "module": "keras",
+    }
+    tracemalloc.start()
+    try:
+        verdict = check_config(config)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert verdict.allowed and peak < 20_000_000, peak  # written out, the paths alone were 200 MB
+    config[key].append({"class_name": "Lambda", "module": "keras.layers"})
+    message = check_config(config).message
+    assert f"'Lambda' at config.{'k' * 40}…[10000]" in message and len(message) < 300, message
+
+
 def test_a_lookup_layer_that_reads_its_vocabulary_from_a_file_is_never_loaded(tmp_path):
     """Keras' StringLookup, IntegerLookup and TextVectorization take a file path for their vocabulary and read
     it as the model loads: a config.json written by hand could name the hidden set's targets (readable where
