@@ -49,14 +49,6 @@ class Verdict:
 MAX_DEPTH = 200  # Keras nests a model's config a few dozen levels deep at most
 NESTED_LAYER_KEYS = ("layer", "forward_layer", "backward_layer", "cell", "cells")  # wrappers and RNNs
 MODEL_CLASSES = {"Functional", "Sequential", "Model"}
-# Keras' lookup layers (StringLookup, IntegerLookup, TextVectorization) take a file path here in place of a
-# list, and read that file as the model loads: any file of the grading machine the loading process can read.
-FILE_KEYS = ("vocabulary",)
-
-
-def _named_file(config: dict) -> str:
-    """The file a layer's config names (:data:`FILE_KEYS`), cut to 80 characters for a message."""
-    return next(config[key] for key in FILE_KEYS if isinstance(config.get(key), str))[:80]
 
 
 class ConfigError(ValueError):
@@ -248,14 +240,15 @@ def check_config(
                 classes,
                 registered,
             )
+        # Keras' lookup layers (StringLookup, IntegerLookup, TextVectorization) take a file path for their
+        # vocabulary in place of a list, and read it as the model loads: any file of the grading machine.
         inner = node.get("config") if isinstance(node.get("config"), dict) else {}
-        if any(isinstance(inner.get(key), str) for key in FILE_KEYS):
+        if isinstance(inner.get("vocabulary"), str):
             return Verdict(
                 False,
                 f"the model's {_where(class_name, path)} reads its vocabulary from a file of the machine "
-                "that loads it "
-                f"({_named_file(inner)!r}); a model is graded on what its bundle holds: give the layer its "
-                "vocabulary as a list",
+                f"that loads it ({inner['vocabulary'][:80]!r}); a model is graded on what its bundle holds: "
+                "give the layer its vocabulary as a list",
                 classes,
                 registered,
             )

@@ -40,7 +40,7 @@ import keras
 import tensorflow as tf
 
 from labs.common.errors import InputError
-from labs.common.files import check_out_folder, check_run_folder, run_folder_hint
+from labs.common.files import check_out_folder, check_run_folder, read_run_metrics, run_folder_hint
 
 
 @dataclass
@@ -404,8 +404,6 @@ def trained_run_from_folder(
     """The :class:`TrainedRun` that a lab's ``train`` returned, rebuilt from the run folder it wrote (the
     model, vocabularies and configuration already loaded by the lab): for a notebook that uses a model
     trained elsewhere (``python -m labs train``, or before the kernel restarted)."""
-    from labs.common.files import read_run_metrics
-
     metrics = read_run_metrics(model_dir)
     history = metrics.get(history_key)
     try:

@@ -31,6 +31,8 @@ from labs.name_transliteration.data import DEFAULT_TABLE, TASK, sample_names, vo
 from labs.name_transliteration.model import build_model, key_value_attention_class, load_layer
 from labs.name_transliteration.selftest import failures
 
+HISTORY_KEY = "loss_nats_per_char"  # metrics.json's losses per epoch: written by train, read by load_trained
+
 
 def train(
     config: NameTransliterationConfig = NameTransliterationConfig(),
@@ -107,7 +109,7 @@ def train(
             save_run(
                 run,
                 out_dir,
-                history_key="loss_nats_per_char",
+                history_key=HISTORY_KEY,
                 title="Thai -> English names (key-value attention)",
             )
         return run
@@ -146,5 +148,5 @@ def load_trained(model_dir: str | Path = "runs/names") -> TrainedRun:
             f"{error} (in the notebook: set TRAIN = True in the training cell to train a model there)"
         ) from None
     return trained_run_from_folder(
-        model_dir, TASK.name, model, vocabs, config, history_key="loss_nats_per_char", unit=loss_unit(config)
+        model_dir, TASK.name, model, vocabs, config, history_key=HISTORY_KEY, unit=loss_unit(config)
     )
