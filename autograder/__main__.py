@@ -362,7 +362,7 @@ def _export_grades(args) -> None:
 
 
 def _interrupt(signum, frame):
-    raise KeyboardInterrupt  # a TERM ends like Ctrl-C: temporary folders are removed on the way out
+    raise KeyboardInterrupt  # TERM or a hangup ends like Ctrl-C: temporary folders are removed on the way out
 
 
 def _hidden_set(args) -> None:
@@ -467,6 +467,9 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _interrupt)
+        hangup = getattr(signal, "SIGHUP", None)  # a closed terminal; nohup ignores it: left so
+        if hangup is not None and signal.getsignal(hangup) is not signal.SIG_IGN:
+            signal.signal(hangup, _interrupt)
     # gradescope-run is what the Gradescope container calls: a parser of its own, not listed in --help
     parser = _gradescope_run_parser() if argv[:1] == ["gradescope-run"] else _parser()
     args = parser.parse_args(argv[1:] if argv[:1] == ["gradescope-run"] else argv)

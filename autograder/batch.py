@@ -43,6 +43,7 @@ from autograder.sandbox import (
     readable_by_others,
     resolve_isolation,
     sandbox_uid,
+    stop_runs_on,
 )
 from autograder.similarity import THRESHOLDS, evidence_path, save_evidence, write_similarity
 from autograder.status import ERROR, MACHINE_OUT_OF_MEMORY, TIMEOUT
@@ -370,8 +371,9 @@ def _run_pool(batch: _Batch, todo: list[int], jobs: int, progress: bool, done: i
 
     total = len(batch.entries)
     description = f"grading {batch.rubric.task}"
+    stopping = threading.Event()  # set when the grader stops: the pool's runs are killed at once
     with (
-        ThreadPoolExecutor(max_workers=jobs) as pool,
+        ThreadPoolExecutor(max_workers=jobs, initializer=stop_runs_on, initargs=(stopping,)) as pool,
         tqdm(total=total, initial=done, desc=description, unit="bundle", disable=not progress) as bar,
     ):
 
@@ -395,7 +397,8 @@ def _run_pool(batch: _Batch, todo: list[int], jobs: int, progress: bool, done: i
                     again.append((futures[future], record))  # nothing of this run is kept: not even its files
                 else:
                     yield kept(record, evidence)
-        except BaseException:  # Ctrl-C, or the grader stopped: grade nothing more than what is running
+        except BaseException:  # Ctrl-C, or the grader stopped: grade nothing more, and stop what is running
+            stopping.set()  # its bundles keep no record: the next run grades them
             pool.shutdown(wait=False, cancel_futures=True)
             raise
         for index, first in again:  # the pool is idle: each runs with nothing beside it

@@ -28,12 +28,14 @@ nothing a bundle starts outlives its run."""
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import os
 import shutil
 import signal
 import stat
 import subprocess
+import sys
 import time
 import warnings
 from dataclasses import dataclass
@@ -521,6 +523,34 @@ def _kill_all_of(uid: int) -> None:
             os._exit(0)
     with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, 0)
+
+
+PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when the thread that started it ends
+
+
+def _prepared_prctl():
+    """libc's prctl, loaded here, so that calling it between fork and exec loads nothing; None off Linux."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    return prctl
+
+
+_PRCTL = _prepared_prctl()
+
+
+def die_with(parent: int) -> None:
+    """Be killed when the grader's thread that started this process ends: a run whose grader was killed (kill
+    -9, a closed terminal, the kernel short of memory) would otherwise live on, asleep or holding its memory.
+    Between fork and exec, after any change of user (which clears it); ``parent``: the grader's pid."""
+    if _PRCTL is not None:
+        _PRCTL(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # the grader died before the line above
+        os._exit(1)
 
 
 def become(uid: int) -> None:

@@ -91,6 +91,7 @@ from autograder.process_tree import (
     ProcessTree,
     TreeLimits,
     become,
+    die_with,
     remove_ipc_of,
     remove_owned_by,
     remove_stale_cgroups,
@@ -461,6 +462,19 @@ def readable_by_others(path: Path) -> bool:
 
 _slots_lock = threading.Lock()
 _busy_slots: set[int] = set()
+_this_thread = threading.local()  # ``stop``: the event that ends this thread's runs (stop_runs_on)
+
+
+class Stopped(BaseException):
+    """A run killed because the grader is stopping. Not an ``Exception``: no barrier for a bundle's own
+    failures catches it, and no record is written for that bundle."""
+
+
+def stop_runs_on(event: threading.Event) -> None:
+    """Kill this thread's runs the moment ``event`` is set (each then raises :class:`Stopped`): a grading
+    pool's worker threads call it, so that the grader, stopped by Ctrl-C or TERM in its main thread, does not
+    wait out the bundles running in them (two runs of up to the rubric's ``wall_seconds`` each)."""
+    _this_thread.stop = event
 
 
 @contextlib.contextmanager
@@ -495,12 +509,17 @@ def _environment(work: Path, kit: Path = KIT_ROOT) -> dict[str, str]:
 
 
 def _before_exec(
-    limits: Limits, cgroup_files: list[str], uid: int | None, cut_network, cores: set[int] | None = None
+    limits: Limits,
+    cgroup_files: list[str],
+    uid: int | None,
+    cut_network,
+    cores: set[int] | None = None,
+    grader: int | None = None,
 ) -> None:
     """In the new process, before it execs: join the cgroup, be the kernel's first choice to kill for memory,
-    keep to ``cores`` (where no CPU quota holds it), set the limits, become the sandbox user, install the
-    seccomp filter that cuts the network and keeps nothing past the run (``cut_network``: a prepared
-    :class:`autograder.seccomp.Filter`, or None)."""
+    keep to ``cores`` (where no CPU quota holds it), set the limits, become the sandbox user, die with the
+    ``grader`` (its pid), install the seccomp filter that cuts the network and keeps nothing past the run
+    (``cut_network``: a prepared :class:`autograder.seccomp.Filter`, or None)."""
     import resource
 
     def write(path: str, data: bytes) -> None:  # os-level calls only: this runs between fork and exec
@@ -531,6 +550,8 @@ def _before_exec(
         resource.setrlimit(resource.RLIMIT_NPROC, (limits.tasks, limits.tasks))
         resource.setrlimit(resource.RLIMIT_MSGQUEUE, (0, 0))  # POSIX message queues: memory outside the count
         become(uid)
+    if grader is not None:
+        die_with(grader)  # under namespaces, unshare's --kill-child takes the rest of the tree with it
     if cut_network is not None:
         cut_network.install()  # last: it also sets no_new_privs; a failure stops the child before it runs
 
@@ -670,14 +691,22 @@ def _contain(
             start_new_session=True,
             pass_fds=pass_fds,
             preexec_fn=functools.partial(
-                _before_exec, limits, cgroup.procs_files if cgroup else [], uid, cut_network, cores
+                _before_exec,
+                limits,
+                cgroup.procs_files if cgroup else [],
+                uid,
+                cut_network,
+                cores,
+                os.getpid(),
             ),
         )
     how = "namespace" if isolation == "namespaces" else "user" if uid is not None else "session"
     tree = ProcessTree(process.pid, how, uid=uid, cgroup=cgroup, scratch=(*SCRATCH, work))
-    stopped, pause = None, 0.01
+    stopped, pause, stop = None, 0.01, getattr(_this_thread, "stop", None)
     try:
         while process.poll() is None:
+            if stop is not None and stop.is_set():
+                raise Stopped
             stopped = _over_limit(tree, cgroup, limits, time.perf_counter() - started)
             if stopped:
                 break

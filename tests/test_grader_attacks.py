@@ -18,10 +18,12 @@ import os
 import platform
 import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from unittest import mock
 
@@ -424,6 +426,62 @@ def test_a_module_that_sleeps_is_stopped_at_the_wall_clock_limit(tmp_path):
     )
     assert record["status"] == "timeout" and "longer than 10 s" in record["message"], record["message"]
     assert record["sandbox_seconds"] < 30  # stopped, not waited for
+
+
+@pytest.fixture(scope="module")
+def sleeper(tmp_path_factory) -> Path:
+    """A folder holding a submission whose module sleeps as it is imported, its hidden set, and a rubric."""
+    folder = tmp_path_factory.mktemp("sleeper")
+    model, vocabs = tiny_model_and_hidden_set("name-transliteration", folder)
+    layer = (REPO_ROOT / "homework" / "kv_attention.py").read_text(encoding="utf-8")
+    bundle = folder / "subs" / "sleeper"
+    export(model, vocabs, task="name-transliteration", student_id="sleeper", out=bundle)
+    (bundle / "custom_layers.py").write_text(layer + PRELUDE + SLEEP, encoding="utf-8")
+    _rubric(folder, "name-transliteration", wall_seconds=120)
+    return folder
+
+
+@needs_namespaces
+@pytest.mark.parametrize("stop", ["SIGTERM", "SIGHUP", "SIGKILL"])
+def test_a_grader_stopped_mid_run_leaves_no_run_behind(sleeper, tmp_path, stop):
+    """The grader stopped while a bundle runs in its pool. By TERM or a closed terminal (HUP), as by Ctrl-C:
+    it waited out the run, up to the rubric's wall_seconds for each of the bundle's two runs, saying nothing;
+    now it kills the child and ends at once, and the bundle keeps no record, for the next run to grade. By
+    KILL (or the kernel short of memory): the child slept on, holding its memory; now it dies with the
+    grader."""
+    out = tmp_path / "grades"
+    grader = subprocess.Popen(
+        [sys.executable, "-m", "autograder", "grade", str(sleeper / "subs"), "--task", "name-transliteration"]
+        + ["--hidden", str(sleeper / "hidden"), "--out", str(out), "--quiet"]
+        + ["--rubric", str(sleeper / "name-transliteration.toml")],
+        cwd=REPO_ROOT,
+        env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_DFL),  # as in a terminal, not under nohup
+    )
+    marker = f"attention-lab-{grader.pid}-"  # in the command line of the grader's sandboxed children
+    try:
+        started = time.monotonic()
+        while not _processes_running(marker):
+            assert grader.poll() is None and time.monotonic() - started < 120, "no child started"
+            time.sleep(0.2)
+        time.sleep(2)  # the child imports the module, and sleeps in it
+        grader.send_signal(getattr(signal, stop))
+        stopped = time.monotonic()
+        _, said = grader.communicate(timeout=60)  # the old grader waited 120 s for the run
+        while _processes_running(marker) and time.monotonic() - stopped < 10:
+            time.sleep(0.2)
+    finally:
+        grader.kill()
+    assert _processes_running(marker) == []
+    if stop == "SIGKILL":
+        return
+    assert grader.returncode == 130 and "interrupted" in said, said
+    assert time.monotonic() - stopped < 30
+    assert not any((out / "results").iterdir())  # the sleeper is graded by the next run
+    assert (out / "gradebook.csv").is_file()
 
 
 @needs_namespaces
