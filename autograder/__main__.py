@@ -343,9 +343,10 @@ def _export_grades(args) -> None:
     print(f"wrote {out}: {count} grade(s) for {where}")
     if skipped:
         print(
-            f"left out {len(skipped)} submission(s) with no {args.lms.title()} id (anonymous, or named by no "
-            f"{args.lms.title()} convention): {', '.join(skipped[:8])}{', ...' if len(skipped) > 8 else ''}; "
-            "enter their grades by hand",
+            f"left out {len(skipped)} submission(s) with no {args.lms.title()} id of their own (anonymous, "
+            f"named by no {args.lms.title()} convention, or named so that they read as more than one "
+            f"student: gradebook.csv's notes say which): {', '.join(skipped[:8])}"
+            f"{', ...' if len(skipped) > 8 else ''}; enter their grades by hand",
             file=sys.stderr,
         )
     if earlier:

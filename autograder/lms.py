@@ -43,17 +43,22 @@ from labs.common.errors import InputError
 
 LMS_NAMES = ("canvas", "moodle", "gradescope", "folder")
 
-# Canvas: name (no `_digits_` in it: Canvas removes those), LATE, user id, attachment id, the file's name.
+# Canvas: an anonymous entry, or the name (lower-cased, so never LATE), LATE, the user id; then the attachment
+# id and the file's name; ids in ASCII digits. Canvas removes `_digits_` from a name once, not for good
+# (`a__1__2` becomes `a_1_2`), and a file's name is the student's own: either may hold `_digits_digits_`, so a
+# name may read as more than one student (_canvas_readings). This reads it as Canvas itself does: the first.
 CANVAS = re.compile(
-    r"(?:(?P<name>.*?)(?P<late>_LATE)?_(?P<user>\d+)"
-    r"|(?P<anon_late>LATE_)?anon_(?P<anon>[A-Za-z0-9]+))_(?P<attachment>\d+)_(?P<file>.+)",
-    re.S,
+    r"(?:(?P<anon_late>LATE_)?anon_(?P<anon>[A-Za-z0-9]+)"
+    r"|(?P<name>.*?)(?P<late>_LATE)?_(?P<user>\d+))_(?P<attachment>\d+)_(?P<file>.+)",
+    re.S | re.ASCII,
 )
+_CANVAS_IDS = re.compile(r"(?=_(\d+)_(\d+)_.)", re.S | re.ASCII)  # every place a user id could start
 # Moodle: full name (its underscores made spaces), participant id, the plugin, then "_file" or the folder.
 MOODLE = re.compile(
-    r"(?P<name>[^_]*)_(?P<participant>\d+)_assignsubmission_(?P<plugin>[a-z]+)(?:_(?P<file>.*))?", re.S
+    r"(?P<name>[^_]*)_(?P<participant>\d+)_assignsubmission_(?P<plugin>[a-z]+)(?:_(?P<file>.*))?",
+    re.S | re.ASCII,
 )
-GRADESCOPE = re.compile(r"submission_(?P<id>\d+)")
+GRADESCOPE = re.compile(r"submission_(?P<id>\d+)", re.ASCII)
 GRADESCOPE_INDEX = "submission_metadata.yml"
 # What a download may hold beside the students' entries: the files desktops leave behind.
 NOT_SUBMISSIONS = {GRADESCOPE_INDEX, ".DS_Store", "Thumbs.db", "desktop.ini", "__MACOSX"}
@@ -82,6 +87,8 @@ class Entry:
     order: tuple = ()  # the LMS's own order of one student's files: the highest is the newest
     file: str = ""  # the student's own name for the file (Canvas and Moodle keep it)
     parts: list[Path] = field(default_factory=list)  # the loose files a bundle folder was put together from
+    # the other students the LMS's name for it reads as too: graded apart, and left out of export-grades
+    other_readings: list[str] = field(default_factory=list)
 
     def identity(self) -> dict:
         """What the record keeps of the LMS (the gradebook's columns, export-grades' rows)."""
@@ -91,6 +98,7 @@ class Entry:
             "name": self.name,
             "late": self.late,
             "submitted": self.submitted,
+            **({"other_readings": self.other_readings} if self.other_readings else {}),
         }
 
 
@@ -289,8 +297,32 @@ def _canvas(folder: Path) -> list[Entry]:
         entry.lms, entry.name = "canvas", "" if anonymous else match["name"]
         entry.late = bool(match["anon_late"] if anonymous else match["late"])
         entry.order, entry.file = (int(match["attachment"]),), match["file"]
+        readings = [] if anonymous else _canvas_readings(match.string)
+        if len(readings) > 1:
+            entry.other_readings = [
+                f"user {user} (attachment {attachment})" for user, attachment in readings[1:]
+            ]
+            entry.notes.append(
+                f"Canvas's name for this file reads as user {readings[0][0]} (attachment {readings[0][1]}), "
+                "the first reading, which Canvas itself takes, but also as "
+                f"{' or as '.join(entry.other_readings)}: a name or a file name with _digits_digits_ in "
+                "it. It is graded apart, and export-grades leaves it out: check in Canvas whose file it is, "
+                "and enter the grade by hand"
+            )
         entries.append(entry)
     return entries
+
+
+def _canvas_readings(name: str) -> list[tuple[str, str]]:
+    """The (user id, attachment id) pairs a Canvas name can be read with, the first first: one for a name that
+    only Canvas wrote ids in; more where the student's name or file name holds ``_digits_digits_`` (a student
+    who can edit their name can make ``mallory_12345_99_111_20849_hw.zip``: student 12345's file, read as
+    Canvas reads it, though user 111 handed it in, or the same user without the LATE mark)."""
+    readings = []
+    for found in _CANVAS_IDS.finditer(name):
+        if found.groups() not in readings:
+            readings.append(found.groups())
+    return readings
 
 
 def _moodle(folder: Path) -> list[Entry]:
@@ -342,22 +374,32 @@ def _gradescope_index(path: Path) -> dict[str, dict[str, str]]:
     """``submission_metadata.yml``'s first submitter of each submission (name, sid, email) and its time.
 
     Read line by line for the keys we need (the file is Ruby's YAML, with ``:symbol:`` keys), so no
-    YAML library is needed and nothing in it is evaluated.
+    YAML library is needed and nothing in it is evaluated. A value written over several lines (a name with a
+    line break in it, a long one folded) is a name, never keys: a line indented past its key's column
+    continues that key's value, and a name written as a block (``|-``) is read as none.
     """
     index: dict[str, dict[str, str]] = {}
     try:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return index
-    current = None
+    current, within = None, -1  # the submission read; a value's lines are those indented past its key
     for line in lines:
-        top = re.fullmatch(r"(submission_\d+):\s*", line)
+        indent = len(line) - len(line.lstrip(" "))
+        if indent > within >= 0 or not line.strip():  # a value's next line (a name written over several)
+            continue
+        within = -1
+        top = re.fullmatch(r"(submission_\d+):\s*", line, re.ASCII)
         if top:
             current = index.setdefault(top[1], {})
             continue
-        key = re.fullmatch(r"\s*-?\s*:(name|sid|email|created_at):\s*(.*?)\s*", line)
-        if current is not None and key and key[1] not in current:
-            current[key[1]] = key[2].strip("'\"")
+        key = re.fullmatch(r"(\s*-?\s*):(\w+):\s*(.*?)\s*", line)
+        if key is None:
+            continue
+        if key[3]:
+            within = len(key[1])  # the column of the key, which the value's next lines are indented past
+        if current is not None and key[2] in ("name", "sid", "email", "created_at") and key[2] not in current:
+            current[key[2]] = "" if key[3][:1] in ("|", ">") else key[3].strip("'\"")
     return index
 
 
@@ -413,13 +455,11 @@ def _assembled(group: list[Entry], scratch: Path | None) -> Entry | None:
         folder,
         first.id,
         first.lms,
-        first.name,
-        first.late,
-        first.submitted,
-        [],
-        "",
-        first.order,
-        "loose-files",
+        name=first.name,
+        late=first.late,
+        submitted=first.submitted,
+        order=first.order,
+        file="loose-files",
     )
     entry.parts = [e.path for e in loose.values()]
     entry.notes.append(f"a bundle put together from {len(loose)} loose files: {', '.join(sorted(loose))}")
@@ -509,14 +549,15 @@ MOODLE_COLUMNS = (
 
 def canvas_rows(records: list[dict], assignment: str) -> tuple[list[str], list[dict], list[str]]:
     """Canvas's gradebook import: the columns, the rows (a "Points Possible" row first) and the students left
-    out (no Canvas user id: anonymous or not from a Canvas download)."""
+    out (no Canvas user id: anonymous or not from a Canvas download; or a name that reads as more than one
+    student)."""
     columns = [*CANVAS_COLUMNS, assignment]
     maximum = max((r["max_score"] for r in records), default=0)
     rows = [{"Student": "Points Possible", assignment: _points(maximum)}]
     skipped = []
     for record in records:
         lms = record.get("lms") or {}
-        if lms.get("lms") != "canvas" or not str(lms.get("lms_id", "")).isdigit():
+        if lms.get("lms") != "canvas" or not _is_id(lms.get("lms_id")) or lms.get("other_readings"):
             skipped.append(record["student"])
             continue
         rows.append(
@@ -533,7 +574,7 @@ def moodle_rows(
     rows, skipped = [], []
     for record in records:
         lms = record.get("lms") or {}
-        if lms.get("lms") != "moodle" or not str(lms.get("lms_id", "")).isdigit():
+        if lms.get("lms") != "moodle" or not _is_id(lms.get("lms_id")):
             skipped.append(record["student"])
             continue
         rows.append(
@@ -565,6 +606,11 @@ def feedback_summary(record: dict, title: str) -> str:
     if record.get("message"):
         parts.append(record["message"])
     return clean_message(". ".join(parts), 1000)
+
+
+def _is_id(value) -> bool:
+    """An LMS's numeric id: ASCII digits only (``𝟏𝟐𝟑`` is digits to Python, and 123 to ``int``)."""
+    return isinstance(value, str) and value.isascii() and value.isdigit()
 
 
 def _points(value: float) -> str:

@@ -84,6 +84,48 @@ def test_canvas_names_give_the_id_the_name_and_late_and_the_newest_file_of_each_
     assert stray.lms == "canvas" and "follows no Canvas convention" in stray.notes[0]
 
 
+def test_a_canvas_name_that_reads_as_more_than_one_student_is_graded_apart_and_never_exported(tmp_path):
+    """Canvas removes `_digits_` from a name once, not for good: a student who may edit their name makes
+    `mallory__12345__99999999999` into `mallory_12345_99999999999`, and their file reads, as Canvas itself
+    reads it, as student 12345's (the newest, so graded in place of 12345's own), or without their LATE mark.
+    A file's own name can do the same. Such a file is graded apart and left out of export-grades."""
+    folder = _files(
+        tmp_path,
+        {
+            "victim_12345_208490284_hw.zip": b"v",
+            "mallory_12345_99999999999_111_208490300_hw.zip": b"m",  # user 111 as user 12345
+            "eve_222_208490999_LATE_222_208490301_hw.zip": b"e",  # user 222, late, as on time
+            "bob_333_208490302_6512345678_3.zip": b"b",  # an honest file name that reads two ways too
+            "anon_Xy12z_556_7_hw.zip": b"a",  # anonymous, a file name starting with digits: one reading
+            "zed_\U0001d7cf\U0001d7d0_444_555_hw.zip": b"z",  # mathematical digits: a name, not an id
+        },
+    )
+    _, entries = read_entries(folder)
+    by_file = {e.path.name.split("_")[0]: e for e in entries}
+    victim = by_file["victim"]
+    assert (victim.id, victim.notes, victim.other_readings) == ("12345", [], [])
+    mallory = by_file["mallory"]
+    assert mallory.id == "12345" and mallory.other_readings == [
+        "user 99999999999 (attachment 111)",
+        "user 111 (attachment 208490300)",
+    ]
+    assert "graded apart, and export-grades leaves it out" in mallory.notes[0]
+    eve = by_file["eve"]
+    assert eve.id == "222" and not eve.late and eve.other_readings == ["user 222 (attachment 208490301)"]
+    assert by_file["bob"].other_readings == ["user 208490302 (attachment 6512345678)"]
+    anonymous = by_file["anon"]
+    assert (anonymous.id, anonymous.order, anonymous.other_readings) == ("anon_Xy12z", (556,), [])
+    assert by_file["zed"].id == "444" and by_file["zed"].name == "zed_\U0001d7cf\U0001d7d0"
+    records = [
+        {**_record(score=score), "student": e.path.name, "lms": e.identity(), "lines": [], "message": ""}
+        for e, score in ((victim, 80.0), (mallory, 100.0), (eve, 90.0))
+    ]
+    records.append({**records[0], "student": "digits", "lms": {"lms": "canvas", "lms_id": "\U0001d7cf"}})
+    _, rows, skipped = canvas_rows(records, "Homework 3.1")
+    assert [(row["ID"], row["Homework 3.1"]) for row in rows[1:]] == [("12345", "80")]
+    assert skipped == [mallory.path.name, eve.path.name, "digits"]
+
+
 def test_a_students_files_are_parts_of_one_submission_the_bundle_is_graded_and_loose_files_put_together(
     tmp_path,
 ):
@@ -175,6 +217,32 @@ def test_gradescope_export_names_its_submitters(tmp_path):
     assert lms == "gradescope"
     assert [(e.id, e.name) for e in entries] == [("6401", "Jane Doe"), ("john@uni.ac.th", "John Smith")]
     assert entries[0].submitted == "2026-11-20T10:00:00.123456+07:00" and entries[1].submitted == ""
+
+
+def test_a_gradescope_name_over_several_lines_is_a_name_never_keys(tmp_path):
+    """Ruby's YAML writes a name with a line break as a block, each line indented past the key: lines that
+    read as ``:sid:`` and ``:created_at:`` gave a student another's id (and that student's own submission
+    was then not graded) and any submission time."""
+    metadata = (
+        "submission_100:\n  :submitters:\n  - :name: |-\n      Mallory\n      :sid: '6500000002'\n"
+        "      :created_at: 2099-01-01 00:00:00.000000000 +00:00\n    :sid: '6500000001'\n"
+        "  :created_at: 2026-11-20 10:00:00.000000000 +07:00\n"
+        "submission_200:\n  :submitters:\n  - :name: Victim Long Name Folded\n      :sid: '6500000003'\n"
+        "    :sid: '6500000002'\n  :created_at: 2026-11-20 09:00:00.000000000 +07:00\n"
+    )
+    folder = _files(
+        tmp_path,
+        {
+            "submission_100/a.zip": b"a",
+            "submission_200/b.zip": b"b",
+            "submission_metadata.yml": metadata.encode(),
+        },
+    )
+    _, entries = read_entries(folder)
+    assert [(e.id, e.name, e.submitted, e.notes) for e in entries] == [
+        ("6500000001", "", "2026-11-20T10:00:00+07:00", []),
+        ("6500000002", "Victim Long Name Folded", "2026-11-20T09:00:00+07:00", []),
+    ]
 
 
 def test_a_plain_folder_stays_one_entry_per_student(tmp_path):
