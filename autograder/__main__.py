@@ -190,30 +190,33 @@ def _gradescope_run_parser() -> argparse.ArgumentParser:
 
 def _check(args) -> int:
     from autograder.batch import bundle_task, check_bundle
-    from autograder.grade import wrong_task_message
+    from autograder.claims import visible
+    from autograder.grade import display_name, wrong_task_message
 
     path = Path(args.bundle)
+    shown = visible(str(path).encode("utf-8", "surrogateescape").decode("utf-8", "replace"))  # a file's name
     if not path.exists():
         raise InputError(
-            f"no bundle at {str(path)!r}; export one first (python -m labs export --model RUN_FOLDER "
-            f"--student-id YOUR_ID --out {path})"
+            f"no bundle at {shown!r}; export one first (python -m labs export --model RUN_FOLDER "
+            f"--student-id YOUR_ID --out {shown})"
         )
     found = bundle_task(path)
     if args.task and found is not None and found != args.task:
         # Not graded against the wrong rubric: the student handed in the wrong file (exit 1, as any bundle not
         # graded).
+        wrong = wrong_task_message(display_name(path), found, args.task)
         print(
-            f"python -m autograder: error: {wrong_task_message(path.name, found, args.task)} "
-            f"(or, if this is the bundle you meant, check it with --task {found})"
+            f"python -m autograder: error: {wrong} (or, if this is the bundle you meant, check it with "
+            f"--task {found})"
             if found in TASKS
-            else f"python -m autograder: error: {wrong_task_message(path.name, found, args.task)}",
+            else f"python -m autograder: error: {wrong}",
             file=sys.stderr,
         )
         return 1
     task = args.task or (found if found in TASKS else None)
     if task is None and args.rubric is None:
         raise InputError(
-            f"{path} has no readable meta.json naming a task of this kit; {EXPORT_ADVICE}, or name the "
+            f"{shown} has no readable meta.json naming a task of this kit; {EXPORT_ADVICE}, or name the "
             "task with --task"
         )
     rubric = load_rubric(args.rubric, task)
@@ -225,7 +228,7 @@ def _check(args) -> int:
     else:
         what = f" as a {rubric.task} bundle ({title}; its meta.json names no task of this kit)"
     against = "its rubric" if args.rubric is None else f"the rubric {args.rubric}"
-    print(f"Checking {path}{what}, against {against} on the public dev set ...", flush=True)
+    print(f"Checking {shown}{what}, against {against} on the public dev set ...", flush=True)
     record = check_bundle(path, rubric)
     print(
         f"status: {record['status']}"
@@ -300,16 +303,25 @@ def _export_grades(args) -> None:
     from labs.common.files import read_csv, write_csv
 
     grades = Path(args.grades)
-    records, left_out = latest_hidden_set(graded_records(grades))
-    earlier = []
+    every = graded_records(grades)
+    records, left_out = latest_hidden_set(every)
+    earlier, missing = [], []
     with contextlib.suppress(
         OSError, KeyError, ValueError
     ):  # the last batch's students, as gradebook.csv lists them
         current = {row["student"] for row in read_csv(grades / "gradebook.csv")}
         earlier = sorted(r["student"] for r in records if r["student"] not in current)
         records = [r for r in records if r["student"] in current]
+        missing = sorted(current - {r["student"] for r in every})  # a row whose results file is not there
+    if missing:
+        print(
+            f"warning: gradebook.csv lists {len(missing)} student(s) with no file in {grades / 'results'}: "
+            f"{', '.join(missing[:8])}{', ...' if len(missing) > 8 else ''} (grader.log may say why); grade "
+            "them again, or enter their grades by hand",
+            file=sys.stderr,
+        )
     records.sort(key=lambda r: r["student"])
-    title = args.assignment or tasks.get(records[0]["task"]).title
+    title = args.assignment or (tasks.get(records[0]["task"]).title if records else "")
     if args.lms == "canvas":
         if not args.assignment:
             raise InputError(

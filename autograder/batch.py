@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterator
 
+from autograder.claims import strip_escapes, visible
 from autograder.grade import (
     HiddenSet,
     bundle_digest,
@@ -120,12 +121,26 @@ def check_kit_holds_no_secrets(manifest: dict) -> None:
         )
 
 
+class PlainLog(logging.Formatter):
+    """grader.log's entries as plain text. A message may hold what a bundle said: its terminal escapes (which
+    move the cursor, rewrite lines or set the clipboard of the terminal the log is read in) are removed, and
+    what else shows nothing or breaks the line (a forged entry) is written as ``<U+XXXX>``: one line per
+    entry, and a traceback's lines each as plain."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        return visible(strip_escapes(super().formatMessage(record)))
+
+    def formatException(self, exc_info) -> str:
+        lines = super().formatException(exc_info).splitlines()
+        return "\n".join(visible(strip_escapes(line)) for line in lines)
+
+
 @contextlib.contextmanager
 def _grader_log(path: Path):
     """Tracebacks of bundles the grader could not handle go to ``path`` (the instructor's, never a
     student's)."""
     handler = logging.FileHandler(path, delay=True, encoding="utf-8")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+    handler.setFormatter(PlainLog("%(asctime)s %(message)s"))
     log.addHandler(handler)
     try:
         yield
@@ -329,7 +344,7 @@ def _grade_one(batch: _Batch, index: int) -> tuple[dict, dict]:
                 evidence=evidence,
             )
     except Exception:  # grade_bundle has its own barrier; this one is for the grader's own mistakes
-        log.exception("grading %s", name)
+        log.exception("grading %s", display_name(entry.path) if entry.path is not None else name)
         why = "the grader could not handle this submission"
         record = missing_bundle(name, batch.rubric, batch.hidden, why, batch.isolation)
         record["status"] = ERROR

@@ -38,6 +38,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.claims import clean_message
 from autograder.container import GRADESCOPE_DEFAULT_MB, MACHINE_READ_BACK, MemoryCgroup
 from labs.common.errors import InputError
 
@@ -303,14 +304,15 @@ def summary(check: SelfCheck) -> list[str]:
         ]
     else:
         lines = [
-            f"status: the grader stopped: {said[0] if said else ''}",
+            f"status: the grader stopped: {clean_message(said[0], 500) if said else ''}",
             f"score: {check.results.get('score')}",
         ]
     lines.append(f"run_autograder took {check.seconds:.1f} s")
     if check.memory_mb is not None:
         lines.append(_memory_line(check))
-    # the grader's note for the instructor alone (the run's output, hidden from students on Gradescope)
-    lines += [line.strip() for line in check.output.splitlines() if MACHINE_READ_BACK in line]
+    # the grader's note for the instructor alone (the run's output, hidden from students on Gradescope), as
+    # plain text: a bundle's message can hold those words too, and terminal escapes
+    lines += [clean_message(line, 500) for line in check.output.splitlines() if MACHINE_READ_BACK in line]
     return lines
 
 

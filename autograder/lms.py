@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import hashlib
+import html
 import os
 import re
 import shutil
@@ -228,6 +229,12 @@ def detect(folder: Path) -> str:
     return best if fits[best] * 2 > len(names) else "folder"
 
 
+def _text(name: str) -> str:
+    """A file's name as text: bytes that are not UTF-8 (which Python keeps as lone surrogates, that no JSON
+    file takes) become U+FFFD. What an entry reads from a name (the student's name, their file's) is text."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def _unrefused(name: str) -> str:
     return name[: -len(REFUSED)] if name.endswith(REFUSED) else name
 
@@ -282,7 +289,7 @@ def _named(folder: Path, pattern: re.Pattern, lms: str, entries: list[Entry]):
     """Each entry of ``folder`` whose name fits ``pattern``, with its match; the others go to ``entries``,
     graded under their file names with a note (:func:`_unnamed`)."""
     for path in _children(folder):
-        match = pattern.fullmatch(_unrefused(path.name))
+        match = pattern.fullmatch(_text(_unrefused(path.name)))
         if match is None:
             entries.append(_unnamed(path, lms))
         else:
@@ -348,7 +355,7 @@ def _is_folder(path: Path) -> bool:
 
 def _moodle_entry(path: Path, match: re.Match, name: str) -> Entry:
     entry = _plain(path, match["participant"])
-    entry.lms, entry.name, entry.file = "moodle", name, match["file"] or _unrefused(path.name)
+    entry.lms, entry.name, entry.file = "moodle", name, match["file"] or _text(_unrefused(path.name))
     if match["plugin"] != "file":
         entry.problem = entry.problem or f"Moodle's {match['plugin']} submission, not a file"
     with contextlib.suppress(OSError):
@@ -473,7 +480,7 @@ def _is_file(path: Path | None) -> bool:
 
 
 def _shown(entry: Entry) -> str:
-    return _unrefused(entry.path.name) if entry.path is not None else "?"
+    return _text(_unrefused(entry.path.name)) if entry.path is not None else "?"
 
 
 # --- lateness -----------------------------------------------------------------------------------------
@@ -584,7 +591,8 @@ def moodle_rows(
                 "Grade": _points(record["score"]),
                 "Maximum Grade": _points(record["max_score"]),
                 "Last modified (grade)": modified.strftime("%Y-%m-%d %H:%M:%S %z"),
-                "Feedback comments": feedback_summary(record, title),
+                # Moodle keeps an imported comment as HTML: the student's text in it, escaped, is text
+                "Feedback comments": html.escape(feedback_summary(record, title), quote=False),
             }
         )
     return list(MOODLE_COLUMNS), rows, skipped

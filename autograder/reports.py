@@ -68,11 +68,14 @@ STATUS_ADVICE = {
     "isolate it.",
 }
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~>-])")
+_AFTER_SEMICOLON = re.compile(r"(;\s*)(?=[=+\-@])")
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~>$-])")  # $: math, where a viewer renders it
 
 
 def csv_cell(value) -> str:
-    """A gradebook cell that a spreadsheet shows as text: a leading ``= + - @``, tab or CR gets a ``'`` first.
+    """A gradebook cell that a spreadsheet shows as text: a leading ``= + - @``, tab or CR gets a ``'`` first,
+    and so does one after a ``;`` (a spreadsheet set to a language that writes decimal commas splits a line
+    at semicolons: ``a;=1+1`` would be two cells).
 
     Numbers stay numbers (``-0.25`` is a value, not a formula).
     """
@@ -81,8 +84,8 @@ def csv_cell(value) -> str:
         try:
             float(text)
         except ValueError:
-            return "'" + text
-    return text
+            text = "'" + text
+    return _AFTER_SEMICOLON.sub(r"\1'", text)
 
 
 def markdown_text(value) -> str:

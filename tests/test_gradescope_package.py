@@ -355,3 +355,7 @@ def test_the_selfcheck_says_when_a_run_is_at_its_containers_limit_and_when_the_k
         "run_autograder took 1.0 s",
         f"{note} 900 MB ...",
     ]
+    # a bundle's message can say those words too: its terminal escapes are not printed to the instructor
+    forged = f"{note} \x1b[1A\x1b[2K\x1bEregraded 100/100 \x1b]52;c;aGk=\x07\x1b]0;t\x07"
+    said = summary(SelfCheck({"score": 0, "output": "\x1b[2Jx"}, 1.0, forged, None))
+    assert said[-1] == f"{note} regraded 100/100" and said[0] == "status: the grader stopped: x"

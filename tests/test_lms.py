@@ -5,6 +5,7 @@ import csv
 import datetime as dt
 import io
 import json
+import os
 import re
 import stat
 import zipfile
@@ -124,6 +125,17 @@ def test_a_canvas_name_that_reads_as_more_than_one_student_is_graded_apart_and_n
     _, rows, skipped = canvas_rows(records, "Homework 3.1")
     assert [(row["ID"], row["Homework 3.1"]) for row in rows[1:]] == [("12345", "80")]
     assert skipped == [mallory.path.name, eve.path.name, "digits"]
+
+
+def test_a_name_that_is_not_utf8_is_read_as_text(tmp_path):
+    """A byte that is not UTF-8 in a name (a download unpacked by hand) became a lone surrogate in the entry:
+    its results file could not be written (UnicodeEncodeError), and export-grades silently had one grade less."""
+    (tmp_path / os.fsdecode(b"doe\xffjane_12345_678_h\xfew.zip")).write_bytes(b"x")
+    (tmp_path / "roe_23456_679_hw.zip").write_bytes(b"y")
+    _, entries = read_entries(tmp_path)
+    jane = next(e for e in entries if e.id == "12345")
+    assert (jane.name, jane.file) == ("doe\ufffdjane", "h\ufffdw.zip")
+    json.dumps(jane.identity(), ensure_ascii=False).encode("utf-8")  # raised for the surrogates
 
 
 def test_a_students_files_are_parts_of_one_submission_the_bundle_is_graded_and_loose_files_put_together(
@@ -474,7 +486,7 @@ def test_canvas_and_moodle_rows_take_only_their_own_students():
             "student": "101",
             "lms": {"lms": "moodle", "lms_id": "101", "name": "Jane Doe"},
             "lines": [{"label": "exact match", "points": 45.5, "max_points": 90, "shown": "50.0 %"}],
-            "message": "=cmd|' /C calc'!A0",
+            "message": "=cmd|' /C calc'!A0 <img src=\"http://e.example/t.png\"> & more",
         },
     ]
     columns, rows, skipped = canvas_rows(records, "Homework 3.1")
@@ -506,6 +518,8 @@ def test_canvas_and_moodle_rows_take_only_their_own_students():
     ]
     assert rows[0]["Feedback comments"].startswith("Homework 3.1: 55.5 / 100 (graded)")
     assert "exact match: 45.5 / 90 (50.0 %)" in rows[0]["Feedback comments"]
+    # Moodle keeps the comment as HTML: the student's text is escaped, shown as text, never a tag
+    assert rows[0]["Feedback comments"].endswith('&lt;img src="http://e.example/t.png"&gt; &amp; more')
     assert skipped == ["12345", "anon_X"]
 
 
@@ -643,7 +657,12 @@ def test_a_canvas_download_is_graded_as_it_comes_and_its_grades_go_back(tmp_path
         "export-grades", str(tmp_path / "grades"), "--lms", "canvas", "--assignment", "HW"
     )
     assert exported.returncode == 0 and "1 grade(s)" in exported.stdout and "earlier batch" in exported.stderr
-    assert "12345, 34567, 45678, anon_Xy12z" in exported.stderr
+    assert "12345, 34567, 45678, anon_Xy12z" in exported.stderr and "with no file" not in exported.stderr
+    (tmp_path / "grades" / "results" / "23456.json").unlink()  # a results file that could not be written
+    exported = run_autograder(
+        "export-grades", str(tmp_path / "grades"), "--lms", "canvas", "--assignment", "HW"
+    )
+    assert "gradebook.csv lists 1 student(s) with no file" in exported.stderr and "23456" in exported.stderr
 
 
 def test_a_moodle_folder_is_graded_and_its_worksheet_written(tmp_path, hidden):

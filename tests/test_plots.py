@@ -34,3 +34,15 @@ def test_an_attention_heatmaps_title_stays_inside_its_figure_for_a_long_output()
         title = figure.axes[0].title
         box = title.get_window_extent(figure.canvas.get_renderer())
         assert figure.bbox.x0 <= box.x0 and box.x1 <= figure.bbox.x1, (output, box, figure.bbox)
+
+
+def test_a_heatmaps_title_shows_the_models_words_as_text_never_as_math(tmp_path):
+    """A model's output in `$...$` was drawn as matplotlib's math: `$\\hspace{99999999}x$` stopped the drawing
+    (the student's feedback went without its heatmaps), a smaller space pushed the output out of sight."""
+    import numpy as np
+
+    from labs.common.plots import plot_attention
+
+    output = "$\\hspace{99999999}x$"
+    figure = plot_attention("abc", output, np.full((len(output) + 1, 3), 1 / 3), path=tmp_path / "a.png")
+    assert (tmp_path / "a.png").stat().st_size > 0 and figure.axes[0].get_title() == f"abc  →  {output}"

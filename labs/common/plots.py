@@ -105,7 +105,10 @@ def plot_attention(
     # A long title breaks at its spaces; an untrained model's output can be one long word, so it is cut short
     # there (the rows below show every letter).
     shown = output if len(output) <= 40 else output[:39] + "…"
-    axis.set_title(title or f"{source}  →  {shown}", wrap=True)
+    if title is None:  # the model's words, as they are: a `$...$` in them is text, never matplotlib's math
+        axis.set_title(f"{source}  →  {shown}", wrap=True, parse_math=False)
+    else:
+        axis.set_title(title, wrap=True)
     figure.colorbar(image, ax=axis, fraction=0.04, pad=0.02, label="attention weight")
     figure.tight_layout()
     if path is not None:
