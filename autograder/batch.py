@@ -124,15 +124,16 @@ def check_kit_holds_no_secrets(manifest: dict) -> None:
 class PlainLog(logging.Formatter):
     """grader.log's entries as plain text. A message may hold what a bundle said: its terminal escapes (which
     move the cursor, rewrite lines or set the clipboard of the terminal the log is read in) are removed, and
-    what else shows nothing or breaks the line (a forged entry) is written as ``<U+XXXX>``: one line per
-    entry, and a traceback's lines each as plain."""
+    what else shows nothing or breaks the line is written as ``<U+XXXX>``. An entry is one line that starts
+    with its time; a traceback's lines below it start with ``  | ``, so that none reads as an entry."""
 
     def formatMessage(self, record: logging.LogRecord) -> str:
         return visible(strip_escapes(super().formatMessage(record)))
 
-    def formatException(self, exc_info) -> str:
-        lines = super().formatException(exc_info).splitlines()
-        return "\n".join(visible(strip_escapes(line)) for line in lines)
+    def format(self, record: logging.LogRecord) -> str:
+        record.exc_text = None  # formatted here, never as another handler left it
+        first, *rest = super().format(record).split("\n")
+        return "\n".join([first, *(f"  | {visible(strip_escapes(line))}" for line in rest)])
 
 
 @contextlib.contextmanager

@@ -44,16 +44,16 @@ from labs.common.errors import InputError
 
 LMS_NAMES = ("canvas", "moodle", "gradescope", "folder")
 
-# Canvas: an anonymous entry, or the name (lower-cased, so never LATE), LATE, the user id; then the attachment
-# id and the file's name; ids in ASCII digits. Canvas removes `_digits_` from a name once, not for good
-# (`a__1__2` becomes `a_1_2`), and a file's name is the student's own: either may hold `_digits_digits_`, so a
-# name may read as more than one student (_canvas_readings). This reads it as Canvas itself does: the first.
-CANVAS = re.compile(
-    r"(?:(?P<anon_late>LATE_)?anon_(?P<anon>[A-Za-z0-9]+)"
-    r"|(?P<name>.*?)(?P<late>_LATE)?_(?P<user>\d+))_(?P<attachment>\d+)_(?P<file>.+)",
-    re.S | re.ASCII,
+# Canvas (``lib/content_zipper.rb``): an anonymous entry, ``[LATE_]anon_<id>_<attachment id>_<file>``, or a
+# named one, ``<name>[_LATE]_<user id>_<attachment id>_<file>``: the name lower-cased (so LATE is Canvas's),
+# ids in ASCII digits. Canvas removes `_digits_` from a name once, not for good (`a__1__2` becomes `a_1_2`),
+# and a file's name is the student's own: either may hold `_digits_digits_`, so a name may read as more than
+# one student (_disputed).
+CANVAS = re.compile(r"(?:LATE_)?anon_[A-Za-z0-9]+_\d+_.+|.*_\d+_\d+_.+", re.S | re.ASCII)  # either form
+CANVAS_ANONYMOUS = re.compile(
+    r"(?P<late>LATE_)?anon_(?P<anon>[A-Za-z0-9]+)_(?P<attachment>\d+)_(?P<file>.+)", re.S | re.ASCII
 )
-_CANVAS_IDS = re.compile(r"(?=_(\d+)_(\d+)_.)", re.S | re.ASCII)  # every place a user id could start
+CANVAS_IDS = re.compile(r"(?=_(\d+)_(\d+)_(.+))", re.S | re.ASCII)  # each place the user id may start
 # Moodle: full name (its underscores made spaces), participant id, the plugin, then "_file" or the folder.
 MOODLE = re.compile(
     r"(?P<name>[^_]*)_(?P<participant>\d+)_assignsubmission_(?P<plugin>[a-z]+)(?:_(?P<file>.*))?",
@@ -88,8 +88,9 @@ class Entry:
     order: tuple = ()  # the LMS's own order of one student's files: the highest is the newest
     file: str = ""  # the student's own name for the file (Canvas and Moodle keep it)
     parts: list[Path] = field(default_factory=list)  # the loose files a bundle folder was put together from
-    # the other students the LMS's name for it reads as too: graded apart, and left out of export-grades
-    other_readings: list[str] = field(default_factory=list)
+    # the students (user and attachment ids) the LMS's name for it reads as, where it reads as more than one:
+    # graded apart, and left out of export-grades with every student it may be (lms._disputed)
+    readings: list[dict] = field(default_factory=list)
 
     def identity(self) -> dict:
         """What the record keeps of the LMS (the gradebook's columns, export-grades' rows)."""
@@ -99,7 +100,7 @@ class Entry:
             "name": self.name,
             "late": self.late,
             "submitted": self.submitted,
-            **({"other_readings": self.other_readings} if self.other_readings else {}),
+            **({"readings": self.readings} if self.readings else {}),
         }
 
 
@@ -253,11 +254,11 @@ def read_entries(folder: Path, lms: str = "auto", scratch: Path | None = None) -
 
 
 def _unnamed(path: Path, lms: str) -> Entry:
-    """An entry whose name fits no convention of ``lms``: graded under its file stem, with a note."""
+    """An entry whose name fits no convention of ``lms``: graded under its file stem, with a note, as an entry
+    of no LMS (a ``12345.zip`` is no Canvas user 12345's)."""
     from autograder.grade import student_id_for
 
     entry = _plain(path, student_id_for(path))
-    entry.lms = lms
     entry.notes.append(
         f"the name {path.name[:80]!r} follows no {lms.title()} convention: graded under its file name"
     )
@@ -273,10 +274,14 @@ def _plain(path: Path, student: str) -> Entry:
 
 
 def _read_problem(path: Path) -> str:
+    """What a ``NAME.refused.txt`` says, as one line of plain text (a student can upload such a file too)."""
+    from autograder.claims import clean_message
+
     try:
-        return path.read_text(encoding="utf-8").strip()[:300] or "the download's file could not be written"
+        said = clean_message(path.read_text(encoding="utf-8", errors="replace"), 300)
     except OSError:
-        return "the download's file could not be written"
+        said = ""
+    return said or "the download's file could not be written"
 
 
 def _folder(folder: Path) -> list[Entry]:
@@ -298,38 +303,51 @@ def _named(folder: Path, pattern: re.Pattern, lms: str, entries: list[Entry]):
 
 def _canvas(folder: Path) -> list[Entry]:
     entries = []
-    for path, match in _named(folder, CANVAS, "canvas", entries):
-        anonymous = match["anon"] is not None
-        entry = _plain(path, f"anon_{match['anon']}" if anonymous else match["user"])
-        entry.lms, entry.name = "canvas", "" if anonymous else match["name"]
-        entry.late = bool(match["anon_late"] if anonymous else match["late"])
-        entry.order, entry.file = (int(match["attachment"]),), match["file"]
-        readings = [] if anonymous else _canvas_readings(match.string)
+    found = list(_named(folder, CANVAS, "canvas", entries))
+    anonymous = _anonymous_download([match.string for _, match in found])
+    for path, match in found:
+        text = match.string
+        readings = [] if anonymous and CANVAS_ANONYMOUS.fullmatch(text) else list(CANVAS_IDS.finditer(text))
+        if not readings:  # anonymous
+            anon = CANVAS_ANONYMOUS.fullmatch(text)
+            entry = _plain(path, f"anon_{anon['anon']}")
+            entry.late, attachment, entry.file = bool(anon["late"]), anon["attachment"], anon["file"]
+        else:  # read as Canvas reads it, at the first place a user id may start
+            first = readings[0]
+            entry = _plain(path, first[1])
+            entry.name = text[: first.start()].removesuffix("_LATE")
+            attachment, entry.file = first[2], first[3]
+            # Canvas's LATE, before any of the places: a student can add one (to their file), never hide it
+            entry.late = any(text[: r.start()].endswith("_LATE") for r in readings)
+        entry.lms, entry.order = "canvas", (int(attachment),)
         if len(readings) > 1:
-            entry.other_readings = [
-                f"user {user} (attachment {attachment})" for user, attachment in readings[1:]
-            ]
-            entry.notes.append(
-                f"Canvas's name for this file reads as user {readings[0][0]} (attachment {readings[0][1]}), "
-                "the first reading, which Canvas itself takes, but also as "
-                f"{' or as '.join(entry.other_readings)}: a name or a file name with _digits_digits_ in "
-                "it. It is graded apart, and export-grades leaves it out: check in Canvas whose file it is, "
-                "and enter the grade by hand"
-            )
+            _disputed(entry, [{"user": r[1], "attachment": r[2]} for r in readings])
         entries.append(entry)
     return entries
 
 
-def _canvas_readings(name: str) -> list[tuple[str, str]]:
-    """The (user id, attachment id) pairs a Canvas name can be read with, the first first: one for a name that
-    only Canvas wrote ids in; more where the student's name or file name holds ``_digits_digits_`` (a student
-    who can edit their name can make ``mallory_12345_99_111_20849_hw.zip``: student 12345's file, read as
-    Canvas reads it, though user 111 handed it in, or the same user without the LATE mark)."""
-    readings = []
-    for found in _CANVAS_IDS.finditer(name):
-        if found.groups() not in readings:
-            readings.append(found.groups())
-    return readings
+def _anonymous_download(names: list[str]) -> bool:
+    """Whether Canvas's download is of an anonymously graded assignment (it is all one or all the other): some
+    name reads only as anonymous, or every one reads so. A student whose name is ``anon`` is not one."""
+    anonymous = [bool(CANVAS_ANONYMOUS.fullmatch(n)) for n in names]
+    only = [a and not CANVAS_IDS.search(n) for a, n in zip(anonymous, names)]
+    return any(only) or (bool(names) and all(anonymous))
+
+
+def _disputed(entry: Entry, readings: list[dict]) -> None:
+    """An entry whose Canvas name reads as more than one student (``readings``, Canvas's own first): a student
+    who can edit their name makes ``mallory_12345_99_111_20849_hw.zip``, read as Canvas reads it student
+    12345's file, though user 111 handed it in; a file named ``6512345678_hw3.zip`` reads two ways too. It
+    gets an id no LMS gives, so that it is never taken for one of those students; export-grades leaves it
+    out, and every student it may be."""
+    digest = hashlib.sha256(f"{entry.id}/{entry.file}/{readings}".encode("utf-8")).hexdigest()[:8]
+    entry.id, entry.readings = f"ambiguous-{digest}", readings
+    said = " or as ".join(f"user {r['user']} (attachment {r['attachment']})" for r in readings)
+    entry.notes.append(
+        f"Canvas's name for this file reads as {said}: a name or a file name with _digits_digits_ in it. It "
+        "is graded apart, and export-grades leaves out it and every student it may be: check in Canvas "
+        "whose file it is, and enter their grades by hand"
+    )
 
 
 def _moodle(folder: Path) -> list[Entry]:
@@ -556,16 +574,25 @@ MOODLE_COLUMNS = (
 
 def canvas_rows(records: list[dict], assignment: str) -> tuple[list[str], list[dict], list[str]]:
     """Canvas's gradebook import: the columns, the rows (a "Points Possible" row first) and the students left
-    out (no Canvas user id: anonymous or not from a Canvas download; or a name that reads as more than one
-    student)."""
+    out: no Canvas user id (anonymous, or not from a Canvas download), or one that a file whose name reads as
+    more than one student may be (:func:`_disputed`: the grade it got may be theirs)."""
     columns = [*CANVAS_COLUMNS, assignment]
     maximum = max((r["max_score"] for r in records), default=0)
     rows = [{"Student": "Points Possible", assignment: _points(maximum)}]
+    disputed = {
+        str(reading.get("user")): record["student"]
+        for record in records
+        for reading in (record.get("lms") or {}).get("readings") or []
+        if isinstance(reading, dict)
+    }
     skipped = []
     for record in records:
         lms = record.get("lms") or {}
-        if lms.get("lms") != "canvas" or not _is_id(lms.get("lms_id")) or lms.get("other_readings"):
+        if lms.get("lms") != "canvas" or not _is_id(lms.get("lms_id")):
             skipped.append(record["student"])
+            continue
+        if lms["lms_id"] in disputed:
+            skipped.append(f"{record['student']} (a reading of {disputed[lms['lms_id']]})")
             continue
         rows.append(
             {"Student": lms.get("name", ""), "ID": lms["lms_id"], assignment: _points(record["score"])}

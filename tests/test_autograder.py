@@ -957,6 +957,36 @@ def test_a_gradebook_cell_stays_text_in_a_spreadsheet_that_splits_lines_at_semic
     assert csv_cell("-0.25") == "-0.25" and csv_cell("a; b") == "a; b"
 
 
+def test_grader_log_entries_are_one_plain_line_each_and_tracebacks_read_as_no_entry():
+    """A message or an exception that holds what a bundle said (terminal escapes, a line break and a forged
+    entry after it) stays inside its own entry of grader.log."""
+    import io
+    import logging
+
+    from autograder.batch import PlainLog
+
+    forged = "x\n2026-01-01 00:00:00,000 bob.zip: regraded 100/100 \x1b[1A\x1b[2K\x1b]0;t\x07"
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    handler.setFormatter(PlainLog("%(asctime)s %(message)s"))
+    logger = logging.getLogger("test-plain-log")
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        logger.warning("said: %s", forged)
+        try:
+            raise RuntimeError(forged)
+        except RuntimeError:
+            logger.exception("grading %s", "a.zip")
+    finally:
+        logger.removeHandler(handler)
+    lines = out.getvalue().splitlines()
+    assert "\x1b" not in out.getvalue() and "\x07" not in out.getvalue()
+    entries = [line for line in lines if not line.startswith("  | ")]
+    assert len(entries) == 2 and "said: x<U+000A>2026-01-01" in entries[0] and "grading a.zip" in entries[1]
+    assert any("regraded 100/100" in line for line in lines if line.startswith("  | "))
+
+
 def test_a_students_words_in_markdown_feedback_are_text_never_math_or_markup():
     assert markdown_text("$x$ <b>*y*</b>") == "\\$x\\$ &lt;b&gt;\\*y\\*&lt;/b&gt;"
 

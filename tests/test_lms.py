@@ -82,49 +82,57 @@ def test_canvas_names_give_the_id_the_name_and_late_and_the_newest_file_of_each_
     assert by_id["anon_Xy12z"].name == "" and not by_id["anon_Xy12z"].late and by_id["anon_Qq9"].late
     assert by_id["34567"].name == "ใจดีสมชาย"
     stray = next(e for e in entries if e.id.startswith("my_homework"))
-    assert stray.lms == "canvas" and "follows no Canvas convention" in stray.notes[0]
+    assert stray.lms == "folder" and "follows no Canvas convention" in stray.notes[0]
 
 
 def test_a_canvas_name_that_reads_as_more_than_one_student_is_graded_apart_and_never_exported(tmp_path):
     """Canvas removes `_digits_` from a name once, not for good: a student who may edit their name makes
     `mallory__12345__99999999999` into `mallory_12345_99999999999`, and their file reads, as Canvas itself
     reads it, as student 12345's (the newest, so graded in place of 12345's own), or without their LATE mark.
-    A file's own name can do the same. Such a file is graded apart and left out of export-grades."""
+    A file's own name can read two ways too. Such a file gets an id no LMS gives, and export-grades leaves out
+    it and every student it may be: no grade lands on a row it may not belong to."""
     folder = _files(
         tmp_path,
         {
             "victim_12345_208490284_hw.zip": b"v",
             "mallory_12345_99999999999_111_208490300_hw.zip": b"m",  # user 111 as user 12345
             "eve_222_208490999_LATE_222_208490301_hw.zip": b"e",  # user 222, late, as on time
-            "bob_333_208490302_6512345678_3.zip": b"b",  # an honest file name that reads two ways too
-            "anon_Xy12z_556_7_hw.zip": b"a",  # anonymous, a file name starting with digits: one reading
-            "zed_\U0001d7cf\U0001d7d0_444_555_hw.zip": b"z",  # mathematical digits: a name, not an id
+            "ivy_444_208490300_LATE_444_208490300_hw.zip": b"i",  # the same ids twice: late all the same
+            "bob_333_208490302_6512345678_hw3.zip": b"b",  # an honest file name that reads two ways
+            "bob_333_208490303_report.pdf": b"p",  # bob's other file: not exported in the zip's place
+            "anon_LATE_555_208490304_hw.zip": b"a",  # a student named anon, late: not anonymous
+            "zed_\U0001d7cf\U0001d7d0_666_208490305_hw.zip": b"z",  # mathematical digits: a name, not an id
+            "12345.zip": b"x",  # named by no Canvas convention: no Canvas student's
         },
     )
     _, entries = read_entries(folder)
     by_file = {e.path.name.split("_")[0]: e for e in entries}
     victim = by_file["victim"]
-    assert (victim.id, victim.notes, victim.other_readings) == ("12345", [], [])
+    assert (victim.id, victim.notes, victim.readings) == ("12345", [], [])
     mallory = by_file["mallory"]
-    assert mallory.id == "12345" and mallory.other_readings == [
-        "user 99999999999 (attachment 111)",
-        "user 111 (attachment 208490300)",
+    assert mallory.id.startswith("ambiguous-") and [r["user"] for r in mallory.readings] == [
+        "12345",
+        "99999999999",
+        "111",
     ]
-    assert "graded apart, and export-grades leaves it out" in mallory.notes[0]
-    eve = by_file["eve"]
-    assert eve.id == "222" and not eve.late and eve.other_readings == ["user 222 (attachment 208490301)"]
-    assert by_file["bob"].other_readings == ["user 208490302 (attachment 6512345678)"]
-    anonymous = by_file["anon"]
-    assert (anonymous.id, anonymous.order, anonymous.other_readings) == ("anon_Xy12z", (556,), [])
-    assert by_file["zed"].id == "444" and by_file["zed"].name == "zed_\U0001d7cf\U0001d7d0"
+    assert "graded apart, and export-grades leaves out it and every student it may be" in mallory.notes[0]
+    eve, ivy = by_file["eve"], by_file["ivy"]
+    assert eve.late and [r["user"] for r in eve.readings] == ["222", "222"]
+    assert ivy.late and ivy.id.startswith("ambiguous-") and len(ivy.readings) == 2
+    bob = [e for e in entries if e.path.name.startswith("bob_")]
+    assert sorted(e.id[:10] for e in bob) == ["333", "ambiguous-"]
+    assert (by_file["anon"].id, by_file["anon"].name, by_file["anon"].late) == ("555", "anon", True)
+    assert by_file["zed"].id == "666" and by_file["zed"].name == "zed_\U0001d7cf\U0001d7d0"
+    assert by_file["12345.zip"].lms == "folder" and by_file["12345.zip"].identity()["lms_id"] == ""
     records = [
-        {**_record(score=score), "student": e.path.name, "lms": e.identity(), "lines": [], "message": ""}
-        for e, score in ((victim, 80.0), (mallory, 100.0), (eve, 90.0))
+        {**_record(score=10.0), "student": e.id, "lms": e.identity(), "lines": [], "message": ""}
+        for e in entries
     ]
     records.append({**records[0], "student": "digits", "lms": {"lms": "canvas", "lms_id": "\U0001d7cf"}})
     _, rows, skipped = canvas_rows(records, "Homework 3.1")
-    assert [(row["ID"], row["Homework 3.1"]) for row in rows[1:]] == [("12345", "80")]
-    assert skipped == [mallory.path.name, eve.path.name, "digits"]
+    assert sorted(row["ID"] for row in rows[1:]) == ["555", "666"]
+    assert f"12345 (a reading of {mallory.id})" in skipped and "333 (a reading of " in " ".join(skipped)
+    assert "digits" in skipped and mallory.id in skipped  # ids that are no Canvas user's
 
 
 def test_a_name_that_is_not_utf8_is_read_as_text(tmp_path):
@@ -136,6 +144,16 @@ def test_a_name_that_is_not_utf8_is_read_as_text(tmp_path):
     jane = next(e for e in entries if e.id == "12345")
     assert (jane.name, jane.file) == ("doe\ufffdjane", "h\ufffdw.zip")
     json.dumps(jane.identity(), ensure_ascii=False).encode("utf-8")  # raised for the surrogates
+
+
+
+def test_a_refusal_note_a_student_uploads_is_read_as_plain_text(tmp_path):
+    """A download's ``NAME.refused.txt`` says why a file was not written; a student can upload such a file: what
+    it says is one line of plain text."""
+    (tmp_path / "mallory_111_2084_hw.zip.refused.txt").write_bytes(b"\x1b[2Jover quota\n\x1b]0;t\x07bye")
+    (tmp_path / "roe_23456_679_hw.zip").write_bytes(b"y")
+    _, entries = read_entries(tmp_path)
+    assert next(e for e in entries if e.id == "111").problem == "over quota bye"
 
 
 def test_a_students_files_are_parts_of_one_submission_the_bundle_is_graded_and_loose_files_put_together(
