@@ -341,6 +341,12 @@ def _export_grades(args) -> None:
             f"{str(out)!r} is not a plain file (a link, a folder or a device): name a .csv file with --out"
         )
     if len(rows) == (1 if args.lms == "canvas" else 0):
+        if any((r.get("lms") or {}).get("lms") == args.lms for r in records):  # from it, each left out
+            raise InputError(
+                f"none of the {len(records)} graded submission(s) in {grades} can be exported: "
+                f"{', '.join(skipped[:8])}{', ...' if len(skipped) > 8 else ''} (gradebook.csv's notes say "
+                "why); enter their grades by hand"
+            )
         raise InputError(
             f"none of the {len(records)} graded submission(s) in {grades} came from a {args.lms.title()} "
             f"download (grade what {args.lms.title()} gave, or use the gradebook.csv as it is)"

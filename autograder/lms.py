@@ -405,12 +405,13 @@ def _gradescope_index(path: Path) -> dict[str, dict[str, str]]:
     """
     index: dict[str, dict[str, str]] = {}
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        # lines end where YAML's do (not at a form feed, NEL or U+2028, as splitlines() would end them)
+        lines = [line.rstrip("\r") for line in path.read_text(encoding="utf-8", errors="replace").split("\n")]
     except OSError:
         return index
     current, within = None, -1  # the submission read; a value's lines are those indented past its key
     for line in lines:
-        indent = len(line) - len(line.lstrip(" "))
+        indent = len(line) - len(line.lstrip(" \t"))
         if indent > within >= 0 or not line.strip():  # a value's next line (a name written over several)
             continue
         within = -1

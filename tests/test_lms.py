@@ -135,6 +135,30 @@ def test_a_canvas_name_that_reads_as_more_than_one_student_is_graded_apart_and_n
     assert "digits" in skipped and mallory.id in skipped  # ids that are no Canvas user's
 
 
+def test_export_grades_says_why_it_exports_nothing_when_every_student_is_left_out(tmp_path):
+    """An honest student's bundle named `6512345678_hw3.zip` reads two ways, so it and the student's other file
+    (a report, graded 0) are both left out: the error said they came from no Canvas download."""
+    readings = [{"user": "555", "attachment": "208490305"}, {"user": "208490305", "attachment": "6512345678"}]
+    for student, lms_id, score, extra in (
+        ("ambiguous-46218249", "ambiguous-46218249", 10.0, {"readings": readings}),
+        ("555", "555", 0.0, {}),
+    ):
+        record = {
+            **_record(score=score),
+            "student": student,
+            "task": LAB2,
+            "lms": {"lms": "canvas", "lms_id": lms_id, "name": "honest", **extra},
+        }
+        (tmp_path / "results").mkdir(exist_ok=True)
+        (tmp_path / "results" / f"{student}.json").write_text(
+            json.dumps({"extra_data": {"attention_lab": record}}), encoding="utf-8"
+        )
+    exported = run_autograder("export-grades", str(tmp_path), "--lms", "canvas", "--assignment", "HW")
+    assert exported.returncode == 2 and "none of the 2 graded submission(s)" in exported.stderr
+    assert "can be exported: 555 (a reading of ambiguous-46218249), ambiguous-46218249" in exported.stderr
+    assert not (tmp_path / "canvas-grades.csv").exists()
+
+
 def test_a_name_that_is_not_utf8_is_read_as_text(tmp_path):
     """A byte that is not UTF-8 in a name (a download unpacked by hand) became a lone surrogate in the entry:
     its results file could not be written (UnicodeEncodeError), and export-grades silently had one grade less."""
@@ -144,7 +168,6 @@ def test_a_name_that_is_not_utf8_is_read_as_text(tmp_path):
     jane = next(e for e in entries if e.id == "12345")
     assert (jane.name, jane.file) == ("doe\ufffdjane", "h\ufffdw.zip")
     json.dumps(jane.identity(), ensure_ascii=False).encode("utf-8")  # raised for the surrogates
-
 
 
 def test_a_refusal_note_a_student_uploads_is_read_as_plain_text(tmp_path):
@@ -273,6 +296,16 @@ def test_a_gradescope_name_over_several_lines_is_a_name_never_keys(tmp_path):
         ("6500000001", "", "2026-11-20T10:00:00+07:00", []),
         ("6500000002", "Victim Long Name Folded", "2026-11-20T09:00:00+07:00", []),
     ]
+    for forged in (
+        "Mallory\x0c    :sid: '6500000002'",
+        "Mallory\x85:sid: '6500000002'",
+        "M\u2028  :sid: '6500000002'",
+    ):
+        (folder / "submission_metadata.yml").write_text(  # by hand: Ruby escapes these; no line ends there
+            f"submission_100:\n  :submitters:\n  - :name: {forged}\n    :sid: '6500000001'\n",
+            encoding="utf-8",
+        )
+        assert read_entries(folder)[1][0].id == "6500000001", forged
 
 
 def test_a_plain_folder_stays_one_entry_per_student(tmp_path):
