@@ -123,6 +123,12 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="the CSV to write (default: GRADES/canvas-grades.csv or GRADES/moodle-worksheet.csv)",
     )
+    export.add_argument(
+        "--roster",
+        default=None,
+        help="Canvas: the course's gradebook export (Grades > Export), to settle whose a file is where its "
+        "name reads as more than one student (e.g. a file named 6512345678_hw3.zip)",
+    )
 
     similar = commands.add_parser(
         "similarity",
@@ -298,7 +304,7 @@ def _export_grades(args) -> None:
     import datetime as dt
 
     from autograder.batch import graded_records, latest_hidden_set
-    from autograder.lms import canvas_rows, moodle_rows
+    from autograder.lms import canvas_rows, moodle_rows, read_roster
     from autograder.reports import csv_cell
     from labs.common.files import read_csv, write_csv
 
@@ -328,8 +334,11 @@ def _export_grades(args) -> None:
                 "--assignment is the assignment's column in Canvas's gradebook: give its name as Canvas "
                 'shows it (e.g. --assignment "Homework 3.1")'
             )
-        columns, rows, skipped = canvas_rows(records, args.assignment)
+        roster = read_roster(args.roster) if args.roster else None
+        columns, rows, skipped = canvas_rows(records, args.assignment, roster)
     else:
+        if args.roster:
+            raise InputError("--roster is Canvas's gradebook export: Moodle's worksheet needs none")
         columns, rows, skipped = moodle_rows(records, title, dt.datetime.now(dt.timezone.utc).astimezone())
     out = (
         Path(args.out)
@@ -364,7 +373,12 @@ def _export_grades(args) -> None:
             f"left out {len(skipped)} submission(s) with no {args.lms.title()} id of their own (anonymous, "
             f"named by no {args.lms.title()} convention, or named so that they read as more than one "
             f"student: gradebook.csv's notes say which): {', '.join(skipped[:8])}"
-            f"{', ...' if len(skipped) > 8 else ''}; enter their grades by hand",
+            f"{', ...' if len(skipped) > 8 else ''}; enter their grades by hand"
+            + (
+                " (or give --roster, Canvas's gradebook export, to settle whose a file read two ways is)"
+                if args.lms == "canvas" and not args.roster and any(" (a reading of " in s for s in skipped)
+                else ""
+            ),
             file=sys.stderr,
         )
     if earlier:

@@ -35,6 +35,7 @@ import os
 import re
 import shutil
 import stat
+import unicodedata
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,6 +65,7 @@ GRADESCOPE_INDEX = "submission_metadata.yml"
 # What a download may hold beside the students' entries: the files desktops leave behind.
 NOT_SUBMISSIONS = {GRADESCOPE_INDEX, ".DS_Store", "Thumbs.db", "desktop.ini", "__MACOSX"}
 MOODLE_BLIND = "Participant"  # the name Moodle writes under blind marking
+WORD = ("Nd", "Pc")  # with letters and marks, what Ruby's [[:word:]] keeps (Canvas's file names)
 
 
 @dataclass
@@ -321,7 +323,8 @@ def _canvas(folder: Path) -> list[Entry]:
             entry.late = any(text[: r.start()].endswith("_LATE") for r in readings)
         entry.lms, entry.order = "canvas", (int(attachment),)
         if len(readings) > 1:
-            _disputed(entry, [{"user": r[1], "attachment": r[2]} for r in readings])
+            names = [text[: r.start()].removesuffix("_LATE") for r in readings]
+            _disputed(entry, [{"name": n, "user": r[1], "attachment": r[2]} for n, r in zip(names, readings)])
         entries.append(entry)
     return entries
 
@@ -339,14 +342,14 @@ def _disputed(entry: Entry, readings: list[dict]) -> None:
     who can edit their name makes ``mallory_12345_99_111_20849_hw.zip``, read as Canvas reads it student
     12345's file, though user 111 handed it in; a file named ``6512345678_hw3.zip`` reads two ways too. It
     gets an id no LMS gives, so that it is never taken for one of those students; export-grades leaves it
-    out, and every student it may be."""
+    out, and every student it may be, unless the course's roster settles whose it is (:func:`canvas_rows`)."""
     digest = hashlib.sha256(f"{entry.id}/{entry.file}/{readings}".encode("utf-8")).hexdigest()[:8]
     entry.id, entry.readings = f"ambiguous-{digest}", readings
     said = " or as ".join(f"user {r['user']} (attachment {r['attachment']})" for r in readings)
     entry.notes.append(
         f"Canvas's name for this file reads as {said}: a name or a file name with _digits_digits_ in it. It "
-        "is graded apart, and export-grades leaves out it and every student it may be: check in Canvas "
-        "whose file it is, and enter their grades by hand"
+        "is graded apart, and export-grades leaves out it and every student it may be, unless the course's "
+        "gradebook export (--roster) settles whose it is: else check in Canvas, and enter the grades by hand"
     )
 
 
@@ -573,32 +576,77 @@ MOODLE_COLUMNS = (
 )
 
 
-def canvas_rows(records: list[dict], assignment: str) -> tuple[list[str], list[dict], list[str]]:
+def canvas_rows(
+    records: list[dict], assignment: str, roster: dict[str, str] | None = None
+) -> tuple[list[str], list[dict], list[str]]:
     """Canvas's gradebook import: the columns, the rows (a "Points Possible" row first) and the students left
     out: no Canvas user id (anonymous, or not from a Canvas download), or one that a file whose name reads as
-    more than one student may be (:func:`_disputed`: the grade it got may be theirs)."""
+    more than one student may be (:func:`_disputed`: the grade it got may be theirs).
+
+    ``roster`` (:func:`read_roster`: user id -> name) settles such a file where one reading only has a user
+    of the course (the others read an attachment id or a file's digits as one) and its name part is that
+    user's name as Canvas writes it in file names (:func:`canvas_file_name`): it is that student's, and their
+    row is exported (where no other file of theirs is graded). A name made to read as a classmate's has two
+    users of the course among its readings, the classmate's and its own: it stays left out."""
     columns = [*CANVAS_COLUMNS, assignment]
     maximum = max((r["max_score"] for r in records), default=0)
     rows = [{"Student": "Points Possible", assignment: _points(maximum)}]
-    disputed = {
-        str(reading.get("user")): record["student"]
-        for record in records
-        for reading in (record.get("lms") or {}).get("readings") or []
-        if isinstance(reading, dict)
-    }
-    skipped = []
+    owners, disputed = {}, {}  # record -> the user a roster settled; user id -> a file that may be theirs
     for record in records:
+        readings = [r for r in (record.get("lms") or {}).get("readings") or [] if isinstance(r, dict)]
+        enrolled = [r for r in readings if roster and str(r.get("user")) in roster]
+        users = {str(r["user"]) for r in enrolled}
+        if len(users) == 1 and any(
+            canvas_file_name(roster[str(r["user"])]) == r.get("name") for r in enrolled
+        ):
+            owners[record["student"]] = users.pop()
+        else:
+            disputed.update((str(r.get("user")), record["student"]) for r in readings)
+    taken = [owners.get(r["student"], (r.get("lms") or {}).get("lms_id")) for r in records]
+    skipped = []
+    for record, user in zip(records, taken):
         lms = record.get("lms") or {}
-        if lms.get("lms") != "canvas" or not _is_id(lms.get("lms_id")):
+        if lms.get("lms") != "canvas" or not _is_id(user):
             skipped.append(record["student"])
-            continue
-        if lms["lms_id"] in disputed:
-            skipped.append(f"{record['student']} (a reading of {disputed[lms['lms_id']]})")
-            continue
-        rows.append(
-            {"Student": lms.get("name", ""), "ID": lms["lms_id"], assignment: _points(record["score"])}
-        )
+        elif user in disputed:
+            skipped.append(f"{record['student']} (a reading of {disputed[user]})")
+        elif taken.count(user) > 1:
+            skipped.append(f"{record['student']} (user {user} has another graded file)")
+        else:
+            name = roster[user] if record["student"] in owners else lms.get("name", "")
+            rows.append({"Student": name, "ID": user, assignment: _points(record["score"])})
     return columns, [{c: row.get(c, "") for c in columns} for row in rows], skipped
+
+
+def canvas_file_name(sortable_name: str) -> str:
+    """A student's sortable name (``Doe, Jane``) as Canvas writes it in a download's file names (``doejane``):
+    ``_digits_`` removed once (``sanitize_user_name``), lower-cased, then every character that is not a
+    letter, a mark, a decimal digit or ``_`` removed (``sanitize_file_name``'s ``[[:word:]]``)."""
+    name = re.sub(r"_(\d+)_", r"\1", sortable_name, flags=re.ASCII).lower()
+    return "".join(c for c in name if unicodedata.category(c)[0] in "LM" or unicodedata.category(c) in WORD)
+
+
+def read_roster(path: str | Path) -> dict[str, str]:
+    """Canvas's gradebook export (Grades > Export: ``Student``, ``ID``, ...): each student's user id -> their
+    sortable name; InputError for a file that is not one."""
+    import csv
+
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as handle:
+            rows = list(csv.DictReader(handle))
+    except (OSError, UnicodeDecodeError, csv.Error) as error:
+        raise InputError(f"the roster {str(path)!r} could not be read ({error})") from None
+    roster = {
+        row["ID"].strip(): row["Student"].strip()
+        for row in rows
+        if _is_id((row.get("ID") or "").strip()) and (row.get("Student") or "").strip()
+    }
+    if not roster:
+        raise InputError(
+            f"the roster {str(path)!r} lists no students: give Canvas's gradebook export (Grades > Export), "
+            "whose Student and ID columns name each student"
+        )
+    return roster
 
 
 def moodle_rows(

@@ -14,7 +14,15 @@ from pathlib import Path
 import pytest
 
 from autograder.batch import grade_folder
-from autograder.lms import apply_late, canvas_rows, moodle_rows, read_entries, unpack_download
+from autograder.lms import (
+    apply_late,
+    canvas_file_name,
+    canvas_rows,
+    moodle_rows,
+    read_entries,
+    read_roster,
+    unpack_download,
+)
 from autograder.reports import gradescope_results
 from autograder.rubric import RubricError, load_rubric
 from tests.conftest import without_feedback_examples
@@ -135,10 +143,57 @@ def test_a_canvas_name_that_reads_as_more_than_one_student_is_graded_apart_and_n
     assert "digits" in skipped and mallory.id in skipped  # ids that are no Canvas user's
 
 
+def test_canvas_writes_a_sortable_name_in_file_names_as_its_download_does():
+    assert canvas_file_name("Doe, Jane") == "doejane"
+    assert (
+        canvas_file_name("mallory__12345__99999999999") == "mallory_12345_99999999999"
+    )  # once, not for good
+    assert canvas_file_name("ใจดี, สมชาย") == "ใจดีสมชาย"  # Thai vowel marks are marks: kept
+    assert canvas_file_name("O'Brien-Smith, Seán 2nd") == "obriensmithseán2nd"
+
+
+def test_the_course_roster_settles_whose_a_file_is_where_one_reading_only_is_a_student_of_it(tmp_path):
+    """With Canvas's gradebook export, a file whose name reads two ways but has one student of the course among
+    its readings (the other an attachment id read as a user) is that student's; one whose readings hold two
+    students (a name made to read as a classmate's) stays left out, and so does the classmate."""
+    folder = _files(
+        tmp_path,
+        {
+            "victim_12345_208490284_hw.zip": b"v",
+            "mallory_12345_99999999999_111_208490300_hw.zip": b"m",
+            "carl_777_208490310_6512345678_hw3.zip": b"c",  # honest: 208490310 is no student
+            "ivy_444_208490300_LATE_444_208490300_hw.zip": b"i",  # one student twice: hers, and late
+            "dan_888_208490320_6512345678_hw3.zip": b"d",  # honest, but named otherwise in the roster
+        },
+    )
+    _, entries = read_entries(folder)
+    roster = tmp_path / "roster.csv"
+    roster.write_text(
+        '\ufeffStudent,ID,SIS User ID,SIS Login ID,Section,Homework 3.1 (778)\n"    Points Possible",,,,,100\n'
+        '"Victim",12345,,,,\n"mallory__12345__99999999999",111,,,,\n"Carl",777,,,,\n"Ivy",444,,,,\n'
+        '"Smith, Dan",888,,,,\n',
+        encoding="utf-8",
+    )
+    records = [
+        {**_record(score=10.0 + i), "student": e.id, "lms": e.identity(), "lines": [], "message": ""}
+        for i, e in enumerate(entries)
+    ]
+    _, rows, skipped = canvas_rows(records, "HW", read_roster(roster))
+    assert sorted((row["ID"], row["Student"]) for row in rows[1:]) == [("444", "Ivy"), ("777", "Carl")]
+    by_id = {e.path.name.split("_")[0]: e.id for e in entries}
+    assert by_id["mallory"] in skipped and f"12345 (a reading of {by_id['mallory']})" in skipped
+    assert by_id["dan"] in skipped  # its name part is not the roster's name for 888
+    _, rows, _ = canvas_rows(records, "HW")  # without the roster: all five left out
+    assert rows[1:] == []
+
+
 def test_export_grades_says_why_it_exports_nothing_when_every_student_is_left_out(tmp_path):
     """An honest student's bundle named `6512345678_hw3.zip` reads two ways, so it and the student's other file
     (a report, graded 0) are both left out: the error said they came from no Canvas download."""
-    readings = [{"user": "555", "attachment": "208490305"}, {"user": "208490305", "attachment": "6512345678"}]
+    readings = [
+        {"name": "honest", "user": "555", "attachment": "208490305"},
+        {"name": "honest_555", "user": "208490305", "attachment": "6512345678"},
+    ]
     for student, lms_id, score, extra in (
         ("ambiguous-46218249", "ambiguous-46218249", 10.0, {"readings": readings}),
         ("555", "555", 0.0, {}),
@@ -157,6 +212,22 @@ def test_export_grades_says_why_it_exports_nothing_when_every_student_is_left_ou
     assert exported.returncode == 2 and "none of the 2 graded submission(s)" in exported.stderr
     assert "can be exported: 555 (a reading of ambiguous-46218249), ambiguous-46218249" in exported.stderr
     assert not (tmp_path / "canvas-grades.csv").exists()
+    # The course's roster settles the zip as user 555's: exported once the report's 0 is not beside it
+    (tmp_path / "roster.csv").write_text("Student,ID\nHonest,555\nOther,556\n", encoding="utf-8")
+    roster = ("--roster", str(tmp_path / "roster.csv"))
+    exported = run_autograder(
+        "export-grades", str(tmp_path), "--lms", "canvas", "--assignment", "HW", *roster
+    )
+    assert exported.returncode == 2 and "(user 555 has another graded file)" in exported.stderr
+    (tmp_path / "results" / "555.json").unlink()
+    exported = run_autograder(
+        "export-grades", str(tmp_path), "--lms", "canvas", "--assignment", "HW", *roster
+    )
+    assert exported.returncode == 0 and "1 grade(s)" in exported.stdout, exported.stderr
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "canvas-grades.csv").read_text(encoding="utf-8"))))
+    assert [(r["Student"], r["ID"], r["HW"]) for r in rows[1:]] == [("Honest", "555", "10")]
+    moodle = run_autograder("export-grades", str(tmp_path), "--lms", "moodle", *roster)
+    assert moodle.returncode == 2 and "--roster is Canvas's" in moodle.stderr
 
 
 def test_a_name_that_is_not_utf8_is_read_as_text(tmp_path):
