@@ -130,7 +130,7 @@ def gradescope_results(record: dict, rubric: Rubric) -> dict:
     values = {
         "score": record["score"],
         **{
-            line["name"]: round(line["value"], 6)
+            line["name"]: round(line["value"], SHOWN_DIGITS)
             for line in record["lines"]
             if line["name"] != "architecture" and line["value"] is not None
         },
@@ -165,6 +165,7 @@ def gradescope_results(record: dict, rubric: Rubric) -> dict:
 
 
 MEMORY_STEP_MB = 10  # peak memory as a student reads it: in steps of 10 MB
+SHOWN_DIGITS = 4  # the hidden set's measures as a student reads them: as the rubric lines show them (0.01 %)
 
 
 def student_record(record: dict) -> dict:
@@ -173,9 +174,19 @@ def student_record(record: dict) -> dict:
     The scored run held the hidden inputs, and a bundle's code chooses how long that run takes, how much
     memory it holds and what timing it reports: every fine measure of it is a channel from the hidden inputs
     to the student. So its times are whole seconds (as ``execution_time``), its peak memory is in steps of
-    ``MEMORY_STEP_MB``, and the child's own report of its timing (any float it likes) is left out. The records
-    ``grade`` returns keep them all; a resumed batch reads them back from here, coarse."""
+    ``MEMORY_STEP_MB``, and the child's own report of its timing (any float it likes) is left out. The hidden
+    set's measures are given to ``SHOWN_DIGITS`` decimals, as the rubric lines show them (``84.37%``): the
+    digits below are the model's choice as much as its answers are (the length of a wrong answer sets its
+    character error rate), a finer channel still. The records ``grade`` returns keep them all; a resumed
+    batch reads them back from here, coarse."""
     view = dict(record)
+    if isinstance(view.get("metrics"), dict):
+        view["metrics"] = {k: _shown_value(v) for k, v in view["metrics"].items()}
+    if isinstance(view.get("lines"), list):
+        view["lines"] = [
+            {**line, "value": _shown_value(line.get("value"))} if isinstance(line, dict) else line
+            for line in view["lines"]
+        ]
     view.pop("child_seconds", None)
     for key in ("sandbox_seconds", "sandbox_cpu_seconds"):
         if isinstance(view.get(key), (int, float)):
@@ -183,6 +194,10 @@ def student_record(record: dict) -> dict:
     if isinstance(view.get("peak_memory_mb"), (int, float)):
         view["peak_memory_mb"] = MEMORY_STEP_MB * round(view["peak_memory_mb"] / MEMORY_STEP_MB)
     return view
+
+
+def _shown_value(value):
+    return round(value, SHOWN_DIGITS) if isinstance(value, float) else value
 
 
 def _lower_is_better(name: str, rubric: Rubric) -> bool:

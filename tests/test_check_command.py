@@ -16,7 +16,7 @@ from autograder import batch
 from autograder.__main__ import main
 from autograder.batch import check_bundle
 from autograder.claims import checked_failure
-from autograder.reports import markdown_text, write_gradebook, write_student_files
+from autograder.reports import gradescope_results, markdown_text, write_gradebook, write_student_files
 from autograder.rubric import load_rubric
 from labs import tasks
 from tests.test_autograder import FIXTURES, _zip_with, run_autograder
@@ -220,7 +220,8 @@ def test_check_shows_rates_as_percentages_as_the_labs_print_them(monkeypatch, ca
         assert re.search(rf": {re.escape(f'{values[name]:.2%}')}$", out, re.MULTILINE)
     rule = next(line["rule"] for line in record["lines"] if line["name"] == "cer_unseen")
     assert rule.startswith("<= 4.00%: 20, <= 6.00%: 16"), rule
-    # Data stays data: the results JSON and the gradebook keep the number itself.
+    # Data stays data: the gradebook keeps the number itself; the results JSON, which students read, keeps it
+    # as the rubric line shows it (digits below that are a channel from the hidden inputs).
     (tmp_path / "feedback").mkdir()
     (tmp_path / "results").mkdir()
     rubric = load_rubric(task="name-transliteration")
@@ -229,7 +230,9 @@ def test_check_shows_rates_as_percentages_as_the_labs_print_them(monkeypatch, ca
     saved = json.loads((tmp_path / "results" / "s1.json").read_text(encoding="utf-8"))["extra_data"][
         "attention_lab"
     ]
-    assert saved["metrics"]["cer_unseen"] == values["cer_unseen"]
+    assert saved["metrics"]["cer_unseen"] == round(values["cer_unseen"], 4) != values["cer_unseen"]
+    board = gradescope_results({**record, "student": "s1"}, rubric)["leaderboard"]
+    assert {e["name"]: e["value"] for e in board}["cer_unseen"] == round(values["cer_unseen"], 4)
     assert f"{values['cer_unseen']:.6f}" in (tmp_path / "gradebook.csv").read_text(encoding="utf-8")
     assert shown in (tmp_path / "feedback" / "s1.md").read_text(encoding="utf-8")
 
