@@ -145,6 +145,13 @@ def _parser() -> argparse.ArgumentParser:
     package.add_argument("--hidden", required=True, help="hidden-set folder to grade against")
     package.add_argument("--out", required=True, help="the zip to write (e.g. autograder.zip)")
     package.add_argument("--rubric", default=None, help="rubric TOML (default: autograder/rubrics/TASK.toml)")
+    package.add_argument(
+        "--timeout",
+        type=int,
+        default=600,
+        help="the assignment's autograder timeout in Gradescope's settings, in seconds (default 600, "
+        "Gradescope's): the model's runs end a minute before it, and the grader says they ran out of time",
+    )
 
     selfcheck = commands.add_parser(
         "gradescope-selfcheck",
@@ -190,6 +197,7 @@ def _gradescope_run_parser() -> argparse.ArgumentParser:
     for flag in ("--hidden", "--rubric", "--submission", "--results"):
         parser.add_argument(flag, required=True)
     parser.add_argument("--isolation", default="auto", choices=("auto", *ISOLATIONS))
+    parser.add_argument("--seconds", type=float, default=None)  # the assignment's timeout
     parser.set_defaults(command="gradescope-run", handler=_gradescope_run)
     return parser
 
@@ -466,7 +474,7 @@ def _gradescope(args) -> None:
     from autograder.gradescope import package
 
     rubric = load_rubric(args.rubric, args.task)
-    path = package(args.task, args.hidden, args.out, rubric)
+    path = package(args.task, args.hidden, args.out, rubric, args.timeout)
     board = (
         ", ".join(f"{name} ({order})" for name, order in rubric.leaderboard)
         if rubric.leaderboard
@@ -475,7 +483,8 @@ def _gradescope(args) -> None:
     print(
         f"wrote {path}: upload it as the assignment's autograder (Ubuntu image, Python 3.10+); results are "
         f"{rubric.visibility} to students; leaderboard columns: {board} (shown once you turn on "
-        "'Enable leaderboard' in the assignment's autograder settings)"
+        "'Enable leaderboard' in the assignment's autograder settings); the model's runs end a minute before "
+        f"a timeout of {args.timeout} s (set the same in those settings, or give --timeout)"
     )
 
 
@@ -483,7 +492,9 @@ def _gradescope_run(args) -> None:
     from autograder.gradescope import run_on_gradescope
 
     rubric = load_rubric(args.rubric, args.task)
-    result = run_on_gradescope(args.task, args.hidden, rubric, args.submission, args.results, args.isolation)
+    result = run_on_gradescope(
+        args.task, args.hidden, rubric, args.submission, args.results, args.isolation, args.seconds
+    )
     print(result["output"])
 
 

@@ -20,6 +20,7 @@ import os
 import re
 import stat
 import tempfile
+import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -27,7 +28,7 @@ from autograder.allowlist import ConfigError, check_config
 from autograder.bundle import OPTIONAL, REQUIRED, BundleError, open_bundle
 from autograder.claims import CHECKS, ClaimError, clean_message, reported_seconds, visible
 from autograder.rubric import Rubric
-from autograder.sandbox import ISOLATES_CODE, TEMP_PREFIX, read_weights, run_child
+from autograder.sandbox import ISOLATES_CODE, TEMP_PREFIX, Limits, read_weights, run_child
 from autograder.scoring import ScoringTimeout, architecture_line, compute_metrics, metric_lines
 from autograder.status import (
     CRASHED,
@@ -40,6 +41,7 @@ from autograder.status import (
     NOT_ISOLATED,
     OK,
     OUT_OF_MEMORY,
+    TIMEOUT,
     WRONG_SIGNATURE,
     WRONG_TASK,
 )
@@ -269,6 +271,8 @@ class Options:
     entry_id: str | tuple[str, ...] | None = None
     # the student's own check (check_bundle): the machine is theirs, and so is what is said of it
     own_machine: bool = False
+    # time.monotonic() by which every run of the bundle must have ended (Gradescope's timeout), or None
+    deadline: float | None = None
 
 
 # What a student's own check says of a run stopped at the time limit while their machine read back more
@@ -291,6 +295,7 @@ def grade_bundle(
     entry_id: str | tuple[str, ...] | None = None,
     evidence: dict | None = None,
     own_machine: bool = False,
+    deadline: float | None = None,
 ) -> dict:
     """Grade one bundle; never raises for anything the bundle holds. Returns the full result record.
 
@@ -301,8 +306,10 @@ def grade_bundle(
     ``evidence``, a dict, receives what model similarity compares (``weights``, ``answers``:
     :mod:`autograder.similarity`); it never enters the record, which students see. ``own_machine``: the
     student checks their own bundle on their own machine, so what the grader would tell the instructor of the
-    machine is told to them, in their words."""
-    options = Options(tuple(examples), isolation, run_unisolated, entry_id, own_machine)
+    machine is told to them, in their words. ``deadline`` (``time.monotonic()``): when every run must have
+    ended, whatever the rubric's limits (Gradescope's timeout, which would otherwise stop the grader before it
+    wrote a result)."""
+    options = Options(tuple(examples), isolation, run_unisolated, entry_id, own_machine, deadline)
     record = _new_record(path, rubric, hidden, isolation)
     try:
         if os.path.lexists(path):
@@ -395,19 +402,23 @@ def _grade(path: Path, work: Path, rubric: Rubric, hidden: HiddenSet, options: O
                 raise BundleError(DISALLOWED, audit.message)
             if options.isolation not in ISOLATES_CODE and not options.run_unisolated:
                 raise BundleError(NOT_ISOLATED, _NOT_ISOLATED[options.isolation])
-        weights = read_weights(files, rubric.limits, options.isolation)
+        weights = read_weights(files, _limits(rubric, options), options.isolation)
         found.parameters, found.weights, found.counted = weights["parameters"], weights, True
 
         # 3. The public examples, decoded in a run of their own, first: what the student reads of the bundle's
         # own words comes from a run that no hidden input has reached, even through what a run leaves in the
         # machine (the page cache, a keyring). The bundle's code never runs again once it has seen them.
         examples, public_failed = _public_run(
-            files, rubric, list(options.examples), carries_code, options.isolation
+            files,
+            replace(rubric, limits=_limits(rubric, options)),
+            list(options.examples),
+            carries_code,
+            options.isolation,
         )
 
         # 4. Run on the hidden inputs, in the sandbox.
         job = _job(rubric, hidden, [], carries_code)
-        outcome = run_child(files, job, rubric.limits, options.isolation)
+        outcome = run_child(files, job, _limits(rubric, options), options.isolation)
         if outcome.machine_note and options.own_machine:
             outcome = replace(outcome, message=f"{outcome.message}; {OWN_MACHINE_SHORT_OF_MEMORY}")
         elif outcome.machine_note:  # the instructor's alone: never in the record, which students get
@@ -450,6 +461,24 @@ def _grade(path: Path, work: Path, rubric: Rubric, hidden: HiddenSet, options: O
     except Exception as error:  # the grader's own failure: what was found before it stands
         found.status, found.message = _could_not_handle(path, error)
     return found
+
+
+LAST_RUN_SECONDS = 10  # the least time worth a run before the deadline
+
+
+def _limits(rubric: Rubric, options: Options) -> Limits:
+    """The rubric's limits for the next run, its wall-clock time cut to what is left before the deadline;
+    BundleError (timeout) when too little is left to run at all."""
+    if options.deadline is None:
+        return rubric.limits
+    left = options.deadline - time.monotonic()
+    if left < LAST_RUN_SECONDS:
+        raise BundleError(
+            TIMEOUT,
+            "the model's runs took all the time the grading machine gives a submission, before its run on "
+            "the hidden test set ended; make it load and decode faster (python -m autograder check times it)",
+        )
+    return replace(rubric.limits, wall_seconds=min(rubric.limits.wall_seconds, left))
 
 
 def _identity_notes(claimed, entry_id) -> list[str]:

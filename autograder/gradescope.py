@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 import zipfile
 from pathlib import Path
 
@@ -66,7 +67,7 @@ chmod -R go-rwx hidden rubric.toml datasets "$root/submission" "$root/results" \
     .venv/lib/python3*/site-packages/pythainlp .venv/lib/python3*/site-packages/onnxruntime
 chmod go-rwx "$root/submission_metadata.json" 2>/dev/null || true
 .venv/bin/python -m autograder gradescope-run --task {task} --hidden hidden --rubric rubric.toml \\
-    --submission "$root/submission" --results "$root/results/results.json"
+    --submission "$root/submission" --results "$root/results/results.json" --seconds {seconds}
 status=$?
 if [ ! -s "$root/results/results.json" ]; then   # the grader itself was killed (status 137: memory)
     .venv/bin/python -c 'import sys; from autograder.gradescope import write_killed_result as w; w(sys.argv[1], int(sys.argv[2]))' \\
@@ -92,8 +93,20 @@ def _add_script(archive: zipfile.ZipFile, name: str, text: str) -> None:
     archive.writestr(info, text)
 
 
-def package(task: str, hidden_dir: str | Path, out: str | Path, rubric: Rubric) -> Path:
-    """Write the Gradescope autograder zip for ``task``, grading against ``hidden_dir`` with ``rubric``."""
+GRADESCOPE_SECONDS = 600  # Gradescope's autograder timeout unless the assignment's settings raise it
+RESERVE_SECONDS = 60  # of that timeout, for what runs around the bundle's runs: Python's start, the results
+
+
+def package(
+    task: str, hidden_dir: str | Path, out: str | Path, rubric: Rubric, seconds: int = GRADESCOPE_SECONDS
+) -> Path:
+    """Write the Gradescope autograder zip for ``task``, grading against ``hidden_dir`` with ``rubric``, within
+    the assignment's timeout of ``seconds``."""
+    if seconds <= RESERVE_SECONDS + 60:
+        raise InputError(
+            f"--timeout {seconds} leaves no time to grade: give the assignment's autograder timeout in "
+            f"seconds (Gradescope's default is {GRADESCOPE_SECONDS})"
+        )
     from autograder.hidden import load_hidden_set
 
     load_hidden_set(
@@ -106,7 +119,7 @@ def package(task: str, hidden_dir: str | Path, out: str | Path, rubric: Rubric) 
     partial = out.with_name(f".{out.name}.partial")
     with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         _add_script(archive, "setup.sh", SETUP.format(keras=KERAS_REQUIREMENT))
-        _add_script(archive, "run_autograder", RUN.format(task=task))
+        _add_script(archive, "run_autograder", RUN.format(task=task, seconds=seconds))
         for name in KIT:
             _add_tree(archive, KIT_ROOT / name, name)
         for name in ("inputs.csv", "targets.csv", "manifest.json"):
@@ -123,9 +136,13 @@ def run_on_gradescope(
     submission: str | Path,
     results: str | Path,
     isolation: str = "auto",
+    seconds: float | None = None,
 ) -> dict:
     """Grade the one submission Gradescope gives and write its results.json (what ``run_autograder``
-    calls)."""
+    calls). ``seconds``: the assignment's timeout; the bundle's runs end ``RESERVE_SECONDS`` before it, so
+    that the grader, not Gradescope, says that they ran out of time (None: the rubric's limits alone, as a
+    package built before the timeout was passed)."""
+    deadline = time.monotonic() + seconds - RESERVE_SECONDS if seconds else None
     from autograder.batch import check_private
     from autograder.grade import HiddenSet, find_bundle, grade_bundle, missing_bundle, public_examples
     from autograder.hidden import load_hidden_set
@@ -152,6 +169,7 @@ def run_on_gradescope(
             examples=public_examples(task),
             isolation=used,
             run_unisolated=isolation != "auto",
+            deadline=deadline,
         )
     output = gradescope_results(record, rubric)
     if record["status"] == MACHINE_OUT_OF_MEMORY:

@@ -460,6 +460,29 @@ def sleeper(tmp_path_factory) -> Path:
 
 
 @needs_namespaces
+def test_the_runs_of_a_bundle_end_by_the_deadline_gradescope_gives(sleeper):
+    """Each run had the rubric's wall_seconds, two runs and the weights' reader one after another: past
+    Gradescope's 10 minutes, which stops the grader before it writes a result (a review measured 596 s). With
+    a deadline, each run gets what is left of it, and the grader says the time ran out."""
+    from autograder.grade import HiddenSet, grade_bundle, public_examples
+
+    rubric = load_rubric(sleeper / "name-transliteration.toml")  # wall_seconds 120 a run
+    hidden = HiddenSet(sleeper / "hidden", *load_hidden_set(sleeper / "hidden", "name-transliteration"))
+    started = time.monotonic()
+    record = grade_bundle(
+        sleeper / "subs" / "sleeper",
+        rubric,
+        hidden,
+        examples=public_examples("name-transliteration"),
+        isolation="namespaces",
+        deadline=started + 30,
+    )
+    assert time.monotonic() - started < 45  # the old grader took 240 s here
+    assert record["status"] == "timeout", record["message"]
+    assert "took all the time the grading machine gives a submission" in record["message"]
+
+
+@needs_namespaces
 @pytest.mark.parametrize("stop", ["SIGTERM", "SIGHUP", "SIGKILL"])
 def test_a_grader_stopped_mid_run_leaves_no_run_behind(sleeper, tmp_path, stop):
     """The grader stopped while a bundle runs in its pool. By TERM or a closed terminal (HUP), as by Ctrl-C:

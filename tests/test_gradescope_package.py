@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import threading
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -78,6 +79,8 @@ def test_honest_bundles_of_every_task_grade_as_in_the_kits_own_sandbox(packages)
     from autograder.sandbox import available_isolation
 
     for name, made in packages.items():
+        script = zipfile.ZipFile(made["package"]).read("run_autograder").decode()
+        assert "--seconds 600" in script, name  # its runs end a minute before Gradescope's default timeout
         check = run_package(made["package"], made["bundle"])
         record = check.results["extra_data"]["attention_lab"]
         assert record["status"] == "graded", (name, record["message"], check.output[-2000:])
