@@ -311,13 +311,20 @@ def _similarity(args) -> None:
 def _export_grades(args) -> None:
     import datetime as dt
 
-    from autograder.batch import graded_records, latest_hidden_set
+    from autograder.batch import STOPPED, graded_records, latest_hidden_set
+    from autograder.claims import clean_message
     from autograder.lms import canvas_rows, moodle_rows, read_roster
     from autograder.reports import csv_cell
     from labs.common.files import read_csv, write_csv
 
     grades = Path(args.grades)
     every = graded_records(grades)
+    with contextlib.suppress(OSError):  # a batch stopped part-way: its gradebook lacks students
+        stopped = (grades / STOPPED).read_text(encoding="utf-8").strip()
+        print(
+            f"warning: {clean_message(stopped, 200)}; these grades are only part of the class",
+            file=sys.stderr,
+        )
     records, left_out = latest_hidden_set(every)
     earlier, missing = [], []
     with contextlib.suppress(
@@ -482,7 +489,13 @@ def _gradescope(args) -> None:
     )
     print(
         f"wrote {path}: upload it as the assignment's autograder (Ubuntu image, Python 3.10+); results are "
-        f"{rubric.visibility} to students; leaderboard columns: {board} (shown once you turn on "
+        f"{rubric.visibility} to students"
+        + (
+            ' (with a private word list, consider visibility = "after_due_date": README, Grading)'
+            if rubric.visibility == "visible" and args.task == "name-transliteration"
+            else ""
+        )
+        + f"; leaderboard columns: {board} (shown once you turn on "
         "'Enable leaderboard' in the assignment's autograder settings); the model's runs end a minute before "
         f"a timeout of {args.timeout} s (set the same in those settings, or give --timeout)"
     )

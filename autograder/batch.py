@@ -271,14 +271,32 @@ def _grade_entries(
         grader_digest(),
     )
     records, todo = _plan(batch, force)
+    complete = False
     try:
         with _grader_log(out / "grader.log"):
             for record in _run_pool(batch, todo, jobs, progress, done=len(records)):
                 records.append(record)
+        complete = True
     finally:
         write_gradebook(records, rubric, out)  # also after Ctrl-C: what was graded is kept
+        mark_stopped(out, None if complete else (len(records), len(entries)))
     _compare(records, rubric, out)
     return records
+
+
+STOPPED = "stopped.txt"  # in a grades folder whose last `grade` was stopped before it graded every submission
+
+
+def mark_stopped(out: Path, counts: tuple[int, int] | None) -> None:
+    """Say in ``out`` that its batch was stopped with ``counts`` = (graded, submissions), or that it was not
+    (None): export-grades warns of a gradebook that holds only part of the class."""
+    if counts is None:
+        (out / STOPPED).unlink(missing_ok=True)
+    else:
+        (out / STOPPED).write_text(
+            f"grade was stopped after {counts[0]} of {counts[1]} submissions: run it again to go on\n",
+            encoding="utf-8",
+        )
 
 
 def _plan(batch: _Batch, force: bool) -> tuple[list[dict], list[int]]:

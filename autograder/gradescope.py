@@ -115,8 +115,15 @@ def package(
     out = Path(out)
     if out.suffix != ".zip":
         raise InputError(f"--out {str(out)!r} should be a .zip file (Gradescope uploads a zip)")
+    if out.resolve().is_relative_to(KIT_ROOT):  # a kit the course may push to GitHub, for Colab's links
+        raise InputError(
+            f"--out {str(out)!r} is inside the kit's folder, and the package holds the hidden set's answers: "
+            "write it beside your hidden sets (e.g. --out ../grading/autograder.zip)"
+        )
     out.parent.mkdir(parents=True, exist_ok=True)
     partial = out.with_name(f".{out.name}.partial")
+    partial.unlink(missing_ok=True)
+    partial.touch(mode=0o600)  # private to you from its first byte, as the hidden set is
     with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         _add_script(archive, "setup.sh", SETUP.format(keras=KERAS_REQUIREMENT))
         _add_script(archive, "run_autograder", RUN.format(task=task, seconds=seconds))

@@ -348,7 +348,7 @@ def _disputed(entry: Entry, readings: list[dict]) -> None:
     said = " or as ".join(f"user {r['user']} (attachment {r['attachment']})" for r in readings)
     entry.notes.append(
         f"Canvas's name for this file reads as {said}: a name or a file name with _digits_digits_ in it. It "
-        "is graded apart, and export-grades leaves out it and every student it may be, unless the course's "
+        "is graded apart; export-grades leaves out both it and every student it may be, unless the course's "
         "gradebook export (--roster) settles whose it is: else check in Canvas, and enter the grades by hand"
     )
 
@@ -606,7 +606,12 @@ def canvas_rows(
     skipped = []
     for record, user in zip(records, taken):
         lms = record.get("lms") or {}
-        if lms.get("lms") != "canvas" or not _is_id(user):
+        readings = [str(r.get("user")) for r in lms.get("readings") or [] if isinstance(r, dict)]
+        if readings and record["student"] not in owners:
+            skipped.append(
+                f"{record['student']} ({lms.get('name') or '?'}'s file, read as {' or '.join(readings)})"
+            )
+        elif lms.get("lms") != "canvas" or not _is_id(user):
             skipped.append(record["student"])
         elif user in disputed:
             skipped.append(f"{record['student']} (a reading of {disputed[user]})")

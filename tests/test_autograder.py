@@ -1097,6 +1097,12 @@ def test_gradescope_package_runs_one_submission(tmp_path, secret_file):
         str(tmp_path / "autograder.zip"),
     )
     assert packaged.returncode == 0, packaged.stderr
+    assert (tmp_path / "autograder.zip").stat().st_mode & 0o077 == 0  # it holds the answers: private to you
+    inside = run_autograder(  # a kit the course may push to GitHub
+        "gradescope", "--task", "date-translation", "--hidden", str(tmp_path / "hidden"), "--out", "x.zip"
+    )
+    assert inside.returncode == 2 and "inside the kit's folder" in inside.stderr
+    assert not (REPO_ROOT / "x.zip").exists()
     with zipfile.ZipFile(tmp_path / "autograder.zip") as archive:
         names = set(archive.namelist())
         assert {

@@ -123,7 +123,7 @@ def test_a_canvas_name_that_reads_as_more_than_one_student_is_graded_apart_and_n
         "99999999999",
         "111",
     ]
-    assert "graded apart, and export-grades leaves out it and every student it may be" in mallory.notes[0]
+    assert "graded apart; export-grades leaves out both it and every student it may be" in mallory.notes[0]
     eve, ivy = by_file["eve"], by_file["ivy"]
     assert eve.late and [r["user"] for r in eve.readings] == ["222", "222"]
     assert ivy.late and ivy.id.startswith("ambiguous-") and len(ivy.readings) == 2
@@ -140,7 +140,8 @@ def test_a_canvas_name_that_reads_as_more_than_one_student_is_graded_apart_and_n
     _, rows, skipped = canvas_rows(records, "Homework 3.1")
     assert sorted(row["ID"] for row in rows[1:]) == ["555", "666"]
     assert f"12345 (a reading of {mallory.id})" in skipped and "333 (a reading of " in " ".join(skipped)
-    assert "digits" in skipped and mallory.id in skipped  # ids that are no Canvas user's
+    assert "digits" in skipped  # an id that is no Canvas user's
+    assert f"{mallory.id} (mallory's file, read as 12345 or 99999999999 or 111)" in skipped
 
 
 def test_canvas_writes_a_sortable_name_in_file_names_as_its_download_does():
@@ -181,8 +182,9 @@ def test_the_course_roster_settles_whose_a_file_is_where_one_reading_only_is_a_s
     _, rows, skipped = canvas_rows(records, "HW", read_roster(roster))
     assert sorted((row["ID"], row["Student"]) for row in rows[1:]) == [("444", "Ivy"), ("777", "Carl")]
     by_id = {e.path.name.split("_")[0]: e.id for e in entries}
-    assert by_id["mallory"] in skipped and f"12345 (a reading of {by_id['mallory']})" in skipped
-    assert by_id["dan"] in skipped  # its name part is not the roster's name for 888
+    assert f"{by_id['mallory']} (mallory's file, read as 12345 or 99999999999 or 111)" in skipped
+    assert f"12345 (a reading of {by_id['mallory']})" in skipped
+    assert f"{by_id['dan']} (dan's file, read as 888 or 208490320)" in skipped  # not the roster's name
     _, rows, _ = canvas_rows(records, "HW")  # without the roster: all five left out
     assert rows[1:] == []
 
@@ -210,7 +212,10 @@ def test_export_grades_says_why_it_exports_nothing_when_every_student_is_left_ou
         )
     exported = run_autograder("export-grades", str(tmp_path), "--lms", "canvas", "--assignment", "HW")
     assert exported.returncode == 2 and "none of the 2 graded submission(s)" in exported.stderr
-    assert "can be exported: 555 (a reading of ambiguous-46218249), ambiguous-46218249" in exported.stderr
+    assert (
+        "can be exported: 555 (a reading of ambiguous-46218249), ambiguous-46218249 (honest's file, read as 555 "
+        "or 208490305)" in exported.stderr
+    )
     assert not (tmp_path / "canvas-grades.csv").exists()
     # The course's roster settles the zip as user 555's: exported once the report's 0 is not beside it
     (tmp_path / "roster.csv").write_text("Student,ID\nHonest,555\nOther,556\n", encoding="utf-8")
@@ -665,6 +670,31 @@ def hidden(tmp_path_factory):
     )
     assert made.returncode == 0, made.stderr
     return root / "hidden"
+
+
+def test_export_grades_warns_of_a_batch_stopped_part_way(tmp_path, hidden, monkeypatch):
+    """Ctrl-C keeps what was graded, and its gradebook: export-grades then wrote part of the class's grades
+    and said nothing of the rest."""
+    import autograder.batch
+
+    folder = _files(tmp_path / "download", {"doejane_12345_67890_submission.zip": _bundle("doejane")})
+    grades, rubric = tmp_path / "grades", load_rubric(_rubric(tmp_path, LAB2))
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt
+        yield
+
+    monkeypatch.setattr(autograder.batch, "_run_pool", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        grade_folder(folder, rubric, hidden, grades, progress=False)
+    assert (grades / "stopped.txt").read_text(encoding="utf-8").startswith("grade was stopped after 0 of 1")
+    record = {**_record(), "student": "12345", "task": LAB2, "lms": {"lms": "canvas", "lms_id": "12345"}}
+    (grades / "results" / "12345.json").write_text(json.dumps({"extra_data": {"attention_lab": record}}))
+    exported = run_autograder("export-grades", str(grades), "--lms", "canvas", "--assignment", "HW")
+    assert "warning: grade was stopped after 0 of 1 submissions" in exported.stderr, exported.stderr
+    monkeypatch.setattr(autograder.batch, "_run_pool", lambda *args, **kwargs: iter(()))
+    grade_folder(folder, rubric, hidden, grades, progress=False)  # a run that ends
+    assert not (grades / "stopped.txt").exists()
 
 
 def test_a_canvas_download_is_graded_as_it_comes_and_its_grades_go_back(tmp_path, hidden):
