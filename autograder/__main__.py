@@ -479,6 +479,7 @@ def _grade(args) -> None:
 
 def _gradescope(args) -> None:
     from autograder.gradescope import package
+    from autograder.hidden import takes_words
 
     rubric = load_rubric(args.rubric, args.task)
     path = package(args.task, args.hidden, args.out, rubric, args.timeout)
@@ -492,7 +493,7 @@ def _gradescope(args) -> None:
         f"{rubric.visibility} to students"
         + (
             ' (with a private word list, consider visibility = "after_due_date": README, Grading)'
-            if rubric.visibility == "visible" and args.task == "name-transliteration"
+            if rubric.visibility == "visible" and takes_words(args.task)
             else ""
         )
         + f"; leaderboard columns: {board} (shown once you turn on "
