@@ -204,11 +204,11 @@ def _gradescope_run_parser() -> argparse.ArgumentParser:
 
 def _check(args) -> int:
     from autograder.batch import bundle_task, check_bundle
-    from autograder.claims import visible
+    from autograder.claims import file_name_text, visible
     from autograder.grade import display_name, wrong_task_message
 
     path = Path(args.bundle)
-    shown = visible(str(path).encode("utf-8", "surrogateescape").decode("utf-8", "replace"))  # a file's name
+    shown = visible(file_name_text(str(path)))
     if not path.exists():
         raise InputError(
             f"no bundle at {shown!r}; export one first (python -m labs export --model RUN_FOLDER "
@@ -313,7 +313,7 @@ def _export_grades(args) -> None:
 
     from autograder.batch import STOPPED, graded_records, latest_hidden_set
     from autograder.claims import clean_message
-    from autograder.lms import canvas_rows, moodle_rows, read_roster
+    from autograder.lms import canvas_rows, moodle_rows, read_roster, readings_of
     from autograder.reports import csv_cell
     from labs.common.files import read_csv, write_csv
 
@@ -391,7 +391,7 @@ def _export_grades(args) -> None:
             f"{', ...' if len(skipped) > 8 else ''}; enter their grades by hand"
             + (
                 " (or give --roster, Canvas's gradebook export, to settle whose a file read two ways is)"
-                if args.lms == "canvas" and not args.roster and any(" (a reading of " in s for s in skipped)
+                if args.lms == "canvas" and not args.roster and any(map(readings_of, records))
                 else ""
             ),
             file=sys.stderr,

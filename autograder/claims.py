@@ -53,6 +53,12 @@ def strip_escapes(text: str) -> str:
     return _ESCAPE.sub("", text)
 
 
+def file_name_text(name: str) -> str:
+    """A file's name as text: bytes that are not UTF-8 (which Python keeps as lone surrogates, that no JSON
+    file or terminal takes) become U+FFFD."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def visible(text) -> str:
     """``text`` with every character that shows nothing, or moves what is around it, written as ``<U+XXXX>``:
     bidi controls (U+202E turns a name around), zero-width and other format characters, control characters,

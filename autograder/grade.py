@@ -26,7 +26,7 @@ from pathlib import Path
 
 from autograder.allowlist import ConfigError, check_config
 from autograder.bundle import OPTIONAL, REQUIRED, BundleError, open_bundle
-from autograder.claims import CHECKS, ClaimError, clean_message, reported_seconds, visible
+from autograder.claims import CHECKS, ClaimError, clean_message, file_name_text, reported_seconds, visible
 from autograder.rubric import Rubric
 from autograder.sandbox import ISOLATES_CODE, TEMP_PREFIX, Limits, read_weights, run_child
 from autograder.scoring import ScoringTimeout, architecture_line, compute_metrics, metric_lines
@@ -191,7 +191,7 @@ def _rubric_name(path) -> str:
 def display_name(path: Path) -> str:
     """A bundle's file name as text any report can hold: a name that is not UTF-8 gets U+FFFD, and what shows
     nothing or turns text around is written as ``<U+XXXX>`` (:func:`autograder.claims.visible`)."""
-    return visible(path.name.encode("utf-8", "surrogateescape").decode("utf-8", "replace"))
+    return visible(file_name_text(path.name))
 
 
 def wrong_task_message(bundle: str, found, expected: str) -> str:

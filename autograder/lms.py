@@ -40,6 +40,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograder.claims import clean_message, file_name_text
 from autograder.status import GRADED
 from labs.common.errors import InputError
 
@@ -232,12 +233,6 @@ def detect(folder: Path) -> str:
     return best if fits[best] * 2 > len(names) else "folder"
 
 
-def _text(name: str) -> str:
-    """A file's name as text: bytes that are not UTF-8 (which Python keeps as lone surrogates, that no JSON
-    file takes) become U+FFFD. What an entry reads from a name (the student's name, their file's) is text."""
-    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-
-
 def _unrefused(name: str) -> str:
     return name[: -len(REFUSED)] if name.endswith(REFUSED) else name
 
@@ -277,8 +272,6 @@ def _plain(path: Path, student: str) -> Entry:
 
 def _read_problem(path: Path) -> str:
     """What a ``NAME.refused.txt`` says, as one line of plain text (a student can upload such a file too)."""
-    from autograder.claims import clean_message
-
     try:
         said = clean_message(path.read_text(encoding="utf-8", errors="replace"), 300)
     except OSError:
@@ -296,7 +289,7 @@ def _named(folder: Path, pattern: re.Pattern, lms: str, entries: list[Entry]):
     """Each entry of ``folder`` whose name fits ``pattern``, with its match; the others go to ``entries``,
     graded under their file names with a note (:func:`_unnamed`)."""
     for path in _children(folder):
-        match = pattern.fullmatch(_text(_unrefused(path.name)))
+        match = pattern.fullmatch(file_name_text(_unrefused(path.name)))
         if match is None:
             entries.append(_unnamed(path, lms))
         else:
@@ -315,15 +308,14 @@ def _canvas(folder: Path) -> list[Entry]:
             entry = _plain(path, f"anon_{anon['anon']}")
             entry.late, attachment, entry.file = bool(anon["late"]), anon["attachment"], anon["file"]
         else:  # read as Canvas reads it, at the first place a user id may start
-            first = readings[0]
-            entry = _plain(path, first[1])
-            entry.name = text[: first.start()].removesuffix("_LATE")
-            attachment, entry.file = first[2], first[3]
+            before = [text[: r.start()] for r in readings]  # the name (and LATE) each reading leaves
+            names = [name.removesuffix("_LATE") for name in before]
+            entry = _plain(path, readings[0][1])
+            entry.name, attachment, entry.file = names[0], readings[0][2], readings[0][3]
             # Canvas's LATE, before any of the places: a student can add one (to their file), never hide it
-            entry.late = any(text[: r.start()].endswith("_LATE") for r in readings)
+            entry.late = any(name.endswith("_LATE") for name in before)
         entry.lms, entry.order = "canvas", (int(attachment),)
         if len(readings) > 1:
-            names = [text[: r.start()].removesuffix("_LATE") for r in readings]
             _disputed(entry, [{"name": n, "user": r[1], "attachment": r[2]} for n, r in zip(names, readings)])
         entries.append(entry)
     return entries
@@ -376,7 +368,7 @@ def _is_folder(path: Path) -> bool:
 
 def _moodle_entry(path: Path, match: re.Match, name: str) -> Entry:
     entry = _plain(path, match["participant"])
-    entry.lms, entry.name, entry.file = "moodle", name, match["file"] or _text(_unrefused(path.name))
+    entry.lms, entry.name, entry.file = "moodle", name, match["file"] or file_name_text(_unrefused(path.name))
     if match["plugin"] != "file":
         entry.problem = entry.problem or f"Moodle's {match['plugin']} submission, not a file"
     with contextlib.suppress(OSError):
@@ -502,7 +494,7 @@ def _is_file(path: Path | None) -> bool:
 
 
 def _shown(entry: Entry) -> str:
-    return _text(_unrefused(entry.path.name)) if entry.path is not None else "?"
+    return file_name_text(_unrefused(entry.path.name)) if entry.path is not None else "?"
 
 
 # --- lateness -----------------------------------------------------------------------------------------
@@ -593,24 +585,20 @@ def canvas_rows(
     rows = [{"Student": "Points Possible", assignment: _points(maximum)}]
     owners, disputed = {}, {}  # record -> the user a roster settled; user id -> a file that may be theirs
     for record in records:
-        readings = [r for r in (record.get("lms") or {}).get("readings") or [] if isinstance(r, dict)]
-        enrolled = [r for r in readings if roster and str(r.get("user")) in roster]
-        users = {str(r["user"]) for r in enrolled}
-        if len(users) == 1 and any(
-            canvas_file_name(roster[str(r["user"])]) == r.get("name") for r in enrolled
-        ):
+        readings = readings_of(record)
+        users = {user for user, _ in readings if roster and user in roster}
+        if len(users) == 1 and any(canvas_file_name(roster[u]) == name for u, name in readings if u in users):
             owners[record["student"]] = users.pop()
         else:
-            disputed.update((str(r.get("user")), record["student"]) for r in readings)
+            disputed.update((user, record["student"]) for user, _ in readings)
     taken = [owners.get(r["student"], (r.get("lms") or {}).get("lms_id")) for r in records]
     skipped = []
     for record, user in zip(records, taken):
         lms = record.get("lms") or {}
-        readings = [str(r.get("user")) for r in lms.get("readings") or [] if isinstance(r, dict)]
+        readings = readings_of(record)
         if readings and record["student"] not in owners:
-            skipped.append(
-                f"{record['student']} ({lms.get('name') or '?'}'s file, read as {' or '.join(readings)})"
-            )
+            read_as = " or ".join(user for user, _ in readings)
+            skipped.append(f"{record['student']} ({lms.get('name') or '?'}'s file, read as {read_as})")
         elif lms.get("lms") != "canvas" or not _is_id(user):
             skipped.append(record["student"])
         elif user in disputed:
@@ -621,6 +609,13 @@ def canvas_rows(
             name = roster[user] if record["student"] in owners else lms.get("name", "")
             rows.append({"Student": name, "ID": user, assignment: _points(record["score"])})
     return columns, [{c: row.get(c, "") for c in columns} for row in rows], skipped
+
+
+def readings_of(record: dict) -> list[tuple[str, str]]:
+    """The (user id, name part) pairs a record's Canvas name reads as, where it reads as more than one
+    (:func:`_disputed`); none for any other record."""
+    readings = (record.get("lms") or {}).get("readings") or []
+    return [(str(r.get("user")), r.get("name")) for r in readings if isinstance(r, dict)]
 
 
 def canvas_file_name(sortable_name: str) -> str:
@@ -681,7 +676,6 @@ def moodle_rows(
 
 def feedback_summary(record: dict, title: str) -> str:
     """A record in one line of plain text: score, status, the late penalty, each rubric line, the message."""
-    from autograder.claims import clean_message
     from autograder.reports import late_text
 
     parts = [f"{title}: {record['score']:g} / {record['max_score']:g} ({record['status']})"]
