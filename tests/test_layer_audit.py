@@ -1,5 +1,6 @@
 """The static read of a layer module: what it refuses, and what it lists for the instructor."""
 
+import threading
 import types
 
 import pytest
@@ -282,3 +283,38 @@ def test_a_module_with_a_typo_is_left_to_python_which_cannot_import_it_either(so
     with pytest.raises(SyntaxError):
         compile(source, "kv_attention.py", "exec")
     assert audit_module(source, name="kv_attention.py").allowed
+
+
+class _Garbage:
+    """An object in a reference cycle, with a finalizer: the garbage collector runs Python code while it frees it,
+    and the interpreter may switch threads there, in the middle of another thread's parse."""
+
+    def __init__(self):
+        self.me = self
+
+    def __del__(self):
+        sum(range(1000))
+
+
+def test_two_bundles_audited_at_once_are_both_read():
+    # The grader audits two bundles at once (jobs=2). CPython 3.11 counted the depth of every thread's parse
+    # in one place: a thread switch mid-parse had failed the other bundle with a SystemError ("error").
+    source = (REPO_ROOT / "labs" / "common" / "layer_audit.py").read_bytes()
+    audits, failures = [], []
+
+    def audit_many():
+        try:
+            for _ in range(100):
+                for _ in range(50):
+                    _Garbage()
+                audits.append(audit_module(source))
+        except Exception as error:  # noqa: BLE001 - what a thread raised is the finding
+            failures.append(repr(error))
+
+    threads = [threading.Thread(target=audit_many) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    assert len(audits) == 200 and len({(a.allowed, a.message) for a in audits}) == 1

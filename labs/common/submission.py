@@ -95,9 +95,11 @@ def layer_sha256(path: str | Path) -> str:
     The code is the file's syntax tree, so a comment or a blank line added after training changes
     nothing; a file that does not parse is hashed as it is.
     """
+    from labs.common.layer_audit import parse_python
+
     source = Path(path).read_bytes()
     try:
-        source = ast.dump(ast.parse(source), include_attributes=False).encode("utf-8")
+        source = ast.dump(parse_python(source), include_attributes=False).encode("utf-8")
     except (SyntaxError, ValueError, RecursionError):
         pass
     return hashlib.sha256(source).hexdigest()
