@@ -127,7 +127,8 @@ def _parser() -> argparse.ArgumentParser:
         "--roster",
         default=None,
         help="Canvas: the course's gradebook export (Grades > Export), to settle whose a file is where its "
-        "name reads as more than one student (e.g. a file named 6512345678_hw3.zip)",
+        "name reads as more than one student (e.g. a file named 6512345678_hw3.zip), and to check "
+        "--assignment against its columns (Canvas imports a column it has no assignment of as a new one)",
     )
 
     similar = commands.add_parser(
@@ -349,8 +350,10 @@ def _export_grades(args) -> None:
                 "--assignment is the assignment's column in Canvas's gradebook: give its name as Canvas "
                 'shows it (e.g. --assignment "Homework 3.1")'
             )
-        roster = read_roster(args.roster) if args.roster else None
-        columns, rows, skipped = canvas_rows(records, args.assignment, roster)
+        roster, column = None, args.assignment
+        if args.roster:  # the assignment's column in it, with its id: Canvas imports into that assignment
+            roster, column = read_roster(args.roster), _roster_column(args.roster, args.assignment, records)
+        columns, rows, skipped = canvas_rows(records, column, roster)
     else:
         if args.roster:
             raise InputError("--roster is Canvas's gradebook export: Moodle's worksheet needs none")
@@ -409,8 +412,42 @@ def _export_grades(args) -> None:
         print(f"left out {left_out} result(s) graded on another hidden set", file=sys.stderr)
 
 
+def _roster_column(roster: str, assignment: str, records: list[dict]) -> str:
+    """The column of the roster (Canvas's gradebook export) that ``assignment`` names, with its id, so
+    that Canvas imports the grades into that assignment; a warning where it is worth other points than the
+    grades'."""
+    from autograder.lms import assignment_column
+
+    column, points = assignment_column(roster, assignment)
+    if column is None:
+        print(
+            "note: the roster lists no assignment: Canvas will import the grades as a new assignment, "
+            f"{assignment!r}",
+            file=sys.stderr,
+        )
+        return assignment
+    maximum = max((r["max_score"] for r in records), default=None)
+    if points and maximum is not None and abs(points - maximum) > 1e-9:
+        print(
+            f"warning: {column!r} is worth {points:g} points in Canvas, and these grades are out of "
+            f"{maximum:g}: a full score would read as {maximum / points:.0%}; set its points to "
+            f"{maximum:g} in Canvas before importing",
+            file=sys.stderr,
+        )
+    return column
+
+
+class Interrupted(KeyboardInterrupt):
+    """TERM or a hangup, ended like Ctrl-C (temporary folders are removed on the way out); ``signum`` gives
+    the exit status a shell reads for it, 128 + the signal's number."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
 def _interrupt(signum, frame):
-    raise KeyboardInterrupt  # TERM or a hangup ends like Ctrl-C: temporary folders are removed on the way out
+    raise Interrupted(signum)
 
 
 def _hidden_set(args) -> None:
@@ -538,12 +575,12 @@ def main(argv: list[str] | None = None) -> int:
     except (InputError, RubricError) as error:
         print(f"python -m autograder: error: {error}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as error:
         kept = (
             "; the bundles graded so far are kept: run it again to go on" if args.command == "grade" else ""
         )
         print(f"python -m autograder: interrupted{kept}", file=sys.stderr)
-        return 130
+        return 128 + getattr(error, "signum", signal.SIGINT)  # 130 for Ctrl-C, 143 for TERM, 129 for a hangup
 
 
 if __name__ == "__main__":

@@ -626,16 +626,29 @@ def canvas_file_name(sortable_name: str) -> str:
     return "".join(c for c in name if unicodedata.category(c)[0] in "LM" or unicodedata.category(c) in WORD)
 
 
-def read_roster(path: str | Path) -> dict[str, str]:
-    """Canvas's gradebook export (Grades > Export: ``Student``, ``ID``, ...): each student's user id -> their
-    sortable name; InputError for a file that is not one."""
+ASSIGNMENT_COLUMN = re.compile(r"(?P<title>.*\S) \((?P<id>\d+)\)")
+"""An assignment's column in Canvas's gradebook export: ``Homework 3.1 (778)``, its title and its id. Canvas's
+import takes a column with an id for that assignment, one without for the assignment of that exact title, and
+any other for a new assignment."""
+
+
+def _read_gradebook(path: str | Path) -> tuple[list[str], list[dict]]:
+    """Canvas's gradebook export as its header and its rows; InputError for a file that cannot be read."""
     import csv
 
     try:
         with open(path, encoding="utf-8-sig", newline="") as handle:
-            rows = list(csv.DictReader(handle))
+            reader = csv.DictReader(handle)
+            rows = list(reader)
+            return [name.strip() for name in reader.fieldnames or []], rows
     except (OSError, UnicodeDecodeError, csv.Error) as error:
         raise InputError(f"the roster {str(path)!r} could not be read ({error})") from None
+
+
+def read_roster(path: str | Path) -> dict[str, str]:
+    """Canvas's gradebook export (Grades > Export: ``Student``, ``ID``, ...): each student's user id -> their
+    sortable name; InputError for a file that is not one."""
+    _, rows = _read_gradebook(path)
     roster = {
         row["ID"].strip(): row["Student"].strip()
         for row in rows
@@ -647,6 +660,40 @@ def read_roster(path: str | Path) -> dict[str, str]:
             "whose Student and ID columns name each student"
         )
     return roster
+
+
+def assignment_column(path: str | Path, assignment: str) -> tuple[str | None, float | None]:
+    """The column of Canvas's gradebook export (``path``) that ``assignment`` names, given as Canvas shows it
+    (``Homework 3.1``) or with its id (``Homework 3.1 (778)``), and the points the assignment is worth there;
+    ``(None, None)`` for an export that lists no assignment. InputError where it names none of the export's
+    assignments (Canvas would import its grades as a new assignment) or more than one."""
+    import difflib
+
+    header, rows = _read_gradebook(path)
+    columns = {c: ASSIGNMENT_COLUMN.fullmatch(c) for c in header if ASSIGNMENT_COLUMN.fullmatch(c)}
+    if not columns:
+        return None, None
+    wanted = " ".join(assignment.split())
+    found = [c for c, match in columns.items() if wanted in (c, " ".join(match["title"].split()))]
+    if len(found) != 1:
+        listed = ", ".join(repr(c) for c in list(columns)[:12]) + (", ..." if len(columns) > 12 else "")
+        if found:
+            raise InputError(
+                f"the roster {str(path)!r} has {len(found)} assignments titled {assignment!r}: give one with "
+                f"its id, as its column says ({', '.join(repr(c) for c in found)})"
+            )
+        near = difflib.get_close_matches(wanted, [m["title"] for m in columns.values()], n=1, cutoff=0.6)
+        guess = f"did you mean {near[0]!r}? " if near else ""
+        raise InputError(
+            f"the roster {str(path)!r} has no assignment {assignment!r}, and Canvas would import its grades "
+            f"as a new assignment: {guess}its assignments are {listed}"
+        )
+    possible = next((row for row in rows if "Points Possible" in (row.get("Student") or "")), {})
+    try:
+        points = float(next(v for k, v in possible.items() if k and k.strip() == found[0]))
+    except (StopIteration, TypeError, ValueError):
+        points = None
+    return found[0], points
 
 
 def moodle_rows(

@@ -235,6 +235,61 @@ def test_export_grades_says_why_it_exports_nothing_when_every_student_is_left_ou
     assert moodle.returncode == 2 and "--roster is Canvas's" in moodle.stderr
 
 
+def test_the_roster_names_the_assignments_column_with_its_id_and_refuses_one_it_does_not_list(tmp_path):
+    """Canvas's import takes a column it has no assignment of for a new assignment: with the course's gradebook
+    export, --assignment is checked against its columns and written with its id, as the export names it."""
+    record = {
+        **_record(score=85.0),
+        "student": "555",
+        "task": LAB2,
+        "lms": {"lms": "canvas", "lms_id": "555"},
+    }
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "555.json").write_text(
+        json.dumps({"extra_data": {"attention_lab": record}}), encoding="utf-8"
+    )
+    roster = tmp_path / "roster.csv"
+    roster.write_text(
+        "\ufeffStudent,ID,SIS User ID,SIS Login ID,Section,Homework 3.1 (778),Quiz (801),Quiz (802),"
+        'Current Points,Final Points\n"    Points Possible",,,,,10,5,5,(read only),(read only)\n'
+        '"Doe, Jane",555,,,,,,,0,0\n',
+        encoding="utf-8",
+    )
+
+    def export(assignment):
+        (tmp_path / "canvas-grades.csv").unlink(missing_ok=True)
+        return run_autograder(
+            "export-grades",
+            str(tmp_path),
+            "--lms",
+            "canvas",
+            "--assignment",
+            assignment,
+            "--roster",
+            str(roster),
+        )
+
+    for given in ("Homework 3.1", " Homework  3.1 ", "Homework 3.1 (778)"):
+        exported = export(given)
+        assert exported.returncode == 0, exported.stderr
+        rows = list(csv.DictReader(io.StringIO((tmp_path / "canvas-grades.csv").read_text(encoding="utf-8"))))
+        assert [(r["ID"], r["Homework 3.1 (778)"]) for r in rows] == [("", "100"), ("555", "85")]
+        # Canvas keeps the assignment's points: 85 of 100 would read as 850 %
+        assert "'Homework 3.1 (778)' is worth 10 points in Canvas, and these grades are out of 100" in (
+            exported.stderr
+        )
+    typo = export("Homwork 3.1")
+    assert typo.returncode == 2 and "has no assignment 'Homwork 3.1'" in typo.stderr
+    assert "did you mean 'Homework 3.1'?" in typo.stderr and "Traceback" not in typo.stderr
+    assert not (tmp_path / "canvas-grades.csv").exists()
+    twice = export("Quiz")
+    assert twice.returncode == 2 and "2 assignments titled 'Quiz'" in twice.stderr
+    assert "'Quiz (801)', 'Quiz (802)'" in twice.stderr
+    exported = export("Quiz (802)")
+    assert exported.returncode == 0 and "worth 5 points" in exported.stderr, exported.stderr
+    assert "Quiz (802)" in (tmp_path / "canvas-grades.csv").read_text(encoding="utf-8").splitlines()[0]
+
+
 def test_a_name_that_is_not_utf8_is_read_as_text(tmp_path):
     """A byte that is not UTF-8 in a name (a download unpacked by hand) became a lone surrogate in the entry:
     its results file could not be written (UnicodeEncodeError), and export-grades silently had one grade less."""
@@ -695,6 +750,25 @@ def test_export_grades_warns_of_a_batch_stopped_part_way(tmp_path, hidden, monke
     monkeypatch.setattr(autograder.batch, "_run_pool", lambda *args, **kwargs: iter(()))
     grade_folder(folder, rubric, hidden, grades, progress=False)  # a run that ends
     assert not (grades / "stopped.txt").exists()
+
+
+def test_the_grades_folder_the_grader_makes_is_the_instructors_alone(tmp_path, hidden, monkeypatch):
+    """The grades folder holds every student's grade and feedback: one the grader makes is private (0700) under
+    any isolation; one the instructor made keeps the mode they gave it where the isolation needs no other."""
+    import autograder.batch
+
+    folder = _files(tmp_path / "download", {"doejane_12345_67890_submission.zip": _bundle("doejane")})
+    rubric = load_rubric(_rubric(tmp_path, LAB2))
+    monkeypatch.setattr(autograder.batch, "_run_pool", lambda *args, **kwargs: iter(()))
+    for isolation in ("auto", "none"):
+        made = tmp_path / isolation / "grades"
+        grade_folder(folder, rubric, hidden, made, progress=False, isolation=isolation)
+        assert stat.S_IMODE(made.stat().st_mode) == 0o700 and (made / "gradebook.csv").is_file()
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o750)
+    shared.chmod(0o750)  # a folder for the course's graders, whatever the umask
+    grade_folder(folder, rubric, hidden, shared, progress=False, isolation="none")
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o750
 
 
 def test_a_canvas_download_is_graded_as_it_comes_and_its_grades_go_back(tmp_path, hidden):
