@@ -445,9 +445,9 @@ def _grade(path: Path, work: Path, rubric: Rubric, hidden: HiddenSet, options: O
             ) from None
         try:
             found.metrics = compute_metrics(rubric.task, checked, hidden.targets, rubric.scoring_seconds)
-        except ScoringTimeout:
+        except ScoringTimeout:  # a timeout: where a run beside it slowed it, it is graded again, alone
             raise BundleError(
-                ERROR, f"scoring the model's outputs took longer than {rubric.scoring_seconds:.0f} s"
+                TIMEOUT, f"scoring the model's outputs took longer than {rubric.scoring_seconds:.0f} s"
             ) from None
         found.examples = examples
         if public_failed:

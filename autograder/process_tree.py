@@ -31,6 +31,7 @@ import contextlib
 import ctypes
 import errno
 import os
+import re
 import shutil
 import signal
 import stat
@@ -40,6 +41,16 @@ import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+
+# _kill_all_of forks the grader, whose pool has threads, to make os calls only: Python 3.12 and later warn of
+# such a fork ("... is multi-threaded, use of fork() may lead to deadlocks in the child"). The filter is set
+# once, here: a catch_warnings around each fork swapped the process's filters under the other threads' feet.
+warnings.filterwarnings(
+    "ignore",
+    message=r".*multi-threaded, use of fork\(\)",
+    category=DeprecationWarning,
+    module=re.escape(__name__),
+)
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
 TICKS = os.sysconf("SC_CLK_TCK")  # /proc/<pid>/stat counts CPU time in these
@@ -512,9 +523,7 @@ def _kill_all_of(uid: int) -> None:
     A fork of the grader does it, with no ``exec``: no program of that user's that another of its
     processes could trace or write into before it kills.
     """
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)  # "multi-threaded fork": only os calls follow
-        pid = os.fork()
+    pid = os.fork()
     if pid == 0:
         try:
             become(uid)

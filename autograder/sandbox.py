@@ -77,6 +77,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+try:  # imported here, not between fork and exec: a thread of the grader may hold the loader's lock then
+    import resource
+except ImportError:  # Windows: no run is contained there, and a student's `check` needs none
+    resource = None
+
+from autograder.bundle import BundleError
 from autograder.claims import check_weights, checked_failure, clean_message
 from autograder.container import (
     MACHINE_READ_BACK,
@@ -520,7 +526,6 @@ def _before_exec(
     keep to ``cores`` (where no CPU quota holds it), set the limits, become the sandbox user, die with the
     ``grader`` (its pid), install the seccomp filter that cuts the network and keeps nothing past the run
     (``cut_network``: a prepared :class:`autograder.seccomp.Filter`, or None)."""
-    import resource
 
     def write(path: str, data: bytes) -> None:  # os-level calls only: this runs between fork and exec
         fd = os.open(path, os.O_WRONLY)
@@ -845,6 +850,14 @@ def read_weights(files: dict[str, Path], limits: Limits, isolation: str) -> dict
             )
         finally:
             _remove(private)
+    if run.status in (TIMEOUT, MACHINE_OUT_OF_MEMORY):  # what a run beside it may have caused: graded again,
+        raise BundleError(  # alone (autograder.batch.AGAIN_ALONE), rather than counted as unreadable
+            run.status,
+            run.message
+            if run.status == MACHINE_OUT_OF_MEMORY
+            else f"reading the weights in model.keras (no code of the model runs) took longer than "
+            f"{quick.wall_seconds:.0f} s",
+        )
     return check_weights(answer)
 
 

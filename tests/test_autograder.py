@@ -281,6 +281,45 @@ def test_a_parameter_count_too_large_for_a_float_does_not_stop_the_batch(tmp_pat
     assert records["x"]["status"] == "error" and (tmp_path / "grades" / "gradebook.csv").is_file()
 
 
+@pytest.mark.parametrize("step", ["weights", "scoring"])
+def test_a_step_that_a_neighbour_may_have_slowed_is_a_timeout_that_is_graded_again_alone(
+    tmp_path, secret_file, monkeypatch, step
+):
+    """Out of time reading the weights, or scoring the outputs, was no ``timeout``: the weights went uncounted
+    (the architecture's points lost, the status ``graded``) and the scoring was an ``error``, neither graded
+    again alone, though a bundle beside it may have slowed either (autograder.batch.AGAIN_ALONE)."""
+    import autograder.grade
+    import autograder.sandbox
+    from autograder.batch import AGAIN_ALONE
+    from autograder.scoring import ScoringTimeout
+    from autograder.status import TIMEOUT
+
+    model, vocabs = _lab2_model()
+    export(model, vocabs, task="date-translation", student_id="x", out=tmp_path / "subs" / "x.zip")
+    if step == "weights":
+        contain = autograder.sandbox._contain
+
+        def slow_reader(command, *args, **kwargs):
+            run = contain(command, *args, **kwargs)
+            if "autograder.weights" in command:  # as if stopped at its 60 s
+                run.status, run.code = TIMEOUT, None
+            return run
+
+        monkeypatch.setattr(autograder.sandbox, "_contain", slow_reader)
+        said = "reading the weights in model.keras (no code of the model runs) took longer than"
+    else:
+
+        def slow_scoring(*args, **kwargs):
+            raise ScoringTimeout
+
+        monkeypatch.setattr(autograder.grade, "compute_metrics", slow_scoring)
+        said = "scoring the model's outputs took longer than 60 s"
+    record = _graded_without_examples(tmp_path, "date-translation", secret_file)["x"]
+    assert record["status"] == TIMEOUT and TIMEOUT in AGAIN_ALONE and record["message"].startswith(said), (
+        record
+    )
+
+
 def _graded_without_examples(tmp_path: Path, task: str, secret_file: Path) -> dict[str, dict]:
     """Grade ``tmp_path/subs`` against a hidden set of 20 rows, without the feedback's examples run: the
     records by student."""

@@ -81,6 +81,19 @@ def check_writable(path: str | os.PathLike) -> Path:
     return path
 
 
+def current_umask() -> int:
+    """The process's umask, read without changing it where Linux says what it is (``/proc/self/status``).
+
+    ``os.umask`` can only read it by setting another: the grader writes a student's files while its threads
+    make each run's private folder, and a folder made in that moment would have had no mask at all."""
+    with contextlib.suppress(OSError, ValueError, StopIteration):
+        with open("/proc/self/status", encoding="ascii") as status:
+            return int(next(line for line in status if line.startswith("Umask:")).split()[1], 8)
+    umask = os.umask(0o077)  # no /proc (macOS): one thread at a time, a moment that errs on the private side
+    os.umask(umask)
+    return umask
+
+
 @contextlib.contextmanager
 def atomic_open(path: str | os.PathLike, mode: str = "w", encoding: str | None = "utf-8") -> Iterator:
     """Open a temporary file beside ``path``; rename it to ``path`` only if the block succeeds."""
@@ -94,9 +107,7 @@ def atomic_open(path: str | os.PathLike, mode: str = "w", encoding: str | None =
         with os.fdopen(fd, mode, **({} if binary else {"encoding": encoding, "newline": ""})) as handle:
             yield handle
         # mkstemp creates the file 0600; published files should have the usual permissions.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp_name, 0o666 & ~umask)
+        os.chmod(tmp_name, 0o666 & ~current_umask())
         os.replace(tmp_name, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -118,9 +129,7 @@ def folder_written_whole(out: str | os.PathLike, replace: bool = False) -> Itera
     old = None
     try:
         yield scratch
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(scratch, 0o777 & ~umask)  # mkdtemp makes it private; the result should not be
+        os.chmod(scratch, 0o777 & ~current_umask())  # mkdtemp makes it private; the result should not be
         if out.is_dir() and replace and any(out.iterdir()):
             old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=out.parent))
             os.replace(out, old / out.name)
