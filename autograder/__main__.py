@@ -44,6 +44,7 @@ from labs.common.errors import InputError
 from labs.common.submission import EXPORT_ADVICE
 
 TASKS = tasks.names()
+EXPORTS = {"canvas": "canvas-grades.csv", "moodle": "moodle-worksheet.csv"}  # export-grades' files in GRADES
 # The commands that load other people's bundles need the grader's Keras floor. `check` does not: a
 # student checks their own bundle, in Colab's Keras too.
 GRADING_COMMANDS = ("grade", "gradescope-run")
@@ -121,7 +122,7 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument(
         "--out",
         default=None,
-        help="the CSV to write (default: GRADES/canvas-grades.csv or GRADES/moodle-worksheet.csv)",
+        help=f"the CSV to write (default: GRADES/{EXPORTS['canvas']} or GRADES/{EXPORTS['moodle']})",
     )
     export.add_argument(
         "--roster",
@@ -314,7 +315,7 @@ def _export_grades(args) -> None:
 
     from autograder.batch import STOPPED, graded_records, latest_hidden_set
     from autograder.claims import clean_message
-    from autograder.lms import canvas_rows, moodle_rows, read_roster, readings_of
+    from autograder.lms import ASSIGNMENT_COLUMN, canvas_rows, moodle_rows, read_roster, readings_of
     from autograder.reports import csv_cell
     from labs.common.files import read_csv, write_csv
 
@@ -353,16 +354,19 @@ def _export_grades(args) -> None:
         roster, column = None, args.assignment
         if args.roster:  # the assignment's column in it, with its id: Canvas imports into that assignment
             roster, column = read_roster(args.roster), _roster_column(args.roster, args.assignment, records)
+        elif not ASSIGNMENT_COLUMN.fullmatch(" ".join(column.split())):
+            print(
+                f"note: Canvas imports a column it has no assignment of as a new assignment, and {column!r} "
+                "is not checked: give --roster (Canvas's gradebook export) to check it, or the column with "
+                'its id (e.g. "Homework 3.1 (778)")',
+                file=sys.stderr,
+            )
         columns, rows, skipped = canvas_rows(records, column, roster)
     else:
         if args.roster:
             raise InputError("--roster is Canvas's gradebook export: Moodle's worksheet needs none")
         columns, rows, skipped = moodle_rows(records, title, dt.datetime.now(dt.timezone.utc).astimezone())
-    out = (
-        Path(args.out)
-        if args.out
-        else grades / f"{'canvas-grades' if args.lms == 'canvas' else 'moodle-worksheet'}.csv"
-    )
+    out = Path(args.out) if args.out else grades / EXPORTS[args.lms]
     if os.path.lexists(out) and not stat.S_ISREG(os.lstat(out).st_mode):
         raise InputError(
             f"{str(out)!r} is not a plain file (a link, a folder or a device): name a .csv file with --out"
@@ -385,7 +389,8 @@ def _export_grades(args) -> None:
         if args.lms == "canvas"
         else "Moodle: the assignment's View all submissions > Upload grading worksheet"
     )
-    print(f"wrote {out}: {count} grade(s) for {where}")
+    column_text = f" in the column {column!r}" if args.lms == "canvas" else ""
+    print(f"wrote {out}: {count} grade(s) of {tasks.get(records[0]['task']).title}{column_text}, for {where}")
     if skipped:
         print(
             f"left out {len(skipped)} submission(s) with no {args.lms.title()} id of their own (anonymous, "
@@ -499,6 +504,14 @@ def _grade(args) -> None:
         isolation=args.isolation,
         lms=args.lms,
     )
+    for name in EXPORTS.values():  # an earlier batch's grades for the LMS, at hand to be uploaded by mistake
+        old = Path(args.out) / name
+        with contextlib.suppress(OSError):
+            if old.stat().st_mtime < (Path(args.out) / "gradebook.csv").stat().st_mtime:
+                old.unlink()
+                print(
+                    f"removed {old}: it held the grades before this run; export them again", file=sys.stderr
+                )
     statuses = {}
     for record in records:
         statuses[record["status"]] = statuses.get(record["status"], 0) + 1
@@ -577,7 +590,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt as error:
         kept = (
-            "; the bundles graded so far are kept: run it again to go on" if args.command == "grade" else ""
+            "; what was graded before the stop is kept: run it again to go on"
+            if args.command == "grade"
+            else ""
         )
         print(f"python -m autograder: interrupted{kept}", file=sys.stderr)
         return 128 + getattr(error, "signum", signal.SIGINT)  # 130 for Ctrl-C, 143 for TERM, 129 for a hangup

@@ -39,6 +39,7 @@ from autograder.sandbox import (
     KIT_ROOT,
     clean_stale_folders,
     cpu_share,
+    enterable_by_others,
     is_user_isolation,
     package_folders,
     readable_by_others,
@@ -198,6 +199,13 @@ def grade_folder(
         os.chmod(out, 0o700)
         beside = [path for path, _ in secrets_inside(hidden_dir.resolve().parent, manifest, recursive=False)]
         check_private([hidden_dir, submissions, out, *beside])  # the secret, where the README keeps it
+    elif enterable_by_others(out):  # a folder the instructor made (one grade makes is theirs alone)
+        print(
+            f"warning: other users of this machine can read what grade writes into {out}: every student's "
+            "grade and feedback, and the hidden inputs that the similarity evidence keeps; make it private "
+            f"first (chmod -R go-rwx {out})",
+            file=sys.stderr,
+        )
     with _download(submissions, out, int(rubric.bundle_mb * 1_000_000)) as (folder, scratch):
         found, entries = read_entries(folder, lms, scratch)
         if not entries:
@@ -473,6 +481,11 @@ def graded_records(out: str | Path) -> list[dict]:
         ):
             records.append(record)
     if not records:
+        if (out / STOPPED).is_file():
+            raise InputError(
+                f"{str(out)!r} holds no graded results yet: its `grade` was stopped before it "
+                "graded any submission; run it again to go on"
+            )
         raise InputError(
             f"{str(out)!r} holds no graded results (results/*.json): give the --out folder of `grade`"
         )

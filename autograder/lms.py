@@ -569,17 +569,19 @@ MOODLE_COLUMNS = (
 
 
 def canvas_rows(
-    records: list[dict], assignment: str, roster: dict[str, str] | None = None
+    records: list[dict], assignment: str, roster: dict[str, dict[str, str]] | None = None
 ) -> tuple[list[str], list[dict], list[str]]:
     """Canvas's gradebook import: the columns, the rows (a "Points Possible" row first) and the students left
     out: no Canvas user id (anonymous, or not from a Canvas download), or one that a file whose name reads as
     more than one student may be (:func:`_disputed`: the grade it got may be theirs).
 
-    ``roster`` (:func:`read_roster`: user id -> name) settles such a file where one reading only has a user
-    of the course (the others read an attachment id or a file's digits as one) and its name part is that
-    user's name as Canvas writes it in file names (:func:`canvas_file_name`): it is that student's, and their
-    row is exported (where no other file of theirs is graded). A name made to read as a classmate's has two
-    users of the course among its readings, the classmate's and its own: it stays left out."""
+    ``roster`` (:func:`read_roster`: user id -> the student's columns) settles such a file where one reading
+    only has a user of the course (the others read an attachment id or a file's digits as one) and its name
+    part is that user's name as Canvas writes it in file names (:func:`canvas_file_name`): it is that
+    student's, and their row is exported (where no other file of theirs is graded). A name made to read as a
+    classmate's has two users of the course among its readings, the classmate's and its own: it stays left
+    out. With a roster, a student it does not list is left out too (Canvas would ask whose the row is), and
+    each row takes the roster's columns: the name and the ids Canvas's import preview shows."""
     columns = [*CANVAS_COLUMNS, assignment]
     maximum = max((r["max_score"] for r in records), default=0)
     rows = [{"Student": "Points Possible", assignment: _points(maximum)}]
@@ -587,7 +589,9 @@ def canvas_rows(
     for record in records:
         readings = readings_of(record)
         users = {user for user, _ in readings if roster and user in roster}
-        if len(users) == 1 and any(canvas_file_name(roster[u]) == name for u, name in readings if u in users):
+        if len(users) == 1 and any(
+            canvas_file_name(roster[u]["Student"]) == name for u, name in readings if u in users
+        ):
             owners[record["student"]] = users.pop()
         else:
             disputed.update((user, record["student"]) for user, _ in readings)
@@ -605,9 +609,11 @@ def canvas_rows(
             skipped.append(f"{record['student']} (a reading of {disputed[user]})")
         elif taken.count(user) > 1:
             skipped.append(f"{record['student']} (user {user} has another graded file)")
-        else:
-            name = roster[user] if record["student"] in owners else lms.get("name", "")
-            rows.append({"Student": name, "ID": user, assignment: _points(record["score"])})
+        elif roster is not None and user not in roster:  # Canvas would ask at import, one by one
+            skipped.append(f"{record['student']} (not in the roster)")
+        else:  # the roster's own columns where it is given: the name and ids Canvas's import preview shows
+            student = roster[user] if roster is not None else {"Student": lms.get("name", ""), "ID": user}
+            rows.append({**student, assignment: _points(record["score"])})
     return columns, [{c: row.get(c, "") for c in columns} for row in rows], skipped
 
 
@@ -645,19 +651,27 @@ def _read_gradebook(path: str | Path) -> tuple[list[str], list[dict]]:
         raise InputError(f"the roster {str(path)!r} could not be read ({error})") from None
 
 
-def read_roster(path: str | Path) -> dict[str, str]:
+def read_roster(path: str | Path) -> dict[str, dict[str, str]]:
     """Canvas's gradebook export (Grades > Export: ``Student``, ``ID``, ...): each student's user id -> their
-    sortable name; InputError for a file that is not one."""
-    _, rows = _read_gradebook(path)
-    roster = {
-        row["ID"].strip(): row["Student"].strip()
-        for row in rows
-        if _is_id((row.get("ID") or "").strip()) and (row.get("Student") or "").strip()
-    }
+    :data:`CANVAS_COLUMNS` (the sortable name, the ids, the section); InputError for a file that is not
+    one."""
+    header, rows = _read_gradebook(path)
+    roster = {}
+    for row in rows:
+        row = {(key or "").strip(): value.strip() for key, value in row.items() if isinstance(value, str)}
+        if _is_id(row.get("ID", "")) and row.get("Student"):
+            roster[row["ID"]] = {column: row.get(column, "") for column in CANVAS_COLUMNS}
     if not roster:
+        semicolons = len(header) == 1 and ";" in header[0]
         raise InputError(
             f"the roster {str(path)!r} lists no students: give Canvas's gradebook export (Grades > Export), "
             "whose Student and ID columns name each student"
+            + (
+                "; this one's columns are split by semicolons (a spreadsheet saved it so): give Canvas's "
+                "file as it downloads, or save it with commas"
+                if semicolons
+                else ""
+            )
         )
     return roster
 
@@ -674,7 +688,12 @@ def assignment_column(path: str | Path, assignment: str) -> tuple[str | None, fl
     if not columns:
         return None, None
     wanted = " ".join(assignment.split())
-    found = [c for c, match in columns.items() if wanted in (c, " ".join(match["title"].split()))]
+    number = re.fullmatch(r"\(?(\d+)\)?", wanted)  # the id alone: 778 or (778)
+    found = [
+        c
+        for c, match in columns.items()
+        if wanted in (c, " ".join(match["title"].split())) or (number and number[1] == match["id"])
+    ]
     if len(found) != 1:
         listed = ", ".join(repr(c) for c in list(columns)[:12]) + (", ..." if len(columns) > 12 else "")
         if found:
@@ -682,8 +701,16 @@ def assignment_column(path: str | Path, assignment: str) -> tuple[str | None, fl
                 f"the roster {str(path)!r} has {len(found)} assignments titled {assignment!r}: give one with "
                 f"its id, as its column says ({', '.join(repr(c) for c in found)})"
             )
-        near = difflib.get_close_matches(wanted, [m["title"] for m in columns.values()], n=1, cutoff=0.6)
-        guess = f"did you mean {near[0]!r}? " if near else ""
+        given = ASSIGNMENT_COLUMN.fullmatch(wanted)  # a title with an id: the id may be another's
+        same_id = [c for c, match in columns.items() if given and match["id"] == given["id"]]
+        titles = [match["title"] for match in columns.values()]
+        near = difflib.get_close_matches(wanted, titles, n=1, cutoff=0.6) or [
+            t for t in titles if t.casefold().startswith(wanted.casefold())
+        ]
+        if same_id:
+            guess = f"its id {given['id']} is {same_id[0]!r}; "
+        else:
+            guess = f"did you mean {near[0]!r}? " if near else ""
         raise InputError(
             f"the roster {str(path)!r} has no assignment {assignment!r}, and Canvas would import its grades "
             f"as a new assignment: {guess}its assignments are {listed}"

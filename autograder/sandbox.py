@@ -444,6 +444,13 @@ def resolve_isolation(requested: str = "auto") -> str:
     return requested
 
 
+def enterable_by_others(folder: Path) -> bool:
+    """Whether a user unrelated to the owners could reach what is written into ``folder`` (it, and every folder
+    on its way, can be entered by others): what a process writes there with the usual umask they can read."""
+    folder = Path(folder).resolve()
+    return folder.is_dir() and all(os.stat(path).st_mode & 0o001 for path in (folder, *folder.parents))
+
+
 def readable_by_others(path: Path) -> bool:
     """Whether a user unrelated to the owners could open ``path`` or, for a folder, any file under it.
 

@@ -144,7 +144,9 @@ def save_evidence(out: Path, record: dict, weights: dict | None, answers: dict |
         path.unlink(missing_ok=True)
         return
     weights = weights or {}
-    path.parent.mkdir(exist_ok=True)
+    path.parent.mkdir(
+        exist_ok=True, mode=0o700
+    )  # the hidden inputs and which answers were right: yours alone
     write_json(
         path,
         {

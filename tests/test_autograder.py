@@ -550,7 +550,7 @@ def test_a_terminated_grader_removes_its_temporary_folders(tmp_path, secret_file
     _, stderr = grader.communicate(timeout=120)
     assert grader.returncode == 128 + signal.SIGTERM and "Traceback" not in stderr  # 143: a shell reads TERM
     assert stderr.strip().splitlines()[-1] == (
-        "python -m autograder: interrupted; the bundles graded so far are kept: run it again to go on"
+        "python -m autograder: interrupted; what was graded before the stop is kept: run it again to go on"
     )
     assert ours() == []
 

@@ -7,7 +7,9 @@ import io
 import json
 import os
 import re
+import shutil
 import stat
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -25,6 +27,7 @@ from autograder.lms import (
 )
 from autograder.reports import gradescope_results
 from autograder.rubric import RubricError, load_rubric
+from labs import tasks
 from tests.conftest import without_feedback_examples
 from tests.test_autograder import _rubric, run_autograder
 
@@ -237,57 +240,67 @@ def test_export_grades_says_why_it_exports_nothing_when_every_student_is_left_ou
 
 def test_the_roster_names_the_assignments_column_with_its_id_and_refuses_one_it_does_not_list(tmp_path):
     """Canvas's import takes a column it has no assignment of for a new assignment: with the course's gradebook
-    export, --assignment is checked against its columns and written with its id, as the export names it."""
-    record = {
-        **_record(score=85.0),
-        "student": "555",
-        "task": LAB2,
-        "lms": {"lms": "canvas", "lms_id": "555"},
-    }
-    (tmp_path / "results").mkdir()
-    (tmp_path / "results" / "555.json").write_text(
-        json.dumps({"extra_data": {"attention_lab": record}}), encoding="utf-8"
-    )
+    export, --assignment is checked against its columns and written with its id, as the export names it; each
+    row takes the roster's columns, and a student the roster does not list is left out (Canvas would ask)."""
+    for student, score in (("555", 85.0), ("556", 70.0)):
+        record = {**_record(score=score), "student": student, "task": LAB2}
+        record["lms"] = {"lms": "canvas", "lms_id": student, "name": "doejane"}
+        (tmp_path / "results").mkdir(exist_ok=True)
+        (tmp_path / "results" / f"{student}.json").write_text(
+            json.dumps({"extra_data": {"attention_lab": record}}), encoding="utf-8"
+        )
     roster = tmp_path / "roster.csv"
     roster.write_text(
         "\ufeffStudent,ID,SIS User ID,SIS Login ID,Section,Homework 3.1 (778),Quiz (801),Quiz (802),"
-        'Current Points,Final Points\n"    Points Possible",,,,,10,5,5,(read only),(read only)\n'
-        '"Doe, Jane",555,,,,,,,0,0\n',
+        'Lab 2: Dates (803),Current Points,Final Points\n"    Points Possible",,,,,10,5,5,100,(read only),'
+        '(read only)\n"Doe, Jane",555,6510000001,jdoe,NLP 1,,,,,0,0\n',
         encoding="utf-8",
     )
 
-    def export(assignment):
+    def export(assignment, *more):
         (tmp_path / "canvas-grades.csv").unlink(missing_ok=True)
         return run_autograder(
-            "export-grades",
-            str(tmp_path),
-            "--lms",
-            "canvas",
-            "--assignment",
-            assignment,
-            "--roster",
-            str(roster),
+            "export-grades", str(tmp_path), "--lms", "canvas", "--assignment", assignment, *more
         )
 
-    for given in ("Homework 3.1", " Homework  3.1 ", "Homework 3.1 (778)"):
-        exported = export(given)
+    for given in ("Homework 3.1", " Homework  3.1 ", "Homework 3.1 (778)", "778", "(778)"):
+        exported = export(given, "--roster", str(roster))
         assert exported.returncode == 0, exported.stderr
         rows = list(csv.DictReader(io.StringIO((tmp_path / "canvas-grades.csv").read_text(encoding="utf-8"))))
-        assert [(r["ID"], r["Homework 3.1 (778)"]) for r in rows] == [("", "100"), ("555", "85")]
+        assert [tuple(r.values()) for r in rows] == [
+            ("Points Possible", "", "", "", "", "100"),
+            ("Doe, Jane", "555", "6510000001", "jdoe", "NLP 1", "85"),
+        ]
         # Canvas keeps the assignment's points: 85 of 100 would read as 850 %
         assert "'Homework 3.1 (778)' is worth 10 points in Canvas, and these grades are out of 100" in (
             exported.stderr
         )
-    typo = export("Homwork 3.1")
-    assert typo.returncode == 2 and "has no assignment 'Homwork 3.1'" in typo.stderr
-    assert "did you mean 'Homework 3.1'?" in typo.stderr and "Traceback" not in typo.stderr
-    assert not (tmp_path / "canvas-grades.csv").exists()
-    twice = export("Quiz")
-    assert twice.returncode == 2 and "2 assignments titled 'Quiz'" in twice.stderr
-    assert "'Quiz (801)', 'Quiz (802)'" in twice.stderr
-    exported = export("Quiz (802)")
+        assert "556 (not in the roster)" in exported.stderr
+        assert f"1 grade(s) of {tasks.get(LAB2).title} in the column 'Homework 3.1 (778)'" in exported.stdout
+    for given, said in (
+        ("Homwork 3.1", "did you mean 'Homework 3.1'?"),
+        ("Lab 2", "did you mean 'Lab 2: Dates'?"),
+        ("Lab 2: Dates (778)", "its id 778 is 'Homework 3.1 (778)'"),
+        (
+            "Quiz",
+            "2 assignments titled 'Quiz': give one with its id, as its column says ('Quiz (801)', 'Quiz (802)')",
+        ),
+    ):
+        refused = export(given, "--roster", str(roster))
+        assert refused.returncode == 2 and said in refused.stderr and "Traceback" not in refused.stderr
+        assert not (tmp_path / "canvas-grades.csv").exists()
+    exported = export("Quiz (802)", "--roster", str(roster))
     assert exported.returncode == 0 and "worth 5 points" in exported.stderr, exported.stderr
     assert "Quiz (802)" in (tmp_path / "canvas-grades.csv").read_text(encoding="utf-8").splitlines()[0]
+    # Without the roster nothing is checked, and it says so: both students' rows, under Canvas's file names
+    unchecked = export("Homework 3.1")
+    assert unchecked.returncode == 0 and "'Homework 3.1' is not checked: give --roster" in unchecked.stderr
+    assert export("Homework 3.1 (778)").stderr == ""  # a column with its id is Canvas's own
+    # A roster a spreadsheet saved with semicolons says so
+    semicolons = tmp_path / "semicolons.csv"
+    semicolons.write_text('Student;ID;Section\n"Doe, Jane";555;NLP 1\n', encoding="utf-8")
+    refused = export("Homework 3.1", "--roster", str(semicolons))
+    assert refused.returncode == 2 and "columns are split by semicolons" in refused.stderr
 
 
 def test_a_name_that_is_not_utf8_is_read_as_text(tmp_path):
@@ -743,6 +756,8 @@ def test_export_grades_warns_of_a_batch_stopped_part_way(tmp_path, hidden, monke
     with pytest.raises(KeyboardInterrupt):
         grade_folder(folder, rubric, hidden, grades, progress=False)
     assert (grades / "stopped.txt").read_text(encoding="utf-8").startswith("grade was stopped after 0 of 1")
+    nothing = run_autograder("export-grades", str(grades), "--lms", "canvas", "--assignment", "HW")
+    assert nothing.returncode == 2 and "was stopped before it graded any submission" in nothing.stderr
     record = {**_record(), "student": "12345", "task": LAB2, "lms": {"lms": "canvas", "lms_id": "12345"}}
     (grades / "results" / "12345.json").write_text(json.dumps({"extra_data": {"attention_lab": record}}))
     exported = run_autograder("export-grades", str(grades), "--lms", "canvas", "--assignment", "HW")
@@ -752,10 +767,37 @@ def test_export_grades_warns_of_a_batch_stopped_part_way(tmp_path, hidden, monke
     assert not (grades / "stopped.txt").exists()
 
 
-def test_the_grades_folder_the_grader_makes_is_the_instructors_alone(tmp_path, hidden, monkeypatch):
+def test_a_new_grade_run_removes_the_lms_files_of_the_grades_before_it(tmp_path, hidden, monkeypatch, capsys):
+    """export-grades' canvas-grades.csv stayed in the grades folder after a new batch, easy to upload by
+    mistake with the grades it no longer holds."""
+    import autograder.batch
+    from autograder.__main__ import main
+
+    grades = tmp_path / "grades"
+    grades.mkdir()
+    for name, age in (("canvas-grades.csv", 1), ("moodle-worksheet.csv", None), ("notes.csv", 1)):
+        (grades / name).write_text("the grades before\n", encoding="utf-8")
+        if age:
+            os.utime(grades / name, (age, age))
+
+    def regraded(submissions, rubric, hidden_dir, out, **kwargs):
+        (Path(out) / "gradebook.csv").write_text("student\n", encoding="utf-8")
+        os.utime(Path(out) / "moodle-worksheet.csv", None)  # written after this gradebook: kept
+        return []
+
+    monkeypatch.setattr(autograder.batch, "grade_folder", regraded)
+    argv = ["grade", str(tmp_path), "--task", LAB2, "--hidden", str(hidden), "--out", str(grades), "--quiet"]
+    assert main(argv) == 0
+    assert sorted(p.name for p in grades.iterdir()) == ["gradebook.csv", "moodle-worksheet.csv", "notes.csv"]
+    said = capsys.readouterr().err
+    assert f"removed {grades / 'canvas-grades.csv'}: it held the grades before this run" in said
+
+
+def test_the_grades_folder_the_grader_makes_is_the_instructors_alone(tmp_path, hidden, monkeypatch, capsys):
     """The grades folder holds every student's grade and feedback: one the grader makes is private (0700) under
     any isolation; one the instructor made keeps the mode they gave it where the isolation needs no other."""
     import autograder.batch
+    from autograder.similarity import save_evidence
 
     folder = _files(tmp_path / "download", {"doejane_12345_67890_submission.zip": _bundle("doejane")})
     rubric = load_rubric(_rubric(tmp_path, LAB2))
@@ -769,6 +811,19 @@ def test_the_grades_folder_the_grader_makes_is_the_instructors_alone(tmp_path, h
     shared.chmod(0o750)  # a folder for the course's graders, whatever the umask
     grade_folder(folder, rubric, hidden, shared, progress=False, isolation="none")
     assert stat.S_IMODE(shared.stat().st_mode) == 0o750
+    assert "other users of this machine can read" not in capsys.readouterr().err
+    # A folder anyone may enter (pytest's own are private: one in the system's /tmp) gets a warning
+    opened = Path(tempfile.mkdtemp(prefix="grades-"))
+    try:
+        opened.chmod(0o755)
+        grade_folder(folder, rubric, hidden, opened, progress=False, isolation="none")
+        said = capsys.readouterr().err
+        assert f"warning: other users of this machine can read what grade writes into {opened}" in said
+        # The similarity evidence holds hidden inputs: its folder is private, whatever the folder above
+        save_evidence(opened, {"student": "x"}, {"fingerprint": "ab", "matrices": []}, None)
+        assert stat.S_IMODE((opened / "similarity").stat().st_mode) == 0o700
+    finally:
+        shutil.rmtree(opened)
 
 
 def test_a_canvas_download_is_graded_as_it_comes_and_its_grades_go_back(tmp_path, hidden):
