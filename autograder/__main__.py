@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import signal
 import stat
 import sys
@@ -351,9 +352,16 @@ def _export_grades(args) -> None:
                 "--assignment is the assignment's column in Canvas's gradebook: give its name as Canvas "
                 'shows it (e.g. --assignment "Homework 3.1")'
             )
-        roster, column = None, args.assignment
+        roster, column, before = None, args.assignment, {}
         if args.roster:  # the assignment's column in it, with its id: Canvas imports into that assignment
-            roster, column = read_roster(args.roster), _roster_column(args.roster, args.assignment, records)
+            roster = read_roster(args.roster)
+            column, before = _roster_column(args.roster, args.assignment, records)
+        elif re.fullmatch(r"\(?\d+\)?", column.strip()):
+            raise InputError(
+                f"--assignment {column.strip()} is an id alone, which Canvas would take for the title of a "
+                "new assignment: give --roster (Canvas's gradebook export) to find its column, or the column "
+                'as the gradebook names it (e.g. "Lab 2 (779)")'
+            )
         elif not ASSIGNMENT_COLUMN.fullmatch(" ".join(column.split())):
             print(
                 f"note: Canvas imports a column it has no assignment of as a new assignment, and {column!r} "
@@ -362,6 +370,17 @@ def _export_grades(args) -> None:
                 file=sys.stderr,
             )
         columns, rows, skipped = canvas_rows(records, column, roster)
+        replaced = [
+            row for row in rows[1:] if not _same_grade(before.get(row["ID"], row[column]), row[column])
+        ]
+        if replaced:  # another assignment's column, or grades entered in Canvas since
+            first = replaced[0]
+            print(
+                f"warning: {column!r} already holds other grades of {len(replaced)} of these students (e.g. "
+                f"{first['Student']}: {before[first['ID']]}, now {first[column]}): importing replaces them; "
+                f"is it the assignment of {tasks.get(records[0]['task']).title}?",
+                file=sys.stderr,
+            )
     else:
         if args.roster:
             raise InputError("--roster is Canvas's gradebook export: Moodle's worksheet needs none")
@@ -393,9 +412,10 @@ def _export_grades(args) -> None:
     print(f"wrote {out}: {count} grade(s) of {tasks.get(records[0]['task']).title}{column_text}, for {where}")
     if skipped:
         print(
-            f"left out {len(skipped)} submission(s) with no {args.lms.title()} id of their own (anonymous, "
-            f"named by no {args.lms.title()} convention, or named so that they read as more than one "
-            f"student: gradebook.csv's notes say which): {', '.join(skipped[:8])}"
+            f"left out {len(skipped)} submission(s) that are no one {args.lms.title()} student's (anonymous, "
+            f"named by no {args.lms.title()} convention, named so that they read as more than one student, "
+            f"or, as said beside it, not in the roster: gradebook.csv's notes say more): "
+            f"{', '.join(skipped[:8])}"
             f"{', ...' if len(skipped) > 8 else ''}; enter their grades by hand"
             + (
                 " (or give --roster, Canvas's gradebook export, to settle whose a file read two ways is)"
@@ -417,20 +437,20 @@ def _export_grades(args) -> None:
         print(f"left out {left_out} result(s) graded on another hidden set", file=sys.stderr)
 
 
-def _roster_column(roster: str, assignment: str, records: list[dict]) -> str:
+def _roster_column(roster: str, assignment: str, records: list[dict]) -> tuple[str, dict[str, str]]:
     """The column of the roster (Canvas's gradebook export) that ``assignment`` names, with its id, so
-    that Canvas imports the grades into that assignment; a warning where it is worth other points than the
-    grades'."""
+    that Canvas imports the grades into that assignment, and the grades it holds (user id -> grade); a warning
+    where it is worth other points than the grades'."""
     from autograder.lms import assignment_column
 
-    column, points = assignment_column(roster, assignment)
+    column, points, grades = assignment_column(roster, assignment)
     if column is None:
         print(
             "note: the roster lists no assignment: Canvas will import the grades as a new assignment, "
             f"{assignment!r}",
             file=sys.stderr,
         )
-        return assignment
+        return assignment, {}
     maximum = max((r["max_score"] for r in records), default=None)
     if points and maximum is not None and abs(points - maximum) > 1e-9:
         print(
@@ -439,7 +459,7 @@ def _roster_column(roster: str, assignment: str, records: list[dict]) -> str:
             f"{maximum:g} in Canvas before importing",
             file=sys.stderr,
         )
-    return column
+    return column, grades
 
 
 class Interrupted(KeyboardInterrupt):
@@ -449,6 +469,14 @@ class Interrupted(KeyboardInterrupt):
     def __init__(self, signum: int):
         super().__init__(signum)
         self.signum = signum
+
+
+def _same_grade(a: str, b: str) -> bool:
+    """Whether two gradebook cells hold one grade (Canvas's export writes 85 as 85 or 85.00)."""
+    try:
+        return abs(float(a) - float(b)) < 1e-9
+    except ValueError:
+        return a.strip() == b.strip()
 
 
 def _interrupt(signum, frame):

@@ -202,8 +202,8 @@ def grade_folder(
     elif enterable_by_others(out):  # a folder the instructor made (one grade makes is theirs alone)
         print(
             f"warning: other users of this machine can read what grade writes into {out}: every student's "
-            "grade and feedback, and the hidden inputs that the similarity evidence keeps; make it private "
-            f"first (chmod -R go-rwx {out})",
+            "grade and feedback (the similarity evidence and the class report, which show hidden inputs, "
+            f"are written private); make it private first (chmod -R go-rwx {out})",
             file=sys.stderr,
         )
     with _download(submissions, out, int(rubric.bundle_mb * 1_000_000)) as (folder, scratch):

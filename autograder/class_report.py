@@ -42,7 +42,8 @@ def write_class_report(
     ``bundle_bytes``); ``pairs`` the rows of :func:`autograder.similarity.compare`; ``thresholds`` the
     similarity cut-offs by measure (``weight_similarity``, ``shared_mistakes_z``)."""
     path = Path(out) / REPORT_NAME
-    write_text(path, class_report_html(records, rubric, pairs, thresholds))
+    # the instructor's alone, whatever the folder: its shared wrong answers show hidden inputs
+    write_text(path, class_report_html(records, rubric, pairs, thresholds), private=True)
     return path
 
 

@@ -676,17 +676,18 @@ def read_roster(path: str | Path) -> dict[str, dict[str, str]]:
     return roster
 
 
-def assignment_column(path: str | Path, assignment: str) -> tuple[str | None, float | None]:
+def assignment_column(path: str | Path, assignment: str) -> tuple[str | None, float | None, dict[str, str]]:
     """The column of Canvas's gradebook export (``path``) that ``assignment`` names, given as Canvas shows it
-    (``Homework 3.1``) or with its id (``Homework 3.1 (778)``), and the points the assignment is worth there;
-    ``(None, None)`` for an export that lists no assignment. InputError where it names none of the export's
-    assignments (Canvas would import its grades as a new assignment) or more than one."""
+    (``Homework 3.1``), with its id (``Homework 3.1 (778)``) or by its id alone, the points the assignment is
+    worth there, and the grades it holds (user id -> grade, where there is one); ``(None, None, {})`` for an
+    export that lists no assignment. InputError where it names none of the export's assignments (Canvas
+    would import its grades as a new assignment) or more than one."""
     import difflib
 
     header, rows = _read_gradebook(path)
     columns = {c: ASSIGNMENT_COLUMN.fullmatch(c) for c in header if ASSIGNMENT_COLUMN.fullmatch(c)}
     if not columns:
-        return None, None
+        return None, None, {}
     wanted = " ".join(assignment.split())
     number = re.fullmatch(r"\(?(\d+)\)?", wanted)  # the id alone: 778 or (778)
     found = [
@@ -715,12 +716,14 @@ def assignment_column(path: str | Path, assignment: str) -> tuple[str | None, fl
             f"the roster {str(path)!r} has no assignment {assignment!r}, and Canvas would import its grades "
             f"as a new assignment: {guess}its assignments are {listed}"
         )
-    possible = next((row for row in rows if "Points Possible" in (row.get("Student") or "")), {})
+    rows = [{(k or "").strip(): v.strip() for k, v in row.items() if isinstance(v, str)} for row in rows]
+    possible = next((row for row in rows if "Points Possible" in row.get("Student", "")), {})
     try:
-        points = float(next(v for k, v in possible.items() if k and k.strip() == found[0]))
-    except (StopIteration, TypeError, ValueError):
+        points = float(possible.get(found[0], ""))
+    except ValueError:
         points = None
-    return found[0], points
+    grades = {row["ID"]: row[found[0]] for row in rows if _is_id(row.get("ID", "")) and row.get(found[0])}
+    return found[0], points, grades
 
 
 def moodle_rows(

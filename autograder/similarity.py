@@ -446,7 +446,10 @@ def write_similarity(out: Path, records: list[dict]) -> list[dict]:
         key=lambda r: (("yes", "not compared", "no").index(r["flagged"]), r["student_a"], r["student_b"])
     )
     write_csv(
-        Path(out) / "similarity.csv", COLUMNS, [{k: csv_cell(v) for k, v in row.items()} for row in rows]
+        Path(out) / "similarity.csv",
+        COLUMNS,
+        [{k: csv_cell(v) for k, v in row.items()} for row in rows],
+        private=True,  # the instructor's alone, whatever the folder
     )
     return pairs
 

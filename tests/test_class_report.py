@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 
 import pytest
@@ -130,6 +131,8 @@ def report(tmp_path_factory, homework):
 
 def test_the_report_is_one_file_with_nothing_outside_it(report):
     assert report.name == "class-report.html" and report.is_file()
+    # its shared wrong answers show hidden inputs: the instructor's alone, whatever the grades folder's mode
+    assert stat.S_IMODE(report.stat().st_mode) == 0o600
     page = report.read_text(encoding="utf-8")
     for external in ('src="http', "src='http", "url(http", "<script", "<link", "<iframe", "@import"):
         assert external not in page.lower()

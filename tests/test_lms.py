@@ -253,7 +253,7 @@ def test_the_roster_names_the_assignments_column_with_its_id_and_refuses_one_it_
     roster.write_text(
         "\ufeffStudent,ID,SIS User ID,SIS Login ID,Section,Homework 3.1 (778),Quiz (801),Quiz (802),"
         'Lab 2: Dates (803),Current Points,Final Points\n"    Points Possible",,,,,10,5,5,100,(read only),'
-        '(read only)\n"Doe, Jane",555,6510000001,jdoe,NLP 1,,,,,0,0\n',
+        '(read only)\n"Doe, Jane",555,6510000001,jdoe,NLP 1,60.00,,85.00,,0,0\n',
         encoding="utf-8",
     )
 
@@ -276,6 +276,10 @@ def test_the_roster_names_the_assignments_column_with_its_id_and_refuses_one_it_
             exported.stderr
         )
         assert "556 (not in the roster)" in exported.stderr
+        # the column held another grade of hers: another assignment's, or one entered in Canvas since
+        assert "already holds other grades of 1 of these students (e.g. Doe, Jane: 60.00, now 85)" in (
+            exported.stderr
+        )
         assert f"1 grade(s) of {tasks.get(LAB2).title} in the column 'Homework 3.1 (778)'" in exported.stdout
     for given, said in (
         ("Homwork 3.1", "did you mean 'Homework 3.1'?"),
@@ -291,11 +295,15 @@ def test_the_roster_names_the_assignments_column_with_its_id_and_refuses_one_it_
         assert not (tmp_path / "canvas-grades.csv").exists()
     exported = export("Quiz (802)", "--roster", str(roster))
     assert exported.returncode == 0 and "worth 5 points" in exported.stderr, exported.stderr
+    assert "already holds" not in exported.stderr  # 85.00 there is the 85 it writes
     assert "Quiz (802)" in (tmp_path / "canvas-grades.csv").read_text(encoding="utf-8").splitlines()[0]
     # Without the roster nothing is checked, and it says so: both students' rows, under Canvas's file names
     unchecked = export("Homework 3.1")
     assert unchecked.returncode == 0 and "'Homework 3.1' is not checked: give --roster" in unchecked.stderr
     assert export("Homework 3.1 (778)").stderr == ""  # a column with its id is Canvas's own
+    alone = export("779")  # Canvas would make an assignment titled 779
+    assert alone.returncode == 2 and "--assignment 779 is an id alone" in alone.stderr
+    assert not (tmp_path / "canvas-grades.csv").exists()
     # A roster a spreadsheet saved with semicolons says so
     semicolons = tmp_path / "semicolons.csv"
     semicolons.write_text('Student;ID;Section\n"Doe, Jane";555;NLP 1\n', encoding="utf-8")
@@ -797,7 +805,7 @@ def test_the_grades_folder_the_grader_makes_is_the_instructors_alone(tmp_path, h
     """The grades folder holds every student's grade and feedback: one the grader makes is private (0700) under
     any isolation; one the instructor made keeps the mode they gave it where the isolation needs no other."""
     import autograder.batch
-    from autograder.similarity import save_evidence
+    from autograder.similarity import save_evidence, write_similarity
 
     folder = _files(tmp_path / "download", {"doejane_12345_67890_submission.zip": _bundle("doejane")})
     rubric = load_rubric(_rubric(tmp_path, LAB2))
@@ -822,6 +830,8 @@ def test_the_grades_folder_the_grader_makes_is_the_instructors_alone(tmp_path, h
         # The similarity evidence holds hidden inputs: its folder is private, whatever the folder above
         save_evidence(opened, {"student": "x"}, {"fingerprint": "ab", "matrices": []}, None)
         assert stat.S_IMODE((opened / "similarity").stat().st_mode) == 0o700
+        write_similarity(opened, [])
+        assert stat.S_IMODE((opened / "similarity.csv").stat().st_mode) == 0o600
     finally:
         shutil.rmtree(opened)
 

@@ -95,8 +95,11 @@ def current_umask() -> int:
 
 
 @contextlib.contextmanager
-def atomic_open(path: str | os.PathLike, mode: str = "w", encoding: str | None = "utf-8") -> Iterator:
-    """Open a temporary file beside ``path``; rename it to ``path`` only if the block succeeds."""
+def atomic_open(
+    path: str | os.PathLike, mode: str = "w", encoding: str | None = "utf-8", private: bool = False
+) -> Iterator:
+    """Open a temporary file beside ``path``; rename it to ``path`` only if the block succeeds. ``private``:
+    the file is its owner's alone (0600), whatever the umask."""
     path = check_writable(path)
     binary = "b" in mode
     try:
@@ -107,7 +110,7 @@ def atomic_open(path: str | os.PathLike, mode: str = "w", encoding: str | None =
         with os.fdopen(fd, mode, **({} if binary else {"encoding": encoding, "newline": ""})) as handle:
             yield handle
         # mkstemp creates the file 0600; published files should have the usual permissions.
-        os.chmod(tmp_name, 0o666 & ~current_umask())
+        os.chmod(tmp_name, 0o600 if private else 0o666 & ~current_umask())
         os.replace(tmp_name, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -148,11 +151,13 @@ def folder_written_whole(out: str | os.PathLike, replace: bool = False) -> Itera
             shutil.rmtree(old, ignore_errors=True)
 
 
-def write_csv(path: str | os.PathLike, columns: Sequence[str], rows: Iterable[dict]) -> int:
+def write_csv(
+    path: str | os.PathLike, columns: Sequence[str], rows: Iterable[dict], private: bool = False
+) -> int:
     """Write ``rows`` (dicts keyed by ``columns``) as UTF-8 CSV with ``\\n`` line ends; return the row
-    count."""
+    count. ``private``: as in :func:`atomic_open`."""
     count = 0
-    with atomic_open(path) as handle:
+    with atomic_open(path, private=private) as handle:
         writer = csv.DictWriter(handle, fieldnames=list(columns), lineterminator="\n", extrasaction="raise")
         writer.writeheader()
         for row in rows:
@@ -177,7 +182,7 @@ def write_json(path: str | os.PathLike, data) -> None:
         handle.write("\n")
 
 
-def write_text(path: str | os.PathLike, text: str) -> None:
-    """Write ``text`` atomically as UTF-8."""
-    with atomic_open(path) as handle:
+def write_text(path: str | os.PathLike, text: str, private: bool = False) -> None:
+    """Write ``text`` atomically as UTF-8. ``private``: as in :func:`atomic_open`."""
+    with atomic_open(path, private=private) as handle:
         handle.write(text)
