@@ -281,6 +281,12 @@ def _grade_entries(
         grader_digest(),
     )
     records, todo = _plan(batch, force)
+    if records:
+        print(
+            f"{len(records)} of {len(entries)} submission(s) were graded before with the same bundle, hidden "
+            "set, rubric and grader: their results are kept (--force grades them again)",
+            file=sys.stderr,
+        )
     complete = False
     try:
         with _grader_log(out / "grader.log"):

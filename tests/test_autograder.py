@@ -1075,7 +1075,7 @@ def test_gradebook_leaderboard_feedback_and_gradescope_results(lab2_graded):
 
 
 def test_a_rerun_resumes_and_grading_again_gives_the_same_scores(
-    lab2_graded, monkeypatch, tmp_path, no_feedback_examples
+    lab2_graded, monkeypatch, tmp_path, no_feedback_examples, capsys
 ):  # the batch's fixture ran the public examples; the runs here need not
     import autograder.batch
     import autograder.grade
@@ -1096,6 +1096,8 @@ def test_a_rerun_resumes_and_grading_again_gives_the_same_scores(
     )
     assert {r["student"]: r["score"] for r in again} == {s: r["score"] for s, r in records.items()}
     assert runs == []  # nothing was run again: every result came from results/
+    kept = sum(bool(r.get("bundle_sha256")) for r in records.values())  # one with no bundle: written anew
+    assert f"{kept} of {len(records)} submission(s) were graded before" in capsys.readouterr().err
     # --force, then a fixed grader, on three of the batch's bundles with the results the whole batch left: one
     # graded, one whose hidden run fails, one refused before it runs. Each of the two runs both sandboxed
     # bundles again and gives every bundle the same score.
