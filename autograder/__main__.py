@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import re
 import signal
 import stat
 import sys
@@ -316,7 +315,14 @@ def _export_grades(args) -> None:
 
     from autograder.batch import STOPPED, graded_records, latest_hidden_set
     from autograder.claims import clean_message
-    from autograder.lms import ASSIGNMENT_COLUMN, canvas_rows, moodle_rows, read_roster, readings_of
+    from autograder.lms import (
+        ASSIGNMENT_COLUMN,
+        ASSIGNMENT_ID,
+        canvas_rows,
+        moodle_rows,
+        read_roster,
+        readings_of,
+    )
     from autograder.reports import csv_cell
     from labs.common.files import read_csv, write_csv
 
@@ -356,7 +362,7 @@ def _export_grades(args) -> None:
         if args.roster:  # the assignment's column in it, with its id: Canvas imports into that assignment
             roster = read_roster(args.roster)
             column, before = _roster_column(args.roster, args.assignment, records)
-        elif re.fullmatch(r"\(?\d+\)?", column.strip()):
+        elif ASSIGNMENT_ID.fullmatch(column.strip()):
             raise InputError(
                 f"--assignment {column.strip()} is an id alone, which Canvas would take for the title of a "
                 "new assignment: give --roster (Canvas's gradebook export) to find its column, or the column "
@@ -462,6 +468,14 @@ def _roster_column(roster: str, assignment: str, records: list[dict]) -> tuple[s
     return column, grades
 
 
+def _same_grade(a: str, b: str) -> bool:
+    """Whether two gradebook cells hold one grade (Canvas's export writes 85 as 85 or 85.00)."""
+    try:
+        return abs(float(a) - float(b)) < 1e-9
+    except ValueError:
+        return a.strip() == b.strip()
+
+
 class Interrupted(KeyboardInterrupt):
     """TERM or a hangup, ended like Ctrl-C (temporary folders are removed on the way out); ``signum`` gives
     the exit status a shell reads for it, 128 + the signal's number."""
@@ -469,14 +483,6 @@ class Interrupted(KeyboardInterrupt):
     def __init__(self, signum: int):
         super().__init__(signum)
         self.signum = signum
-
-
-def _same_grade(a: str, b: str) -> bool:
-    """Whether two gradebook cells hold one grade (Canvas's export writes 85 as 85 or 85.00)."""
-    try:
-        return abs(float(a) - float(b)) < 1e-9
-    except ValueError:
-        return a.strip() == b.strip()
 
 
 def _interrupt(signum, frame):

@@ -82,9 +82,8 @@ def _download(submissions: Path, out: Path, max_bytes: int):
     if not submissions.is_dir() and not submissions.is_file():
         raise InputError(f"{str(submissions)!r} is neither a folder of submissions nor an LMS's download zip")
     made = not out.exists()
-    out.mkdir(
-        parents=True, exist_ok=True, mode=0o700
-    )  # one it makes is the instructor's alone: grades, feedback
+    # a folder it makes is the instructor's alone: every student's grade and feedback
+    out.mkdir(parents=True, exist_ok=True, mode=0o700)
     scratch = Path(tempfile.mkdtemp(prefix=".download-", dir=out))
     try:
         folder = (

@@ -636,16 +636,22 @@ ASSIGNMENT_COLUMN = re.compile(r"(?P<title>.*\S) \((?P<id>\d+)\)")
 """An assignment's column in Canvas's gradebook export: ``Homework 3.1 (778)``, its title and its id. Canvas's
 import takes a column with an id for that assignment, one without for the assignment of that exact title, and
 any other for a new assignment."""
+ASSIGNMENT_ID = re.compile(r"\(?(?P<id>\d+)\)?")
+"""An assignment's id alone, as ``--assignment`` may give it: ``778`` or ``(778)``."""
 
 
-def _read_gradebook(path: str | Path) -> tuple[list[str], list[dict]]:
-    """Canvas's gradebook export as its header and its rows; InputError for a file that cannot be read."""
+def _read_gradebook(path: str | Path) -> tuple[list[str], list[dict[str, str]]]:
+    """Canvas's gradebook export as its header and its rows, every name and cell stripped of the spaces around
+    it; InputError for a file that cannot be read."""
     import csv
 
     try:
         with open(path, encoding="utf-8-sig", newline="") as handle:
             reader = csv.DictReader(handle)
-            rows = list(reader)
+            rows = [
+                {(key or "").strip(): value.strip() for key, value in row.items() if isinstance(value, str)}
+                for row in reader
+            ]
             return [name.strip() for name in reader.fieldnames or []], rows
     except (OSError, UnicodeDecodeError, csv.Error) as error:
         raise InputError(f"the roster {str(path)!r} could not be read ({error})") from None
@@ -658,7 +664,6 @@ def read_roster(path: str | Path) -> dict[str, dict[str, str]]:
     header, rows = _read_gradebook(path)
     roster = {}
     for row in rows:
-        row = {(key or "").strip(): value.strip() for key, value in row.items() if isinstance(value, str)}
         if _is_id(row.get("ID", "")) and row.get("Student"):
             roster[row["ID"]] = {column: row.get(column, "") for column in CANVAS_COLUMNS}
     if not roster:
@@ -685,15 +690,15 @@ def assignment_column(path: str | Path, assignment: str) -> tuple[str | None, fl
     import difflib
 
     header, rows = _read_gradebook(path)
-    columns = {c: ASSIGNMENT_COLUMN.fullmatch(c) for c in header if ASSIGNMENT_COLUMN.fullmatch(c)}
+    columns = {c: match for c in header if (match := ASSIGNMENT_COLUMN.fullmatch(c))}
     if not columns:
         return None, None, {}
     wanted = " ".join(assignment.split())
-    number = re.fullmatch(r"\(?(\d+)\)?", wanted)  # the id alone: 778 or (778)
+    number = ASSIGNMENT_ID.fullmatch(wanted)
     found = [
         c
         for c, match in columns.items()
-        if wanted in (c, " ".join(match["title"].split())) or (number and number[1] == match["id"])
+        if wanted in (c, " ".join(match["title"].split())) or (number and number["id"] == match["id"])
     ]
     if len(found) != 1:
         listed = ", ".join(repr(c) for c in list(columns)[:12]) + (", ..." if len(columns) > 12 else "")
@@ -716,7 +721,6 @@ def assignment_column(path: str | Path, assignment: str) -> tuple[str | None, fl
             f"the roster {str(path)!r} has no assignment {assignment!r}, and Canvas would import its grades "
             f"as a new assignment: {guess}its assignments are {listed}"
         )
-    rows = [{(k or "").strip(): v.strip() for k, v in row.items() if isinstance(v, str)} for row in rows]
     possible = next((row for row in rows if "Points Possible" in row.get("Student", "")), {})
     try:
         points = float(possible.get(found[0], ""))

@@ -444,11 +444,16 @@ def resolve_isolation(requested: str = "auto") -> str:
     return requested
 
 
+def _passable(paths) -> bool:
+    """Whether a user unrelated to the owners may enter every one of ``paths`` (folders)."""
+    return all(os.stat(path).st_mode & 0o001 for path in paths)
+
+
 def enterable_by_others(folder: Path) -> bool:
     """Whether a user unrelated to the owners could reach what is written into ``folder`` (it, and every folder
     on its way, can be entered by others): what a process writes there with the usual umask they can read."""
     folder = Path(folder).resolve()
-    return folder.is_dir() and all(os.stat(path).st_mode & 0o001 for path in (folder, *folder.parents))
+    return folder.is_dir() and _passable((folder, *folder.parents))
 
 
 def readable_by_others(path: Path) -> bool:
@@ -458,7 +463,7 @@ def readable_by_others(path: Path) -> bool:
     read by others (a folder others may enter but not list still hands out the files whose names are
     known)."""
     path = Path(path).resolve()
-    if not path.exists() or any(not os.stat(parent).st_mode & 0o001 for parent in path.parents):
+    if not path.exists() or not _passable(path.parents):
         return False
     if not path.is_dir():
         return bool(os.stat(path).st_mode & 0o004)
