@@ -410,6 +410,8 @@ def test_export_rejects_mistakes_before_writing_anything(homework_model, tmp_pat
     model, vocabs = homework_model
     with pytest.raises(InputError, match="student_id '../x' must start with a letter or a digit"):
         export(model, vocabs, task="name-transliteration", student_id="../x", out=tmp_path / "a")
+    with pytest.raises(InputError, match="YOUR_ID is the README's placeholder: put your university id"):
+        export(model, vocabs, task="name-transliteration", student_id="YOUR_ID", out=tmp_path / "a")
     with pytest.raises(InputError, match="unknown task 'names'"):
         export(model, vocabs, task="names", student_id="s1", out=tmp_path / "a")
     with pytest.raises(InputError, match="does not accept the date-generation inputs"):

@@ -61,8 +61,16 @@ def _library_versions() -> dict[str, str]:
     }
 
 
+PLACEHOLDER_ID = "YOUR_ID"  # what the READMEs' commands write where a student's id goes
+
+
 def check_student_id(student_id: str) -> str:
     """``student_id`` if it can name a submission; InputError saying what an id may hold otherwise."""
+    if str(student_id).upper() == PLACEHOLDER_ID:  # the README's command, copied as it is
+        raise InputError(
+            f"{PLACEHOLDER_ID} is the README's placeholder: put your university id in its place "
+            "(for example --student-id 6512345678)"
+        )
     if not STUDENT_ID.fullmatch(str(student_id)):
         raise InputError(
             f"student_id {student_id!r} must start with a letter or a digit and hold 1 to 64 letters, "
